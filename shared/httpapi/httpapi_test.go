@@ -1,0 +1,237 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+)
+
+type tokens map[string]auth.Principal
+
+func (t tokens) LookupToken(_ context.Context, hash string) (auth.Principal, error) {
+	for tok, p := range t {
+		if auth.HashToken(tok) == hash {
+			return p, nil
+		}
+	}
+	return auth.Principal{}, apperr.ErrNotFound
+}
+func (t tokens) PutToken(context.Context, string, auth.Principal) error { return nil }
+func (t tokens) DeleteToken(context.Context, string) error              { return nil }
+
+func testRouter() *Router {
+	store := tokens{
+		"admin":   {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "a", Admin: true},
+		"user":    {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "u"},
+		"link":    {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"},
+		"tracker": {Tenant: "demo", App: auth.Tracker, Kind: auth.User, User: "t"},
+	}
+	rt := NewRouter(auth.Wiki, auth.NewAuthenticator(store, time.Minute))
+	ok := func(w http.ResponseWriter, r *http.Request) error {
+		p, _ := auth.FromContext(r.Context())
+		WriteJSON(w, 200, map[string]string{"user": p.User})
+		return nil
+	}
+	rt.Handle("GET /open", Anonymous, ok)
+	rt.Handle("GET /member", Member, ok)
+	rt.Handle("GET /reader", Reader, ok)
+	rt.Handle("GET /admin", Admin, ok)
+	rt.Handle("PUT /integration/{serviceId}/links", AdminOrOwnLink, ok)
+	rt.Handle("POST /link", LinkOnly, ok)
+	rt.Handle("GET /panic", Member, func(http.ResponseWriter, *http.Request) error { panic("boom") })
+	rt.Handle("GET /fail", Member, func(http.ResponseWriter, *http.Request) error { return errors.New("db password=secret") })
+	rt.Handle("POST /decode", Member, func(w http.ResponseWriter, r *http.Request) error {
+		var v struct {
+			Name  string `json:"name"`
+			Count int    `json:"count"`
+		}
+		if err := Decode(r, &v); err != nil {
+			return err
+		}
+		WriteJSON(w, 200, v)
+		return nil
+	})
+	return rt
+}
+
+func do(t *testing.T, h http.Handler, method, path, token, ctype, body string) (*httptest.ResponseRecorder, ErrorBody) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var eb ErrorBody
+	if rec.Code >= 400 {
+		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+			t.Fatalf("%s %s: error content type %q", method, path, ct)
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Status != rec.Code || eb.Message == "" {
+			t.Fatalf("%s %s: bad error body %q", method, path, rec.Body.String())
+		}
+	}
+	return rec, eb
+}
+
+func TestAccessRules(t *testing.T) {
+	rt := testRouter()
+	cases := []struct {
+		method, path, token string
+		want                int
+	}{
+		{"GET", "/open", "", 200},
+		{"GET", "/open", "bogus", 401},
+		{"GET", "/member", "", 401},
+		{"GET", "/member", "bogus", 401},
+		{"GET", "/member", "user", 200},
+		{"GET", "/member", "link", 403},
+		{"GET", "/member", "tracker", 401},
+		{"GET", "/reader", "link", 200},
+		{"GET", "/admin", "user", 403},
+		{"GET", "/admin", "admin", 200},
+		{"GET", "/admin", "link", 403},
+		{"PUT", "/integration/jira-1/links", "link", 200},
+		{"PUT", "/integration/jira-2/links", "link", 403},
+		{"PUT", "/integration/jira-2/links", "admin", 200},
+		{"PUT", "/integration/jira-2/links", "user", 403},
+		{"POST", "/link", "link", 200},
+		{"POST", "/link", "admin", 403},
+	}
+	for _, c := range cases {
+		t.Run(c.method+c.path+"/"+c.token, func(t *testing.T) {
+			rec, _ := do(t, rt, c.method, c.path, c.token, "", "")
+			if rec.Code != c.want {
+				t.Fatalf("status %d, want %d: %s", rec.Code, c.want, rec.Body)
+			}
+		})
+	}
+}
+
+func TestMalformedAuthorizationHeader(t *testing.T) {
+	req := httptest.NewRequest("GET", "/member", nil)
+	req.Header.Set("Authorization", "Basic dXNlcjpwYXNz")
+	rec := httptest.NewRecorder()
+	testRouter().ServeHTTP(rec, req)
+	if rec.Code != 401 {
+		t.Fatalf("status %d", rec.Code)
+	}
+}
+
+func TestNoRouteAnswersJSON(t *testing.T) {
+	rt := testRouter()
+	rec, _ := do(t, rt, "GET", "/nowhere", "user", "", "")
+	if rec.Code != 404 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	rec, _ = do(t, rt, "DELETE", "/admin", "admin", "", "")
+	if rec.Code != 405 || rec.Header().Get("Allow") != "GET" {
+		t.Fatalf("status %d allow %q", rec.Code, rec.Header().Get("Allow"))
+	}
+}
+
+func TestInternalErrorsHideDetails(t *testing.T) {
+	rt := testRouter()
+	for _, path := range []string{"/panic", "/fail"} {
+		rec, eb := do(t, rt, "GET", path, "user", "", "")
+		if rec.Code != 500 || strings.Contains(rec.Body.String(), "secret") || strings.Contains(eb.Message, "boom") {
+			t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+		if rec.Header().Get("X-Request-Id") == "" {
+			t.Fatal("no request id")
+		}
+	}
+}
+
+func TestDecode(t *testing.T) {
+	rt := testRouter()
+	big := `{"name":"` + strings.Repeat("x", MaxBody) + `"}`
+	cases := []struct {
+		name, ctype, body string
+		want              int
+		msg               string
+	}{
+		{"ok", "application/json", `{"name":"a","count":2}`, 200, ""},
+		{"charset", "application/json; charset=utf-8", `{"name":"a"}`, 200, ""},
+		{"malformed", "application/json", `{"name":`, 400, "malformed JSON"},
+		{"syntax", "application/json", `{"name" "a"}`, 400, "malformed JSON"},
+		{"wrong type", "application/json", `{"count":"2"}`, 400, "wrong JSON type for count"},
+		{"unknown field", "application/json", `{"nmae":"a"}`, 400, `unknown field "nmae"`},
+		{"trailing", "application/json", `{"name":"a"} {}`, 400, "after the JSON value"},
+		{"empty", "application/json", ``, 400, "empty body"},
+		{"no content type", "", `{}`, 415, "Content-Type"},
+		{"text", "text/plain", `{}`, 415, "Content-Type"},
+		{"too large", "application/json", big, 413, "larger than"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec, eb := do(t, rt, "POST", "/decode", "user", c.ctype, c.body)
+			if rec.Code != c.want || !strings.Contains(eb.Message, c.msg) {
+				t.Fatalf("got %d %q, want %d containing %q", rec.Code, eb.Message, c.want, c.msg)
+			}
+		})
+	}
+}
+
+func TestThrottle(t *testing.T) {
+	th := NewThrottle(1, 2)
+	now := time.Unix(0, 0)
+	for i := 0; i < 2; i++ {
+		if _, ok := th.Allow("demo", now); !ok {
+			t.Fatal("burst refused")
+		}
+	}
+	wait, ok := th.Allow("demo", now)
+	if ok || wait < time.Second {
+		t.Fatalf("third request allowed=%v wait=%v", ok, wait)
+	}
+	if _, ok := th.Allow("acme", now); !ok {
+		t.Fatal("other tenant throttled")
+	}
+	if _, ok := th.Allow("demo", now.Add(time.Second)); !ok {
+		t.Fatal("not refilled")
+	}
+
+	rt := testRouter()
+	rt.Throttle = NewThrottle(0.001, 1)
+	do(t, rt, "GET", "/member", "user", "", "")
+	rec, _ := do(t, rt, "GET", "/member", "user", "", "")
+	if rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("status %d retry-after %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+}
+
+func TestQueryPosition(t *testing.T) {
+	rec := httptest.NewRecorder()
+	WriteError(rec, httptest.NewRequest("GET", "/", nil), apperr.InvalidAt(7, "unexpected ')'"))
+	if !strings.Contains(rec.Body.String(), `"position":7`) {
+		t.Fatal(rec.Body.String())
+	}
+}
+
+func TestQueryParams(t *testing.T) {
+	r := httptest.NewRequest("GET", "/?limit=900&offset=x&b=TRUE&c=maybe", nil)
+	if n, err := QueryInt(r, "limit", 50, 0, 500); err != nil || n != 500 {
+		t.Fatalf("limit %d %v", n, err)
+	}
+	if _, err := QueryInt(r, "offset", 0, 0, 0); !errors.Is(err, apperr.ErrInvalid) {
+		t.Fatalf("offset err %v", err)
+	}
+	if b, err := QueryBool(r, "b"); !b || err != nil {
+		t.Fatal("bool")
+	}
+	if _, err := QueryBool(r, "c"); err == nil {
+		t.Fatal("maybe accepted")
+	}
+}

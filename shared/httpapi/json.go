@@ -1,0 +1,158 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+)
+
+// MaxBody is the largest request body accepted (CONTRACT.md §2): 1 MiB.
+const MaxBody = 1 << 20
+
+// Decode reads a JSON request body into v. It requires a JSON content type
+// (415), at most MaxBody bytes (413), exactly one JSON value, and no fields
+// that v does not declare (400 naming the field): a misspelt field is a
+// client bug that silently losing data would hide.
+func Decode(r *http.Request, v any) error {
+	if err := requireContentType(r, "application/json"); err != nil {
+		return err
+	}
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return Unmarshal(body, v)
+}
+
+// Unmarshal decodes one JSON value strictly, with the errors of Decode.
+func Unmarshal(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return apperr.Invalidf("malformed JSON: unexpected data after the JSON value")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return apperr.Invalidf("malformed JSON: unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// ReadText reads a text/plain body (415 otherwise), at most MaxBody bytes.
+func ReadText(r *http.Request) (string, error) {
+	if err := requireContentType(r, "text/plain"); err != nil {
+		return "", err
+	}
+	body, err := ReadBody(r)
+	return string(body), err
+}
+
+// ReadBody reads the whole body, answering 413 past MaxBody bytes.
+func ReadBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	if r.ContentLength > MaxBody {
+		return nil, apperr.TooLargef("request body is larger than %d bytes", MaxBody)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Invalidf("cannot read the request body"), err)
+	}
+	if len(body) > MaxBody {
+		return nil, apperr.TooLargef("request body is larger than %d bytes", MaxBody)
+	}
+	return body, nil
+}
+
+func requireContentType(r *http.Request, want string) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return apperr.UnsupportedMediaf("missing Content-Type: send %s", want)
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || !strings.EqualFold(mt, want) {
+		return apperr.UnsupportedMediaf("unsupported Content-Type %q: send %s", ct, want)
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return apperr.Invalidf("malformed JSON: empty body")
+	case errors.As(err, &syn):
+		return apperr.Invalidf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "the body"
+		}
+		return apperr.Invalidf("wrong JSON type for %s: got %s, want %s", field, typ.Value, typ.Type.String())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return apperr.Invalidf("malformed JSON: unexpected end of body")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return apperr.Invalidf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	if e := apperr.As(err); e != nil {
+		return e // from a custom UnmarshalJSON
+	}
+	return apperr.Invalidf("malformed JSON: %s", err.Error())
+}
+
+// WriteJSON answers v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"status":500,"message":"cannot encode the answer"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// QueryInt reads an optional integer query parameter within [min, max]
+// (values above max are clamped); absent means def.
+func QueryInt(r *http.Request, name string, def, min, max int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, apperr.Invalidf("%s must be an integer, got %q", name, s)
+	}
+	if n < min {
+		return 0, apperr.Invalidf("%s must be at least %d, got %d", name, min, n)
+	}
+	if max > 0 && n > max {
+		n = max
+	}
+	return n, nil
+}
+
+// QueryBool reads an optional boolean query parameter: true or false
+// (case-insensitive); absent means false.
+func QueryBool(r *http.Request, name string) (bool, error) {
+	switch s := strings.ToLower(r.URL.Query().Get(name)); s {
+	case "":
+		return false, nil
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	default:
+		return false, apperr.Invalidf("%s must be true or false, got %q", name, r.URL.Query().Get(name))
+	}
+}

@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// requestID is the Lambda request id when running in Lambda, else the
+// caller's X-Request-Id when it is safe to log, else a random id.
+func requestID(r *http.Request) string {
+	if lc, ok := lambdacontext.FromContext(r.Context()); ok && lc.AwsRequestID != "" {
+		return lc.AwsRequestID
+	}
+	if id := r.Header.Get("X-Request-Id"); requestIDPattern.MatchString(id) {
+		return id
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// serve runs next with a request id, one access log line, and recovery from
+// panics (answered 500, logged with the stack).
+func serve(base *slog.Logger, w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
+	start := time.Now()
+	id := requestID(r)
+	logger := base.With("request_id", id, "method", r.Method, "path", r.URL.Path)
+	r = r.WithContext(WithLogger(r.Context(), logger))
+	w.Header().Set("X-Request-Id", id)
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			logger.Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if rec.status == 0 {
+				WriteError(rec, r, fmt.Errorf("panic: %v", v))
+			}
+		}
+		logger.Info("request", "status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+	}()
+	next(rec, r)
+}
+
+// Throttle is a per-tenant token bucket, per process (per warm Lambda).
+type Throttle struct {
+	rate  float64 // tokens per second
+	burst float64
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// NewThrottle allows rate requests per second per tenant with bursts of burst.
+func NewThrottle(rate, burst float64) *Throttle {
+	return &Throttle{rate: rate, burst: burst, buckets: map[string]*bucket{}}
+}
+
+// Allow takes one token for tenant; when none is left it answers how long to
+// wait.
+func (t *Throttle) Allow(tenant string, now time.Time) (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b, ok := t.buckets[tenant]
+	if !ok {
+		b = &bucket{tokens: t.burst, last: now}
+		t.buckets[tenant] = b
+	}
+	b.tokens = min(t.burst, b.tokens+now.Sub(b.last).Seconds()*t.rate)
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0, true
+	}
+	wait := time.Duration((1 - b.tokens) / t.rate * float64(time.Second))
+	return max(wait, time.Second), false
+}

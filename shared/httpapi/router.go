@@ -1,0 +1,199 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+)
+
+// Access says who may call a route.
+type Access int
+
+// The access rules of CONTRACT.md §2.
+const (
+	// Anonymous routes need no token (a token, when sent, is still checked).
+	Anonymous Access = iota
+	// Member routes need a person of the router's application.
+	Member
+	// Reader routes need a person of the application or a Link credential
+	// (the wiki's integration incomingToken reads and searches like a user).
+	Reader
+	// Admin routes need an administrator of the application.
+	Admin
+	// AdminOrOwnLink routes need an administrator, or the Link credential
+	// whose scope is the route's {serviceId} or {applinkId} path value.
+	AdminOrOwnLink
+	// LinkOnly routes need a Link credential (the other application calling).
+	LinkOnly
+)
+
+// HandlerFunc is a route handler; a returned error is answered by WriteError.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Route is one declared route, for the route-agreement test and OpenAPI.
+type Route struct {
+	Method string
+	Path   string
+	Access Access
+}
+
+// Router is a route group: a net/http ServeMux whose routes carry access
+// rules, answering JSON for every error including unknown routes and methods.
+type Router struct {
+	app    auth.App
+	authn  *auth.Authenticator
+	mux    *http.ServeMux
+	routes []Route
+	// Throttle, when set, limits requests per tenant.
+	Throttle *Throttle
+	// Logger is the base logger; slog.Default when nil.
+	Logger *slog.Logger
+}
+
+// NewRouter returns a Router for app that authenticates with authn.
+func NewRouter(app auth.App, authn *auth.Authenticator) *Router {
+	return &Router{app: app, authn: authn, mux: http.NewServeMux()}
+}
+
+// Handle declares "METHOD /path/{param}" with an access rule.
+func (rt *Router) Handle(pattern string, access Access, h HandlerFunc) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		panic("httpapi: pattern needs a method: " + pattern)
+	}
+	rt.routes = append(rt.routes, Route{Method: method, Path: path, Access: access})
+	rt.mux.Handle(pattern, rt.guard(access, h))
+}
+
+// Routes lists the declared routes in declaration order.
+func (rt *Router) Routes() []Route { return slices.Clone(rt.routes) }
+
+func (rt *Router) guard(access Access, h HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, err := rt.authenticate(r, access)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
+			WriteError(w, r, err)
+		}
+	})
+}
+
+func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, error) {
+	token, hasToken := bearer(r)
+	if access == Anonymous && !hasToken {
+		return r, nil
+	}
+	if !hasToken {
+		return r, apperr.Unauthorizedf("missing bearer token: send Authorization: Bearer <token>")
+	}
+	p, err := rt.authn.Authenticate(r.Context(), token)
+	if err != nil {
+		return r, err
+	}
+	if p.App != rt.app {
+		return r, apperr.Unauthorizedf("this token belongs to the %s, not the %s", p.App, rt.app)
+	}
+	ctx := auth.WithPrincipal(r.Context(), p)
+	ctx = WithLogger(ctx, Logger(ctx).With("tenant", p.Tenant, "user", p.User))
+	r = r.WithContext(ctx)
+	if rt.Throttle != nil {
+		if wait, ok := rt.Throttle.Allow(p.Tenant, time.Now()); !ok {
+			return r, &apperr.Error{Code: apperr.Throttled, Message: "too many requests for this tenant; retry later", Position: -1, RetryAfter: wait}
+		}
+	}
+	if !allowed(p, access, r) {
+		return r, apperr.Forbiddenf("this route needs %s", describe(access))
+	}
+	return r, nil
+}
+
+func allowed(p auth.Principal, access Access, r *http.Request) bool {
+	switch access {
+	case Anonymous, Reader:
+		return true
+	case Member:
+		return p.Kind == auth.User
+	case Admin:
+		return p.Kind == auth.User && p.Admin
+	case AdminOrOwnLink:
+		if p.Kind == auth.User {
+			return p.Admin
+		}
+		scope := r.PathValue("serviceId") + r.PathValue("applinkId")
+		return p.Kind == auth.Link && scope != "" && p.Scope == scope
+	case LinkOnly:
+		return p.Kind == auth.Link
+	}
+	return false
+}
+
+func describe(a Access) string {
+	switch a {
+	case Member:
+		return "a user of this application"
+	case Admin:
+		return "an administrator"
+	case AdminOrOwnLink:
+		return "an administrator or this link's own credential"
+	case LinkOnly:
+		return "an application link credential"
+	}
+	return "a valid token"
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", true // present but unusable: answered 401
+	}
+	return strings.TrimSpace(token), true
+}
+
+// ServeHTTP serves a request through the middleware chain: request id,
+// logging, panic recovery, then the route (JSON 404/405 when none matches).
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	serve(rt.logger(), w, r, func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := rt.mux.Handler(r); pattern == "" {
+			rt.noRoute(w, r)
+			return
+		}
+		rt.mux.ServeHTTP(w, r)
+	})
+}
+
+func (rt *Router) logger() *slog.Logger {
+	if rt.Logger != nil {
+		return rt.Logger
+	}
+	return slog.Default()
+}
+
+// noRoute answers 405 with Allow when the path exists for other methods, 404
+// otherwise; always JSON.
+func (rt *Router) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		probe := r.Clone(context.WithoutCancel(r.Context()))
+		probe.Method = m
+		if _, pattern := rt.mux.Handler(probe); pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		WriteError(w, r, apperr.MethodNotAllowedf(allow, "method %s is not allowed here", r.Method))
+		return
+	}
+	WriteError(w, r, apperr.NotFoundf("no route for %s %s", r.Method, r.URL.Path))
+}
