@@ -1,0 +1,92 @@
+// Package config loads the typed configuration of a function from an injected
+// environment lookup (os.LookupEnv in main, a map in tests).
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Lookup is os.LookupEnv's shape.
+type Lookup func(string) (string, bool)
+
+// Config is everything a function may read from its environment. Each main
+// states which fields it needs with Require.
+type Config struct {
+	WikiTable        string // WIKI_TABLE
+	TrackerTable     string // TRACKER_TABLE
+	AuthTable        string // AUTH_TABLE
+	OutboundQueueURL string // OUTBOUND_QUEUE_URL
+	ErrorEmailFrom   string // ERROR_EMAIL_FROM (empty: API error e-mails are logged)
+	LogLevel         slog.Level
+	AuthCacheTTL     time.Duration // AUTH_CACHE_TTL, default 30s
+	TenantRate       float64       // TENANT_RATE requests/s per tenant per instance, default 200
+	TenantBurst      float64       // TENANT_BURST, default 400
+	HTTPTimeout      time.Duration // HTTP_TIMEOUT for calls to the other application, default 10s
+}
+
+// Load reads the configuration.
+func Load(env Lookup) (Config, error) {
+	get := func(k string) string { v, _ := env(k); return strings.TrimSpace(v) }
+	c := Config{
+		WikiTable:        get("WIKI_TABLE"),
+		TrackerTable:     get("TRACKER_TABLE"),
+		AuthTable:        get("AUTH_TABLE"),
+		OutboundQueueURL: get("OUTBOUND_QUEUE_URL"),
+		ErrorEmailFrom:   get("ERROR_EMAIL_FROM"),
+		AuthCacheTTL:     30 * time.Second,
+		TenantRate:       200,
+		TenantBurst:      400,
+		HTTPTimeout:      10 * time.Second,
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(orDefault(get("LOG_LEVEL"), "INFO"))); err != nil {
+		return c, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	for name, d := range map[string]*time.Duration{"AUTH_CACHE_TTL": &c.AuthCacheTTL, "HTTP_TIMEOUT": &c.HTTPTimeout} {
+		if s := get(name); s != "" {
+			v, err := time.ParseDuration(s)
+			if err != nil || v < 0 {
+				return c, fmt.Errorf("%s: want a Go duration, got %q", name, s)
+			}
+			*d = v
+		}
+	}
+	for name, f := range map[string]*float64{"TENANT_RATE": &c.TenantRate, "TENANT_BURST": &c.TenantBurst} {
+		if s := get(name); s != "" {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v <= 0 {
+				return c, fmt.Errorf("%s: want a positive number, got %q", name, s)
+			}
+			*f = v
+		}
+	}
+	return c, nil
+}
+
+// Require fails when one of the named settings is empty.
+func (c Config) Require(names ...string) error {
+	values := map[string]string{
+		"WIKI_TABLE": c.WikiTable, "TRACKER_TABLE": c.TrackerTable, "AUTH_TABLE": c.AuthTable,
+		"OUTBOUND_QUEUE_URL": c.OutboundQueueURL,
+	}
+	var missing []string
+	for _, n := range names {
+		if values[n] == "" {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing environment: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,0 +1,25 @@
+package config
+
+import (
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) Lookup {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoad(t *testing.T) {
+	c, err := Load(env(map[string]string{"WIKI_TABLE": "w", "AUTH_CACHE_TTL": "5s", "LOG_LEVEL": "debug"}))
+	if err != nil || c.WikiTable != "w" || c.AuthCacheTTL != 5*time.Second || c.TenantRate != 200 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if err := c.Require("WIKI_TABLE", "AUTH_TABLE"); err == nil {
+		t.Fatal("missing AUTH_TABLE accepted")
+	}
+	for _, bad := range []map[string]string{{"AUTH_CACHE_TTL": "soon"}, {"TENANT_RATE": "-1"}, {"LOG_LEVEL": "loud"}} {
+		if _, err := Load(env(bad)); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+)
+
+// AuthStore keeps token hashes and tenants in the AuthTable.
+type AuthStore struct {
+	db    API
+	table string
+}
+
+var _ auth.Store = (*AuthStore)(nil)
+
+// NewAuthStore returns an AuthStore on table.
+func NewAuthStore(db API, table string) *AuthStore { return &AuthStore{db: db, table: table} }
+
+type tokenItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Tenant    string `dynamodbav:"tenant"`
+	App       string `dynamodbav:"app"`
+	Kind      string `dynamodbav:"kind"`
+	User      string `dynamodbav:"user"`
+	Admin     bool   `dynamodbav:"admin"`
+	Scope     string `dynamodbav:"scope,omitempty"`
+	CreatedAt string `dynamodbav:"createdAt"`
+}
+
+func tokenKey(hash string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "TOKEN#" + hash},
+		"sk": &types.AttributeValueMemberS{Value: "TOKEN"},
+	}
+}
+
+// LookupToken returns the principal of a token hash, or apperr.ErrNotFound.
+func (s *AuthStore) LookupToken(ctx context.Context, hash string) (auth.Principal, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tokenKey(hash)})
+	if err != nil {
+		return auth.Principal{}, errorf("get token", err)
+	}
+	if out.Item == nil {
+		return auth.Principal{}, apperr.ErrNotFound
+	}
+	var it tokenItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return auth.Principal{}, errorf("decode token", err)
+	}
+	return auth.Principal{Tenant: it.Tenant, App: auth.App(it.App), Kind: auth.Kind(it.Kind), User: it.User, Admin: it.Admin, Scope: it.Scope}, nil
+}
+
+// PutToken stores a token hash for a principal, overwriting.
+func (s *AuthStore) PutToken(ctx context.Context, hash string, p auth.Principal) error {
+	item, err := attributevalue.MarshalMap(tokenItem{
+		PK: "TOKEN#" + hash, SK: "TOKEN", Tenant: p.Tenant, App: string(p.App), Kind: string(p.Kind),
+		User: p.User, Admin: p.Admin, Scope: p.Scope, CreatedAt: time.Now().UTC().Format(time.RFC3339),
+	})
+	if err != nil {
+		return errorf("encode token", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item})
+	return translate(err, "put token")
+}
+
+// DeleteToken removes a token hash; an absent hash is not an error.
+func (s *AuthStore) DeleteToken(ctx context.Context, hash string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: tokenKey(hash)})
+	return translate(err, "delete token")
+}
+
+// PutTenant records a tenant (idempotent).
+func (s *AuthStore) PutTenant(ctx context.Context, tenant, name string) error {
+	if !auth.ValidTenant(tenant) {
+		return apperr.Invalidf("invalid tenant id %q: use lower-case letters, digits and '-'", tenant)
+	}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: map[string]types.AttributeValue{
+		"pk":        &types.AttributeValueMemberS{Value: "TENANT#" + tenant},
+		"sk":        &types.AttributeValueMemberS{Value: "TENANT"},
+		"name":      &types.AttributeValueMemberS{Value: name},
+		"createdAt": &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339)},
+	}})
+	return translate(err, "put tenant")
+}
+
+// TenantExists reports whether a tenant was recorded.
+func (s *AuthStore) TenantExists(ctx context.Context, tenant string) (bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, ProjectionExpression: aws.String("pk"), Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenant},
+		"sk": &types.AttributeValueMemberS{Value: "TENANT"},
+	}})
+	if err != nil {
+		return false, errorf("get tenant", err)
+	}
+	return out.Item != nil, nil
+}

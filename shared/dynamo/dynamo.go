@@ -1,0 +1,67 @@
+// Package dynamo implements the stores of the domain packages on DynamoDB.
+// Every partition key starts with "T#<tenant>#", so one tenant can never
+// address another's items. Items are their own structs (dynamodbav tags) with
+// converters to and from the domain entities; DynamoDB errors are translated
+// here into apperr errors (ErrNotFound for an absent item, ErrConflict for a
+// failed condition). The key design is documented in docs/architecture.md.
+package dynamo
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+)
+
+// API is the part of the DynamoDB client the stores use.
+type API interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+var _ API = (*dynamodb.Client)(nil)
+
+// translate turns DynamoDB's condition failures into apperr conflicts; other
+// errors are returned wrapped with what was being done.
+func translate(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return apperr.Wrap(apperr.Conflictf("%s: the item changed concurrently", what), err)
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			if r.Code != nil && *r.Code == "ConditionalCheckFailed" {
+				return apperr.Wrap(apperr.Conflictf("%s: the item changed concurrently", what), err)
+			}
+		}
+	}
+	return errorf(what, err)
+}
+
+func errorf(what string, err error) error {
+	return &wrapped{what: what, err: err}
+}
+
+type wrapped struct {
+	what string
+	err  error
+}
+
+func (w *wrapped) Error() string { return w.what + ": " + w.err.Error() }
+func (w *wrapped) Unwrap() error { return w.err }
+
+// tenantPrefix starts every partition key of a tenant.
+func tenantPrefix(tenant string) string { return "T#" + tenant + "#" }

@@ -1,0 +1,80 @@
+// Package lambdaapp is the composition every function's main shares: JSON
+// slog logging, typed config, AWS clients built once, the authenticator, and
+// the Lambda adapter that turns API Gateway v2 events into http.Requests for
+// a route group (httpadapter.NewV2). Nothing here holds business logic.
+package lambdaapp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/config"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+)
+
+// Deps are the clients a function builds once, before lambda.Start.
+type Deps struct {
+	Config   config.Config
+	AWS      aws.Config
+	DynamoDB *dynamodb.Client
+	Auth     *auth.Authenticator
+	Logger   *slog.Logger
+}
+
+// Setup loads the configuration (failing when a required variable is
+// missing), sets up JSON logging and builds the AWS clients. Endpoints come
+// from the standard AWS_ENDPOINT_URL_<SERVICE> variables, so the local stack
+// needs no code path of its own.
+func Setup(ctx context.Context, required ...string) (*Deps, error) {
+	cfg, err := config.Load(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Require(required...); err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	slog.SetDefault(logger)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	db := dynamodb.NewFromConfig(awsCfg)
+	d := &Deps{Config: cfg, AWS: awsCfg, DynamoDB: db, Logger: logger}
+	if cfg.AuthTable != "" {
+		d.Auth = auth.NewAuthenticator(dynamo.NewAuthStore(db, cfg.AuthTable), cfg.AuthCacheTTL)
+	}
+	return d, nil
+}
+
+// Router returns a route group router for app with the configured
+// authenticator, throttle and logger.
+func (d *Deps) Router(app auth.App) *httpapi.Router {
+	rt := httpapi.NewRouter(app, d.Auth)
+	rt.Throttle = httpapi.NewThrottle(d.Config.TenantRate, d.Config.TenantBurst)
+	rt.Logger = d.Logger
+	return rt
+}
+
+// ServeHTTP runs h as the Lambda handler of an HTTP API (payload v2.0).
+func ServeHTTP(h http.Handler) {
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+}
+
+// Exit logs a start-up error and exits non-zero (Lambda reports an init
+// error); it is only for main.
+func Exit(err error) {
+	slog.Error("start-up failed", "error", err.Error())
+	os.Exit(1)
+}
