@@ -1,0 +1,403 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// requirementItem is the DynamoDB shape of a requirement row.
+type requirementItem struct {
+	PK      string `dynamodbav:"pk"`
+	SK      string `dynamodbav:"sk"`
+	GSI1PK  string `dynamodbav:"gsi1pk"`
+	GSI1SK  string `dynamodbav:"gsi1sk"`
+	Space   string `dynamodbav:"space"`
+	Key     string `dynamodbav:"key"`
+	Base    int    `dynamodbav:"baseline,omitempty"`
+	Status  string `dynamodbav:"status,omitempty"` // empty: a stub carrying reverse dependencies
+	Text    string `dynamodbav:"text,omitempty"`
+	HTML    string `dynamodbav:"html,omitempty"`
+	NeedsHT bool   `dynamodbav:"needsHtml,omitempty"`
+	Props   []prop `dynamodbav:"props,omitempty"`
+	PageID  string `dynamodbav:"pageId,omitempty"`
+	Title   string `dynamodbav:"pageTitle,omitempty"`
+	Deps    []dep  `dynamodbav:"deps,omitempty"`
+	// RDeps are the reverse dependencies, encoded by encodeDep so that other
+	// pages can ADD/DELETE them as a string set without reading the item.
+	RDeps    []string    `dynamodbav:"rdeps,stringset,omitempty"`
+	Issues   []issueLink `dynamodbav:"issues,omitempty"`
+	NewSpace string      `dynamodbav:"newSpaceKey,omitempty"`
+	NewKey   string      `dynamodbav:"newKey,omitempty"`
+}
+
+type prop struct {
+	K string `dynamodbav:"k"`
+	V string `dynamodbav:"v"`
+}
+
+type dep struct {
+	S string `dynamodbav:"s"`
+	K string `dynamodbav:"k"`
+	R string `dynamodbav:"r"`
+}
+
+type issueLink struct {
+	SID string `dynamodbav:"sid,omitempty"`
+	IK  string `dynamodbav:"ik"`
+	R   string `dynamodbav:"r"`
+}
+
+// encodeDep encodes a dependency as one string-set member.
+func encodeDep(d requirement.Dependency) string {
+	return d.SpaceKey + "\x1f" + d.Key + "\x1f" + d.Relationship
+}
+
+func decodeDep(s string) requirement.Dependency {
+	parts := strings.SplitN(s, "\x1f", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return requirement.Dependency{SpaceKey: parts[0], Key: parts[1], Relationship: parts[2]}
+}
+
+// newRequirementItem converts an entity to its item, keys included.
+func newRequirementItem(tenant string, r *requirement.Requirement) requirementItem {
+	it := requirementItem{
+		PK: reqPK(tenant, r.SpaceKey, r.Baseline), SK: reqSK(r.Key),
+		Space: r.SpaceKey, Key: r.Key, Base: r.Baseline, Status: string(r.Status),
+		Text: r.Text, HTML: r.HTMLExcerpt, NeedsHT: r.HTMLNeedsUpdating,
+		PageID: r.Origin.PageID, Title: r.Origin.Title, NewSpace: r.NewSpaceKey, NewKey: r.NewKey,
+	}
+	if r.Baseline == 0 {
+		it.GSI1PK, it.GSI1SK = curGSI1PK(tenant), curGSI1SK(r.SpaceKey, r.Key)
+	} else {
+		it.GSI1PK, it.GSI1SK = archGSI1PK(tenant), archGSI1SK(r.SpaceKey, r.Key, r.Baseline)
+	}
+	for _, p := range r.Properties {
+		it.Props = append(it.Props, prop{K: p.Key, V: p.Value})
+	}
+	for _, d := range r.Dependencies {
+		it.Deps = append(it.Deps, dep{S: d.SpaceKey, K: d.Key, R: d.Relationship})
+	}
+	for _, d := range r.ReverseDependencies {
+		it.RDeps = append(it.RDeps, encodeDep(d))
+	}
+	slices.Sort(it.RDeps)
+	it.RDeps = slices.Compact(it.RDeps)
+	for _, l := range r.Issues {
+		it.Issues = append(it.Issues, issueLink{SID: l.ServiceID, IK: l.IssueKey, R: l.Relationship})
+	}
+	return it
+}
+
+// entity converts an item back; stubs come back with an empty Status.
+func (it *requirementItem) entity() *requirement.Requirement {
+	r := &requirement.Requirement{
+		SpaceKey: it.Space, Key: it.Key, Baseline: it.Base, Status: requirement.Status(it.Status),
+		Text: it.Text, HTMLExcerpt: it.HTML, HTMLNeedsUpdating: it.NeedsHT,
+		Origin:      requirement.PageRef{PageID: it.PageID, Title: it.Title},
+		NewSpaceKey: it.NewSpace, NewKey: it.NewKey,
+	}
+	for _, p := range it.Props {
+		r.Properties = append(r.Properties, requirement.Property{Key: p.K, Value: p.V})
+	}
+	for _, d := range it.Deps {
+		r.Dependencies = append(r.Dependencies, requirement.Dependency{SpaceKey: d.S, Key: d.K, Relationship: d.R})
+	}
+	for _, s := range it.RDeps {
+		r.ReverseDependencies = append(r.ReverseDependencies, decodeDep(s))
+	}
+	for _, l := range it.Issues {
+		r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: l.SID, IssueKey: l.IK, Relationship: l.R})
+	}
+	return r
+}
+
+func decodeRequirement(av map[string]types.AttributeValue) (*requirement.Requirement, error) {
+	var it requirementItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return nil, errorf("decode requirement", err)
+	}
+	return it.entity(), nil
+}
+
+func (it requirementItem) marshal() (map[string]types.AttributeValue, error) {
+	av, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return nil, errorf("encode requirement", err)
+	}
+	return av, nil
+}
+
+// RequirementStore reads and writes requirement rows of the WikiTable.
+type RequirementStore struct {
+	db    API
+	table string
+}
+
+// NewRequirementStore returns a RequirementStore on table.
+func NewRequirementStore(db API, table string) *RequirementStore {
+	return &RequirementStore{db: db, table: table}
+}
+
+// RequirementID names one requirement row.
+type RequirementID struct {
+	SpaceKey string
+	Key      string
+	Baseline int // 0 = current
+}
+
+func (id RequirementID) key(tenant string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: reqPK(tenant, id.SpaceKey, id.Baseline)},
+		"sk": &types.AttributeValueMemberS{Value: reqSK(id.Key)},
+	}
+}
+
+// Get returns one requirement row with one GetItem; a missing row or a stub
+// is apperr.ErrNotFound (answered as "requirement SPACE/KEY not found").
+func (s *RequirementStore) Get(ctx context.Context, tenant string, id RequirementID) (*requirement.Requirement, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: id.key(tenant)})
+	if err != nil {
+		return nil, errorf("get requirement", err)
+	}
+	if out.Item == nil {
+		return nil, notFound(id)
+	}
+	r, err := decodeRequirement(out.Item)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status == "" {
+		return nil, notFound(id)
+	}
+	return r, nil
+}
+
+func notFound(id RequirementID) error {
+	if id.Baseline > 0 {
+		return apperr.NotFoundf("requirement %s/%s not found in baseline %d", id.SpaceKey, id.Key, id.Baseline)
+	}
+	return apperr.NotFoundf("requirement %s/%s not found", id.SpaceKey, id.Key)
+}
+
+// GetMany returns the rows that exist among ids (stubs included, with an
+// empty Status), keyed by RequirementID with an upper-cased Key. It uses
+// ⌈len(ids)/100⌉ BatchGetItem calls (more only when DynamoDB returns
+// unprocessed keys), run in parallel.
+func (s *RequirementStore) GetMany(ctx context.Context, tenant string, ids []RequirementID) (map[RequirementID]*requirement.Requirement, error) {
+	keys := make([]map[string]types.AttributeValue, 0, len(ids))
+	seen := map[RequirementID]bool{}
+	for _, id := range ids {
+		id.Key = keyU(id.Key)
+		if !seen[id] {
+			seen[id] = true
+			keys = append(keys, id.key(tenant))
+		}
+	}
+	items, err := batchGet(ctx, s.db, s.table, keys)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[RequirementID]*requirement.Requirement, len(items))
+	for _, av := range items {
+		r, err := decodeRequirement(av)
+		if err != nil {
+			return nil, err
+		}
+		found[RequirementID{SpaceKey: r.SpaceKey, Key: keyU(r.Key), Baseline: r.Baseline}] = r
+	}
+	return found, nil
+}
+
+// batchGet reads keys in chunks of 100, in parallel, retrying unprocessed keys.
+func batchGet(ctx context.Context, db API, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var (
+		mu    sync.Mutex
+		items []map[string]types.AttributeValue
+		wg    sync.WaitGroup
+		errs  = make(chan error, (len(keys)+99)/100)
+		sem   = make(chan struct{}, 8)
+	)
+	for chunk := range slices.Chunk(keys, 100) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			got, err := batchGetChunk(ctx, db, table, chunk)
+			if err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			items = append(items, got...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+func batchGetChunk(ctx context.Context, db API, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var items []map[string]types.AttributeValue
+	req := map[string]types.KeysAndAttributes{table: {Keys: keys}}
+	for attempt := 0; len(req) > 0; attempt++ {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
+		}
+		out, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return nil, errorf("batch get", err)
+		}
+		items = append(items, out.Responses[table]...)
+		req = out.UnprocessedKeys
+		if attempt > 10 && len(req) > 0 {
+			return nil, fmt.Errorf("batch get: %d keys still unprocessed after retries", len(req[table].Keys))
+		}
+	}
+	return items, nil
+}
+
+// Put writes requirement rows (full items) with ⌈n/25⌉ BatchWriteItem calls
+// in parallel, retrying unprocessed items with backoff.
+func (s *RequirementStore) Put(ctx context.Context, tenant string, reqs []*requirement.Requirement) error {
+	writes := make([]types.WriteRequest, 0, len(reqs))
+	for _, r := range reqs {
+		av, err := newRequirementItem(tenant, r).marshal()
+		if err != nil {
+			return err
+		}
+		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+	}
+	return BatchWrite(ctx, s.db, s.table, writes)
+}
+
+// BatchWrite applies writes in chunks of 25, up to 8 chunks in parallel,
+// retrying unprocessed items with exponential backoff.
+func BatchWrite(ctx context.Context, db API, table string, writes []types.WriteRequest) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, (len(writes)+24)/25)
+	sem := make(chan struct{}, 8)
+	for chunk := range slices.Chunk(writes, 25) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := batchWriteChunk(ctx, db, table, chunk); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func batchWriteChunk(ctx context.Context, db API, table string, chunk []types.WriteRequest) error {
+	req := map[string][]types.WriteRequest{table: chunk}
+	for attempt := 0; len(req[table]) > 0; attempt++ {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		if attempt > 12 {
+			return fmt.Errorf("batch write: %d items still unprocessed after retries", len(req[table]))
+		}
+		out, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: req})
+		if err != nil {
+			return errorf("batch write", err)
+		}
+		req = out.UnprocessedItems
+	}
+	return nil
+}
+
+// QuerySpace pages through the current rows of a space in key order,
+// starting at keys beginning with prefix (upper-cased), calling fn for each
+// decoded row (stubs skipped) until fn returns false. pageSize bounds each
+// Query call.
+func (s *RequirementStore) QuerySpace(ctx context.Context, tenant, space, prefix string, pageSize int32, fn func(*requirement.Requirement) bool) error {
+	return s.query(ctx, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
+			":p":  &types.AttributeValueMemberS{Value: reqSK(prefix)},
+		},
+		Limit: aws.Int32(pageSize),
+	}, fn)
+}
+
+// QueryTenant pages through every current row of the tenant (all spaces) in
+// key order (archived: archived copies instead, key ascending, baseline
+// descending), starting at keys beginning with prefix.
+func (s *RequirementStore) QueryTenant(ctx context.Context, tenant, prefix string, archived bool, pageSize int32, fn func(*requirement.Requirement) bool) error {
+	pk := curGSI1PK(tenant)
+	if archived {
+		pk = archGSI1PK(tenant)
+	}
+	return s.query(ctx, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		IndexName:              aws.String("gsi1"),
+		KeyConditionExpression: aws.String("gsi1pk = :pk AND begins_with(gsi1sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk},
+			":p":  &types.AttributeValueMemberS{Value: keyU(prefix)},
+		},
+		Limit: aws.Int32(pageSize),
+	}, fn)
+}
+
+// QueryBaseline pages through the archived copies of one baseline of a space.
+func (s *RequirementStore) QueryBaseline(ctx context.Context, tenant, space string, n int, pageSize int32, fn func(*requirement.Requirement) bool) error {
+	return s.query(ctx, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: baselinePK(tenant, space, n)},
+			":p":  &types.AttributeValueMemberS{Value: "R#"},
+		},
+		Limit: aws.Int32(pageSize),
+	}, fn)
+}
+
+func (s *RequirementStore) query(ctx context.Context, in *dynamodb.QueryInput, fn func(*requirement.Requirement) bool) error {
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return errorf("query requirements", err)
+		}
+		for _, av := range out.Items {
+			r, err := decodeRequirement(av)
+			if err != nil {
+				return err
+			}
+			if r.Status == "" {
+				continue
+			}
+			if !fn(r) {
+				return nil
+			}
+		}
+	}
+	return nil
+}

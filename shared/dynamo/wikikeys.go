@@ -1,0 +1,67 @@
+package dynamo
+
+import (
+	"fmt"
+	"strings"
+)
+
+// WikiTable key design (docs/architecture.md has the full table). KEYU is the
+// upper-cased requirement key: keys are unique per space case-insensitively.
+//
+//	current requirement  pk T#t#S#<SPACE>           sk R#<KEYU>     gsi1 T#t#CUR  / <KEYU>#<SPACE>
+//	archived copy        pk T#t#S#<SPACE>#B#<n8>    sk R#<KEYU>     gsi1 T#t#ARCH / <KEYU>#<SPACE>#<inv8(n)>
+//	page                 pk T#t#PAGE#<pageId>       sk PAGE         gsi1 T#t#CHILDREN#<parentId> / <pageId>
+//	space registry       pk T#t#SPACES              sk <SPACE>
+//	index item           pk T#t#IX#<kind>#<value>   sk <KEYU>#<SPACE>          (property P#, issue J#)
+//	baseline             pk T#t#S#<SPACE>           sk BL#<n8>
+//	baseline counter     pk T#t#S#<SPACE>           sk BLCOUNTER
+//	settings             pk T#t#SETTINGS            sk SETTINGS
+//	integration          pk T#t#INTEG               sk <serviceId>
+//	outbox message       pk T#t#OUTBOX#<serviceId>  sk M#<messageId>
+//
+// A current-requirement item may be a stub (no status) that only carries the
+// reverse dependencies of a requirement no page defines yet.
+
+// maxBaseline bounds baseline numbers so they fit the 8-digit sort keys.
+const maxBaseline = 99999999
+
+func keyU(key string) string { return strings.ToUpper(key) }
+
+func spacePK(tenant, space string) string { return tenantPrefix(tenant) + "S#" + space }
+
+func baselinePK(tenant, space string, n int) string {
+	return fmt.Sprintf("%sS#%s#B#%08d", tenantPrefix(tenant), space, n)
+}
+
+func reqSK(key string) string { return "R#" + keyU(key) }
+
+// reqPK is the partition of a requirement row: the space partition for the
+// current version, the baseline's partition for an archived copy.
+func reqPK(tenant, space string, baseline int) string {
+	if baseline == 0 {
+		return spacePK(tenant, space)
+	}
+	return baselinePK(tenant, space, baseline)
+}
+
+func curGSI1PK(tenant string) string  { return tenantPrefix(tenant) + "CUR" }
+func archGSI1PK(tenant string) string { return tenantPrefix(tenant) + "ARCH" }
+
+func curGSI1SK(space, key string) string { return keyU(key) + "#" + space }
+
+func archGSI1SK(space, key string, n int) string {
+	return fmt.Sprintf("%s#%s#%08d", keyU(key), space, maxBaseline-n)
+}
+
+func pagePK(tenant, pageID string) string     { return tenantPrefix(tenant) + "PAGE#" + pageID }
+func childrenPK(tenant, parent string) string { return tenantPrefix(tenant) + "CHILDREN#" + parent }
+func spacesPK(tenant string) string           { return tenantPrefix(tenant) + "SPACES" }
+
+// indexPK is the partition of a search index item: kind "P" (property,
+// value "<name>#<value>") or "J" (issue key); values are lower-cased so the
+// index is a superset of the exact match, which the evaluator then checks.
+func indexPK(tenant, kind, value string) string {
+	return tenantPrefix(tenant) + "IX#" + kind + "#" + strings.ToLower(value)
+}
+
+func indexSK(space, key string) string { return keyU(key) + "#" + space }

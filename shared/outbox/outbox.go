@@ -1,0 +1,63 @@
+// Package outbox holds the outbound message entity: a change a tracker must
+// hear about, written in the same DynamoDB transaction as the change itself
+// (transactional outbox) and then delivered by the sync function. The
+// DynamoDB item is the record of truth; SQS only carries a reference to it.
+package outbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// Type is the message type of spec 2.5 / §6.
+type Type string
+
+// The message types.
+const (
+	Updated Type = "UPDATED" // a requirement's excerpt or url changed
+	Deleted Type = "DELETED" // a requirement is no longer defined
+	Moved   Type = "MOVED"   // a requirement's page moved to another space
+	Link    Type = "LINK"    // a page links a requirement to an issue
+)
+
+// State is the delivery state of a message.
+type State string
+
+// The states.
+const (
+	New  State = "NEW"
+	Done State = "DONE"
+)
+
+// Message is one outbound message for one integration.
+type Message struct {
+	ID             string // sortable: creation time then randomness
+	ServiceID      string // the integration it goes to
+	State          State
+	CreatedAt      time.Time
+	Type           Type
+	AuthorKey      string
+	AuthorName     string
+	SpaceKey       string
+	Key            string
+	Baseline       int // 0 = current version (null on the wire)
+	ObjectKey      string
+	Relationship   string
+	NewHTMLExcerpt string
+	NewSpaceKey    string
+	NewKey         string
+	NewBaseline    int
+	NewURL         string
+	LastResponse   string
+	Enqueued       bool // a reference reached SQS
+}
+
+// NewID returns a message id that sorts by creation time: 16 hex digits of
+// nanoseconds, then 8 random hex digits.
+func NewID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%016x%s", now.UnixNano(), hex.EncodeToString(b[:]))
+}
