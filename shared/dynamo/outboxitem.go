@@ -1,0 +1,89 @@
+package dynamo
+
+import (
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/outbox"
+)
+
+// outboxItem is the DynamoDB shape of an outbound message:
+// pk T#t#OUTBOX#<serviceId>, sk M#<id>. While a NEW message has not reached
+// SQS it also sits in the sparse gsi1 partition OUTBOX#PENDING (sorted by id)
+// so the sync function can re-enqueue it across tenants.
+type outboxItem struct {
+	PK           string `dynamodbav:"pk"`
+	SK           string `dynamodbav:"sk"`
+	GSI1PK       string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK       string `dynamodbav:"gsi1sk,omitempty"`
+	Tenant       string `dynamodbav:"tenant"`
+	ID           string `dynamodbav:"id"`
+	ServiceID    string `dynamodbav:"serviceId"`
+	State        string `dynamodbav:"state"`
+	CreatedAt    string `dynamodbav:"createdAt"`
+	Type         string `dynamodbav:"type"`
+	AuthorKey    string `dynamodbav:"authorKey,omitempty"`
+	AuthorName   string `dynamodbav:"authorName,omitempty"`
+	Space        string `dynamodbav:"spaceKey,omitempty"`
+	Key          string `dynamodbav:"key,omitempty"`
+	Baseline     int    `dynamodbav:"baseline,omitempty"`
+	ObjectKey    string `dynamodbav:"objectKey,omitempty"`
+	Relationship string `dynamodbav:"relationship,omitempty"`
+	NewHTML      string `dynamodbav:"newHtmlExcerpt,omitempty"`
+	NewSpace     string `dynamodbav:"newSpaceKey,omitempty"`
+	NewKey       string `dynamodbav:"newKey,omitempty"`
+	NewBaseline  int    `dynamodbav:"newBaseline,omitempty"`
+	NewURL       string `dynamodbav:"newUrl,omitempty"`
+	LastResponse string `dynamodbav:"lastResponse,omitempty"`
+	Enqueued     bool   `dynamodbav:"enqueued,omitempty"`
+}
+
+// outboxPendingPK is the sparse gsi1 partition of NEW messages not yet in SQS.
+const outboxPendingPK = "OUTBOX#PENDING"
+
+func outboxPK(tenant, serviceID string) string { return tenantPrefix(tenant) + "OUTBOX#" + serviceID }
+
+func newOutboxItem(tenant string, m *outbox.Message) outboxItem {
+	it := outboxItem{
+		PK: outboxPK(tenant, m.ServiceID), SK: "M#" + m.ID, Tenant: tenant, ID: m.ID, ServiceID: m.ServiceID,
+		State: string(m.State), CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano), Type: string(m.Type),
+		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, Space: m.SpaceKey, Key: m.Key, Baseline: m.Baseline,
+		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTML: m.NewHTMLExcerpt, NewSpace: m.NewSpaceKey,
+		NewKey: m.NewKey, NewBaseline: m.NewBaseline, NewURL: m.NewURL, LastResponse: m.LastResponse, Enqueued: m.Enqueued,
+	}
+	if m.State == outbox.New && !m.Enqueued {
+		it.GSI1PK, it.GSI1SK = outboxPendingPK, m.ID+"#"+tenant+"#"+m.ServiceID
+	}
+	return it
+}
+
+func (it *outboxItem) entity() *outbox.Message {
+	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
+	return &outbox.Message{
+		ID: it.ID, ServiceID: it.ServiceID, State: outbox.State(it.State), CreatedAt: created, Type: outbox.Type(it.Type),
+		AuthorKey: it.AuthorKey, AuthorName: it.AuthorName, SpaceKey: it.Space, Key: it.Key, Baseline: it.Baseline,
+		ObjectKey: it.ObjectKey, Relationship: it.Relationship, NewHTMLExcerpt: it.NewHTML, NewSpaceKey: it.NewSpace,
+		NewKey: it.NewKey, NewBaseline: it.NewBaseline, NewURL: it.NewURL, LastResponse: it.LastResponse, Enqueued: it.Enqueued,
+	}
+}
+
+// outboxPut returns the transaction element that writes a new message; the
+// condition makes a retried transaction unable to write it twice.
+func outboxPut(table, tenant string, m *outbox.Message) (types.TransactWriteItem, error) {
+	av, err := attributevalue.MarshalMap(newOutboxItem(tenant, m))
+	if err != nil {
+		return types.TransactWriteItem{}, errorf("encode outbox message", err)
+	}
+	cond := "attribute_not_exists(pk)"
+	return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: av, ConditionExpression: &cond}}, nil
+}
+
+func decodeOutbox(av map[string]types.AttributeValue) (*outbox.Message, error) {
+	var it outboxItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return nil, errorf("decode outbox message", err)
+	}
+	return it.entity(), nil
+}
