@@ -1,0 +1,96 @@
+package tracker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+)
+
+// Search is the link dialog's answer.
+type Search struct {
+	// Results is the wiki's search answer, passed on as it came.
+	Results json.RawMessage
+	// Version is the applink's API version after negotiation.
+	Version int
+	// NegotiationErr is why the version could not be negotiated, if so. The
+	// search does not fail for it: the caller logs it.
+	NegotiationErr error
+}
+
+// SearchRequirements is the link dialog (CONTRACT.md §4): a tracker user
+// searches the requirements of applink applinkID's wiki. Before searching it
+// negotiates the API version (spec §3, §9): it reads the wiki's current and
+// highest version, and when the highest version both sides support is
+// above the version of either side, it sets the wiki's integration to it and
+// the applink to the version the wiki accepted. Negotiation never
+// downgrades, and a wiki without the version endpoint (404) is simply not
+// upgraded.
+func (s *Service) SearchRequirements(ctx context.Context, tenant, applinkID string, q WikiSearch) (Search, error) {
+	a, err := s.Applink(ctx, tenant, applinkID)
+	if err != nil {
+		return Search{}, err
+	}
+	if a.Mode == Disabled {
+		return Search{}, apperr.Conflictf("application link %s is DISABLED", applinkID)
+	}
+	if a.WikiToken == "" {
+		return Search{}, apperr.Conflictf("application link %s has no wiki token: a tracker admin must PUT /rest/reqs/1/api/%s with \"token\"", a.ID, a.ID)
+	}
+	if q.SpaceKey != "" {
+		if err := validateName("spaceKey", q.SpaceKey); err != nil {
+			return Search{}, err
+		}
+	}
+	out := Search{Version: a.Version}
+	if v, err := s.negotiate(ctx, tenant, a); err != nil {
+		out.NegotiationErr = err
+	} else {
+		out.Version = v
+	}
+	res, err := s.wiki.Search(ctx, a.Wiki(), q)
+	if err != nil {
+		if isNotFound(err) {
+			return Search{}, wikiFailed(err, fmt.Sprintf("the wiki of application link %s has no requirement search at %s", applinkID, a.URL))
+		}
+		return Search{}, wikiFailed(err, fmt.Sprintf("cannot search the wiki of application link %s", applinkID))
+	}
+	out.Results = res
+	return out, nil
+}
+
+// negotiate upgrades the API version of a and its wiki integration to the
+// highest version both support, and returns the applink's version.
+func (s *Service) negotiate(ctx context.Context, tenant string, a Applink) (int, error) {
+	wv, err := s.wiki.Version(ctx, a.Wiki(), a.ServiceID)
+	if isNotFound(err) {
+		return a.Version, nil // a wiki without the endpoint, or not knowing us: nothing to negotiate
+	}
+	if err != nil {
+		return a.Version, fmt.Errorf("read the wiki's API version: %w", err)
+	}
+	target := min(MaxVersion, wv.Max)
+	if target <= a.Version && target <= wv.Version {
+		return a.Version, nil
+	}
+	accepted := wv.Version
+	if target > wv.Version {
+		if accepted, err = s.wiki.SetVersion(ctx, a.Wiki(), a.ServiceID, target); err != nil {
+			return a.Version, fmt.Errorf("set the wiki's API version to %d: %w", target, err)
+		}
+	}
+	accepted = min(accepted, MaxVersion)
+	if accepted <= a.Version {
+		return a.Version, nil
+	}
+	up, err := s.update(ctx, tenant, a.ID, func(l *Applink) {
+		if accepted > l.Version {
+			l.Version = accepted
+		}
+	})
+	if err != nil {
+		return a.Version, fmt.Errorf("set the applink's API version to %d: %w", accepted, err)
+	}
+	return up.Version, nil
+}

@@ -1,0 +1,137 @@
+package tracker
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/auth"
+)
+
+// ApplinkStore persists application links, per tenant.
+type ApplinkStore interface {
+	// GetApplink returns an applink of the tenant, or apperr.ErrNotFound
+	// (also when the id exists in another tenant).
+	GetApplink(ctx context.Context, tenant, id string) (Applink, error)
+	// ListApplinks returns the tenant's applinks ordered by id.
+	ListApplinks(ctx context.Context, tenant string) ([]Applink, error)
+	// PutApplink writes a. With prev nil it creates a, answering
+	// apperr.ErrConflict if the id exists; otherwise it replaces prev,
+	// answering apperr.ErrConflict if the stored applink is no longer prev
+	// (optimistic locking on UpdatedAt).
+	PutApplink(ctx context.Context, tenant string, a Applink, prev *Applink) error
+}
+
+// TokenStore stores the hashes of the credentials wikis use to call the
+// tracker (auth.Store's writing half).
+type TokenStore interface {
+	// PutToken stores a token hash for a principal (overwriting).
+	PutToken(ctx context.Context, hash string, p auth.Principal) error
+	// DeleteToken removes a token hash; absent hashes are not an error.
+	DeleteToken(ctx context.Context, hash string) error
+}
+
+// LinkStore persists issue links and the requirement excerpts they show.
+type LinkStore interface {
+	// IssueLinks returns the links of an issue (none is not an error).
+	IssueLinks(ctx context.Context, tenant, issueKey string) ([]Link, error)
+	// RequirementLinks returns every link of a requirement, whatever the
+	// issue (none is not an error).
+	RequirementLinks(ctx context.Context, tenant string, ref ReqRef) ([]Link, error)
+	// PutLinks creates links; existing ones are left as they are.
+	PutLinks(ctx context.Context, tenant string, links []Link) error
+	// DeleteLinks removes links; absent ones are not an error.
+	DeleteLinks(ctx context.Context, tenant string, links []Link) error
+	// GetRequirements returns the stored requirements among refs; absent
+	// ones are missing from the map.
+	GetRequirements(ctx context.Context, tenant string, refs []ReqRef) (map[ReqRef]Requirement, error)
+	// PutRequirements creates or replaces requirements.
+	PutRequirements(ctx context.Context, tenant string, reqs []Requirement) error
+	// DeleteRequirement removes a requirement; absent is not an error.
+	DeleteRequirement(ctx context.Context, tenant string, ref ReqRef) error
+}
+
+// Pending is a message received in MANUAL mode, waiting for a sync.
+type Pending struct {
+	ApplinkID  string
+	ReceivedAt time.Time
+	Index      int // position in its batch
+	Message    Message
+}
+
+// PendingStore keeps the messages of MANUAL applinks until a sync applies
+// them. A message received again (same applink, same content) replaces the
+// earlier copy, so a retried batch does not pile up.
+type PendingStore interface {
+	// AddPending stores messages, replacing identical ones.
+	AddPending(ctx context.Context, tenant string, p []Pending) error
+	// ListPending returns the tenant's pending messages in the order they
+	// were received.
+	ListPending(ctx context.Context, tenant string) ([]Pending, error)
+	// DeletePending removes pending messages; absent ones are not an error.
+	DeletePending(ctx context.Context, tenant string, p []Pending) error
+}
+
+// WikiEndpoint is where and how the tracker calls a wiki.
+type WikiEndpoint struct {
+	BaseURL string
+	Token   string // bearer token; never logged
+}
+
+// WikiRequirement is what the tracker reads of a requirement from the wiki.
+type WikiRequirement struct {
+	SpaceKey    string
+	Key         string
+	Baseline    int
+	Status      string // ACTIVE, DELETED, MOVED or ARCHIVED
+	HTMLExcerpt string
+	GenericURL  string
+	NewSpaceKey string // when MOVED
+	NewKey      string // when MOVED
+}
+
+// WikiVersion is the wiki's answer about an integration's API version.
+type WikiVersion struct {
+	Version int // current
+	Max     int // highest the wiki supports
+}
+
+// WikiSearch is the link dialog's search of the wiki's requirements.
+type WikiSearch struct {
+	SpaceKey string // path segment and scope; "" searches every space
+	Q        string
+	Offset   int
+	Limit    int
+}
+
+// IssueRelationship is one issue linked to a requirement, as the wiki's
+// links callback receives it.
+type IssueRelationship struct {
+	IssueKey     string
+	Relationship string
+}
+
+// RequirementLinks is the full link set of one requirement for the wiki.
+type RequirementLinks struct {
+	SpaceKey string
+	Key      string
+	Baseline int // 0 for the current version
+	Links    []IssueRelationship
+}
+
+// WikiClient calls a wiki's HTTP API. Every method returns apperr.ErrNotFound
+// when the wiki answers 404 and a BadGateway error (with the wiki's message)
+// for any other failure, including an unreachable wiki or a timeout.
+type WikiClient interface {
+	// Requirement reads a requirement (baseline 0: the current version).
+	Requirement(ctx context.Context, w WikiEndpoint, spaceKey, key string, baseline int) (WikiRequirement, error)
+	// Search runs the wiki's requirement search and returns its JSON answer.
+	Search(ctx context.Context, w WikiEndpoint, s WikiSearch) (json.RawMessage, error)
+	// Version reads the API version of the wiki's integration serviceID.
+	Version(ctx context.Context, w WikiEndpoint, serviceID string) (WikiVersion, error)
+	// SetVersion asks the wiki to use version v and returns the version the
+	// wiki accepted.
+	SetVersion(ctx context.Context, w WikiEndpoint, serviceID string, v int) (int, error)
+	// PutLinks replaces the issue links of exactly these requirements.
+	PutLinks(ctx context.Context, w WikiEndpoint, serviceID string, links []RequirementLinks) error
+}
