@@ -51,6 +51,9 @@ func (s *Service) SearchRequirements(ctx context.Context, tenant, applinkID stri
 	}
 	res, err := s.wiki.Search(ctx, a.Wiki(), q)
 	if err != nil {
+		if apperr.CodeOf(err) == apperr.Invalid {
+			return Search{}, err // the user's query, refused by the wiki's parser
+		}
 		if isNotFound(err) {
 			return Search{}, wikiFailed(err, fmt.Sprintf("the wiki of application link %s has no requirement search at %s", applinkID, a.URL))
 		}

@@ -197,6 +197,9 @@ func (s *Service) Sync(ctx context.Context, tenant string, issues []string) (Syn
 	slices.Sort(ids)
 	for _, id := range ids {
 		a := applinks[id]
+		slices.SortFunc(sets[id], func(x, y RequirementLinks) int {
+			return cmp.Or(cmp.Compare(x.SpaceKey, y.SpaceKey), cmp.Compare(x.Key, y.Key), cmp.Compare(x.Baseline, y.Baseline))
+		})
 		if err := s.wiki.PutLinks(ctx, a.Wiki(), a.ServiceID, sets[id]); err != nil {
 			return SyncResult{}, wikiFailed(err, fmt.Sprintf("the wiki of application link %s did not take the link set (the tracker's excerpts are refreshed; sync again)", id))
 		}

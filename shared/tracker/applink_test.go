@@ -1,0 +1,161 @@
+package tracker_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/tracker"
+)
+
+func TestRegister(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+
+	got, err := f.svc.Register(ctx, tenant, "wiki-2", tracker.Registration{Name: "Docs", URL: "https://docs.example.com/", WikiToken: ptr("secret")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := got.Applink
+	if !got.Created || got.IncomingToken == "" || a.Mode != tracker.Auto || a.Version != tracker.MaxVersion ||
+		a.ServiceID != "wiki-2" || a.URL != "https://docs.example.com" || a.Name != "Docs" || a.WikiToken != "secret" {
+		t.Fatalf("created %+v", got)
+	}
+	p, ok := f.store.tokens[auth.HashToken(got.IncomingToken)]
+	want := auth.Principal{Tenant: tenant, App: auth.Tracker, Kind: auth.Link, User: "link:wiki-2", Scope: "wiki-2"}
+	if !ok || p != want {
+		t.Fatalf("incoming token principal = %+v, %v; want %+v", p, ok, want)
+	}
+
+	// An update keeps the token, the wiki token when absent, mode and version.
+	if _, err := f.svc.SetMode(ctx, tenant, "wiki-2", "MANUAL"); err != nil {
+		t.Fatal(err)
+	}
+	up, err := f.svc.Register(ctx, tenant, "wiki-2", tracker.Registration{URL: "https://docs2.example.com", ServiceID: "svc-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Created || up.IncomingToken != "" || up.Applink.WikiToken != "secret" || up.Applink.Mode != tracker.Manual ||
+		up.Applink.Name != "wiki-2" || up.Applink.ServiceID != "svc-9" || up.Applink.IncomingTokenHash != a.IncomingTokenHash {
+		t.Fatalf("updated %+v", up)
+	}
+
+	// Rotation: a new token, the old one deleted.
+	rot, err := f.svc.Register(ctx, tenant, "wiki-2", tracker.Registration{URL: "https://docs2.example.com", RotateToken: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rot.IncomingToken == "" || rot.IncomingToken == got.IncomingToken {
+		t.Fatalf("rotation gave %q", rot.IncomingToken)
+	}
+	if _, ok := f.store.tokens[auth.HashToken(got.IncomingToken)]; ok {
+		t.Error("the old token survived the rotation")
+	}
+	if _, ok := f.store.tokens[auth.HashToken(rot.IncomingToken)]; !ok {
+		t.Error("the new token is not stored")
+	}
+}
+
+func TestRegisterInvalid(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for name, tc := range map[string]struct {
+		id  string
+		reg tracker.Registration
+	}{
+		"bad id":       {"a b", tracker.Registration{URL: "http://w"}},
+		"no url":       {"w", tracker.Registration{}},
+		"relative url": {"w", tracker.Registration{URL: "/wiki"}},
+		"bad mode":     {"w", tracker.Registration{URL: "http://w", Mode: ptr("auto")}},
+		"bad version":  {"w", tracker.Registration{URL: "http://w", Version: ptr(0)}},
+		"bad service":  {"w", tracker.Registration{URL: "http://w", ServiceID: "a/b"}},
+	} {
+		if _, err := f.svc.Register(context.Background(), tenant, tc.id, tc.reg); !errors.Is(err, apperr.ErrInvalid) {
+			t.Errorf("%s: %v, want invalid", name, err)
+		}
+	}
+	if len(f.store.tokens) != 1 {
+		t.Errorf("%d tokens stored, want only the fixture's", len(f.store.tokens))
+	}
+}
+
+func TestRegisterStoreFailureDropsNewToken(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	boom := errors.New("boom")
+	f.store.fail = func(op string) error {
+		if op == "PutApplink" {
+			return boom
+		}
+		return nil
+	}
+	if _, err := f.svc.Register(context.Background(), tenant, "wiki-3", tracker.Registration{URL: "http://w"}); !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(f.store.tokens) != 1 {
+		t.Errorf("%d tokens stored, want only the fixture's", len(f.store.tokens))
+	}
+}
+
+func TestModeAndVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	a, err := f.svc.SetMode(ctx, tenant, "wiki-1", "DISABLED")
+	if err != nil || a.Mode != tracker.Disabled {
+		t.Fatalf("SetMode = %+v, %v", a, err)
+	}
+	if _, err := f.svc.SetMode(ctx, tenant, "wiki-1", "manual"); !errors.Is(err, apperr.ErrInvalid) {
+		t.Errorf("lower-case mode: %v", err)
+	}
+	for _, tc := range []struct{ in, want int }{{2, 2}, {7, 4}, {1, 1}} {
+		a, err := f.svc.SetVersion(ctx, tenant, "wiki-1", tc.in)
+		if err != nil || a.Version != tc.want {
+			t.Errorf("SetVersion(%d) = %d, %v; want %d", tc.in, a.Version, err, tc.want)
+		}
+	}
+	if _, err := f.svc.SetVersion(ctx, tenant, "wiki-1", 0); !errors.Is(err, apperr.ErrInvalid) {
+		t.Errorf("version 0: %v", err)
+	}
+	if _, err := f.svc.SetMode(ctx, "acme", "wiki-1", "AUTO"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("another tenant's applink: %v", err)
+	}
+}
+
+func TestRecognize(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	user := &auth.Principal{Tenant: tenant, App: auth.Tracker, Kind: auth.User, User: "u"}
+	other := &auth.Principal{Tenant: "acme", App: auth.Tracker, Kind: auth.User, User: "u"}
+	own := &auth.Principal{Tenant: tenant, App: auth.Tracker, Kind: auth.Link, Scope: "wiki-1"}
+	stranger := &auth.Principal{Tenant: tenant, App: auth.Tracker, Kind: auth.Link, Scope: "wiki-9"}
+	for _, tc := range []struct {
+		name     string
+		p        *auth.Principal
+		id, url  string
+		expected bool
+	}{
+		{"anonymous by id", nil, "wiki-1", "", false},
+		{"user by id", user, "wiki-1", "", true},
+		{"user by url", user, "", "http://WIKI.test/", true},
+		{"user by id and url", user, "wiki-1", "http://wiki.test", true},
+		{"user by id, wrong url", user, "wiki-1", "http://other.test", false},
+		{"user unknown id", user, "wiki-2", "", false},
+		{"user bad id", user, "a b", "", false},
+		{"user unknown url", user, "", "http://other.test", false},
+		{"other tenant", other, "wiki-1", "", false},
+		{"own link", own, "wiki-1", "", true},
+		{"own link by url", own, "", "http://wiki.test", true},
+		{"link asks for another", own, "wiki-2", "", false},
+		{"link of a missing applink", stranger, "wiki-1", "", false},
+	} {
+		got, err := f.svc.Recognize(ctx, tc.p, tc.id, tc.url)
+		if err != nil || got != tc.expected {
+			t.Errorf("%s: Recognize = %v, %v; want %v", tc.name, got, err, tc.expected)
+		}
+	}
+}

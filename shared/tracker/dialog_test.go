@@ -1,0 +1,102 @@
+package tracker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/tracker"
+)
+
+func TestSearchNegotiatesVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                    string
+		tracker, wiki, wikiMax  int
+		accepts                 int // what the wiki answers to SetVersion
+		wantSet                 int // version PUT to the wiki, 0 for none
+		wantTracker             int
+		versionErr              error
+		wantNegotiationFailures bool
+	}{
+		{name: "both 2, wiki max 4", tracker: 2, wiki: 2, wikiMax: 4, accepts: 4, wantSet: 4, wantTracker: 4},
+		{name: "wiki max 9", tracker: 2, wiki: 2, wikiMax: 9, accepts: 4, wantSet: 4, wantTracker: 4},
+		{name: "wiki max 3", tracker: 2, wiki: 2, wikiMax: 3, accepts: 3, wantSet: 3, wantTracker: 3},
+		{name: "wiki already 4", tracker: 2, wiki: 4, wikiMax: 4, wantTracker: 4},
+		{name: "tracker already 4", tracker: 4, wiki: 2, wikiMax: 4, accepts: 4, wantSet: 4, wantTracker: 4},
+		{name: "nothing to do", tracker: 4, wiki: 4, wikiMax: 4, wantTracker: 4},
+		{name: "never down", tracker: 4, wiki: 1, wikiMax: 2, accepts: 2, wantSet: 2, wantTracker: 4},
+		{name: "wiki accepts less", tracker: 2, wiki: 2, wikiMax: 4, accepts: 3, wantSet: 4, wantTracker: 3},
+		{name: "old wiki", tracker: 2, versionErr: apperr.NotFoundf("no route"), wantTracker: 2},
+		{name: "version endpoint broken", tracker: 2, versionErr: apperr.BadGatewayf("500"), wantTracker: 2, wantNegotiationFailures: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t)
+			if _, err := f.svc.SetVersion(ctx, tenant, "wiki-1", tc.tracker); err != nil {
+				t.Fatal(err)
+			}
+			f.wiki.version = func(w tracker.WikiEndpoint, serviceID string) (tracker.WikiVersion, error) {
+				if w.Token != "wt" || serviceID != "wiki-1" {
+					t.Errorf("Version(%+v, %s)", w, serviceID)
+				}
+				return tracker.WikiVersion{Version: tc.wiki, Max: tc.wikiMax}, tc.versionErr
+			}
+			set := 0
+			f.wiki.setVersion = func(_ tracker.WikiEndpoint, _ string, v int) (int, error) {
+				set = v
+				return tc.accepts, nil
+			}
+			var asked tracker.WikiSearch
+			f.wiki.search = func(_ tracker.WikiEndpoint, s tracker.WikiSearch) (json.RawMessage, error) {
+				asked = s
+				return json.RawMessage(`{"results":[],"offset":0,"limit":5,"count":0}`), nil
+			}
+			res, err := f.svc.SearchRequirements(ctx, tenant, "wiki-1", tracker.WikiSearch{Q: "key ~ 'REQ-%'", Limit: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Results) != `{"results":[],"offset":0,"limit":5,"count":0}` || asked.Q != "key ~ 'REQ-%'" || asked.Limit != 5 {
+				t.Errorf("search passed %+v, answered %s", asked, res.Results)
+			}
+			if set != tc.wantSet {
+				t.Errorf("SetVersion(%d), want %d", set, tc.wantSet)
+			}
+			a, _ := f.svc.Applink(ctx, tenant, "wiki-1")
+			if a.Version != tc.wantTracker || res.Version != tc.wantTracker {
+				t.Errorf("tracker version %d (answered %d), want %d", a.Version, res.Version, tc.wantTracker)
+			}
+			if (res.NegotiationErr != nil) != tc.wantNegotiationFailures {
+				t.Errorf("negotiation error %v", res.NegotiationErr)
+			}
+		})
+	}
+}
+
+func TestSearchRefusals(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	if _, err := f.svc.SearchRequirements(ctx, "acme", "wiki-1", tracker.WikiSearch{}); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("another tenant: %v", err)
+	}
+	f.wiki.version = func(tracker.WikiEndpoint, string) (tracker.WikiVersion, error) {
+		return tracker.WikiVersion{Version: 4, Max: 4}, nil
+	}
+	f.wiki.search = func(tracker.WikiEndpoint, tracker.WikiSearch) (json.RawMessage, error) {
+		return nil, apperr.BadGatewayf("wiki answered 400: bad query")
+	}
+	_, err := f.svc.SearchRequirements(ctx, tenant, "wiki-1", tracker.WikiSearch{Q: "((("})
+	if apperr.CodeOf(err) != apperr.BadGateway || apperr.As(err).Message == "" {
+		t.Errorf("wiki failure: %v", err)
+	}
+	if _, err := f.svc.SetMode(ctx, tenant, "wiki-1", "DISABLED"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.SearchRequirements(ctx, tenant, "wiki-1", tracker.WikiSearch{}); !errors.Is(err, apperr.ErrConflict) {
+		t.Errorf("disabled: %v", err)
+	}
+}
