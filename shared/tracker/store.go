@@ -125,7 +125,8 @@ type RequirementLinks struct {
 type WikiClient interface {
 	// Requirement reads a requirement (baseline 0: the current version).
 	Requirement(ctx context.Context, w WikiEndpoint, spaceKey, key string, baseline int) (WikiRequirement, error)
-	// Search runs the wiki's requirement search and returns its JSON answer.
+	// Search runs the wiki's requirement search and returns its JSON answer;
+	// a query the wiki refuses (400) is apperr.Invalid with its message.
 	Search(ctx context.Context, w WikiEndpoint, s WikiSearch) (json.RawMessage, error)
 	// Version reads the API version of the wiki's integration serviceID.
 	Version(ctx context.Context, w WikiEndpoint, serviceID string) (WikiVersion, error)
