@@ -1,0 +1,374 @@
+package wiki
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// plan collects the rows one page operation owns, in their state before
+// (stored) and after (next), and turns them into a Change: reverse
+// dependency edits, the rows that really changed, and their messages.
+type plan struct {
+	tenant string
+	actor  string
+	now    time.Time
+
+	// stored are the rows read, by normalized id (stubs included).
+	stored map[ID]*requirement.Requirement
+	// next are the rows the operation owns, in their new state.
+	next  map[ID]*requirement.Requirement
+	order []ID // ids of next, in the order they were set
+	// prior is, when it differs from stored, the previous incarnation of a
+	// row: the old space's row of a moved requirement. Issue links already
+	// on it are not new.
+	prior map[ID]*requirement.Requirement
+}
+
+func newPlan(tenant, actor string, now time.Time, stored map[ID]*requirement.Requirement) *plan {
+	return &plan{
+		tenant: tenant, actor: actor, now: now, stored: stored,
+		next: map[ID]*requirement.Requirement{}, prior: map[ID]*requirement.Requirement{},
+	}
+}
+
+// set records the new state of a row.
+func (p *plan) set(r *requirement.Requirement) {
+	id := idOf(r)
+	if _, ok := p.next[id]; !ok {
+		p.order = append(p.order, id)
+	}
+	p.next[id] = r
+}
+
+// has reports whether the operation owns the row id.
+func (p *plan) has(id ID) bool { _, ok := p.next[id]; return ok }
+
+// before returns the row a message compares with.
+func (p *plan) before(id ID) *requirement.Requirement {
+	if r, ok := p.prior[id]; ok {
+		return r
+	}
+	return p.stored[id]
+}
+
+// edge is one dependency of an ACTIVE requirement, seen from its target.
+type edge struct {
+	target ID
+	member string // encoded requirement.Dependency: source space, key, relationship
+}
+
+func depMember(d requirement.Dependency) string {
+	return d.SpaceKey + "\x1f" + d.Key + "\x1f" + d.Relationship
+}
+
+func memberDep(s string) requirement.Dependency {
+	parts := strings.SplitN(s, "\x1f", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return requirement.Dependency{SpaceKey: parts[0], Key: parts[1], Relationship: parts[2]}
+}
+
+// edges returns the dependency edges of r: only an ACTIVE row references
+// anything (a DELETED or MOVED row keeps its dependencies for history but
+// they no longer count as references).
+func edges(r *requirement.Requirement) map[edge]bool {
+	if r == nil || r.Status != requirement.Active || len(r.Dependencies) == 0 {
+		return nil
+	}
+	out := make(map[edge]bool, len(r.Dependencies))
+	for _, d := range r.Dependencies {
+		out[edge{
+			target: ID{SpaceKey: d.SpaceKey, Key: d.Key}.Norm(),
+			member: depMember(requirement.Dependency{SpaceKey: r.SpaceKey, Key: r.Key, Relationship: d.Relationship}),
+		}] = true
+	}
+	return out
+}
+
+// rdepEdit accumulates the changes to one target's reverse dependencies.
+type rdepEdit struct{ add, remove map[string]bool }
+
+// build computes the change. It lists the tenant's integrations only when a
+// message may be needed.
+func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
+	c := &Change{}
+	// Reverse dependencies: diff the edges of every owned row.
+	edits := map[ID]*rdepEdit{}
+	for _, id := range p.order {
+		before, after := edges(p.stored[id]), edges(p.next[id])
+		for e := range before {
+			if !after[e] {
+				editOf(edits, e.target).remove[e.member] = true
+			}
+		}
+		for e := range after {
+			if !before[e] {
+				editOf(edits, e.target).add[e.member] = true
+			}
+		}
+	}
+	targets := make([]ID, 0, len(edits))
+	for id := range edits {
+		targets = append(targets, id)
+	}
+	slices.SortFunc(targets, compareIDs)
+	for _, id := range targets {
+		e := edits[id]
+		if r, ok := p.next[id]; ok {
+			// A row this operation writes anyway carries its new set.
+			r.ReverseDependencies = applyRDeps(r.ReverseDependencies, e)
+			continue
+		}
+		c.RDeps = append(c.RDeps, RDepEdit{Target: id, Add: deps(e.add), Remove: deps(e.remove)})
+	}
+
+	// Rows: only the changed ones are written.
+	var pending []pendingMessage
+	for _, id := range p.order {
+		old, n := p.stored[id], p.next[id]
+		if sameRow(old, n) {
+			continue
+		}
+		c.Writes = append(c.Writes, Write{Old: old, New: n})
+		pending = append(pending, p.messages(len(c.Writes)-1, p.before(id), old, n)...)
+	}
+	if len(pending) == 0 {
+		return c, nil
+	}
+	services, err := store.ServiceIDs(ctx, p.tenant)
+	if err != nil {
+		return nil, fmt.Errorf("list integrations: %w", err)
+	}
+	// Trackers hear about rows leaving (MOVED, DELETED) before they hear
+	// about the rows that replace them.
+	slices.SortStableFunc(pending, func(a, b pendingMessage) int {
+		return cmp.Compare(leaving(a.msg.Type), leaving(b.msg.Type))
+	})
+	p.route(c, pending, services)
+	return c, nil
+}
+
+func leaving(t outbox.Type) int {
+	if t == outbox.Moved || t == outbox.Deleted {
+		return 0
+	}
+	return 1
+}
+
+func editOf(edits map[ID]*rdepEdit, id ID) *rdepEdit {
+	e, ok := edits[id]
+	if !ok {
+		e = &rdepEdit{add: map[string]bool{}, remove: map[string]bool{}}
+		edits[id] = e
+	}
+	return e
+}
+
+func deps(set map[string]bool) []requirement.Dependency {
+	members := make([]string, 0, len(set))
+	for m := range set {
+		members = append(members, m)
+	}
+	slices.Sort(members)
+	out := make([]requirement.Dependency, 0, len(members))
+	for _, m := range members {
+		out = append(out, memberDep(m))
+	}
+	return out
+}
+
+// applyRDeps returns the set rdeps with e applied, sorted.
+func applyRDeps(rdeps []requirement.Dependency, e *rdepEdit) []requirement.Dependency {
+	set := map[string]bool{}
+	for _, d := range rdeps {
+		set[depMember(d)] = true
+	}
+	for m := range e.remove {
+		delete(set, m)
+	}
+	for m := range e.add {
+		set[m] = true
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return deps(set)
+}
+
+func compareIDs(a, b ID) int {
+	return cmp.Or(cmp.Compare(a.SpaceKey, b.SpaceKey), cmp.Compare(a.Key, b.Key))
+}
+
+// pendingMessage is a message before it is routed to integrations: service
+// "" means every integration of the tenant.
+type pendingMessage struct {
+	write    int
+	services []string // nil: all integrations
+	msg      outbox.Message
+}
+
+// messages returns what a tracker must hear about the write of n over old
+// (prior is the previous incarnation: old, or the old space's row of a moved
+// requirement):
+//   - DELETED or MOVED when an ACTIVE row stops being active, to the
+//     integrations of its issue links;
+//   - UPDATED when the excerpt of an ACTIVE row changed, to the
+//     integrations of its issue links before and after;
+//   - LINK for every issue link that prior did not have.
+func (p *plan) messages(write int, prior, old, n *requirement.Requirement) []pendingMessage {
+	var out []pendingMessage
+	base := outbox.Message{
+		State: outbox.New, AuthorKey: p.actor, AuthorName: p.actor,
+		SpaceKey: n.SpaceKey, Key: n.Key,
+	}
+	wasActive := old != nil && old.Status == requirement.Active
+	switch {
+	case n.Status == requirement.Deleted && wasActive:
+		if len(old.Issues) > 0 {
+			m := base
+			m.Type = outbox.Deleted
+			out = append(out, pendingMessage{write: write, services: servicesOf(old.Issues), msg: m})
+		}
+	case n.Status == requirement.Moved && wasActive:
+		if len(old.Issues) > 0 {
+			m := base
+			m.Type = outbox.Moved
+			m.NewSpaceKey, m.NewKey = n.NewSpaceKey, n.NewKey
+			moved := requirement.Requirement{SpaceKey: n.NewSpaceKey, Key: n.NewKey}
+			m.NewURL = moved.GenericURL()
+			out = append(out, pendingMessage{write: write, services: servicesOf(old.Issues), msg: m})
+		}
+	case n.Status == requirement.Active:
+		known := map[string]bool{}
+		if prior != nil && prior.Status != "" {
+			for _, l := range prior.Issues {
+				known[linkID(l)] = true
+			}
+			links := append(slices.Clone(prior.Issues), n.Issues...)
+			if prior.HTMLExcerpt != n.HTMLExcerpt && len(links) > 0 {
+				m := base
+				m.Type = outbox.Updated
+				m.NewHTMLExcerpt = n.HTMLExcerpt
+				m.NewURL = n.GenericURL()
+				out = append(out, pendingMessage{write: write, services: servicesOf(links), msg: m})
+			}
+		}
+		for _, l := range n.Issues {
+			if known[linkID(l)] {
+				continue
+			}
+			known[linkID(l)] = true
+			m := base
+			m.Type = outbox.Link
+			m.ObjectKey, m.Relationship = l.IssueKey, l.Relationship
+			m.NewHTMLExcerpt = n.HTMLExcerpt
+			m.NewURL = n.GenericURL()
+			out = append(out, pendingMessage{write: write, services: servicesOf([]requirement.IssueLink{l}), msg: m})
+		}
+	}
+	return out
+}
+
+func linkID(l requirement.IssueLink) string {
+	return l.ServiceID + "\x1f" + strings.ToUpper(l.IssueKey) + "\x1f" + l.Relationship
+}
+
+// servicesOf returns the integrations named by links, nil when one of them
+// names none (a jira macro without serverId goes to every integration).
+func servicesOf(links []requirement.IssueLink) []string {
+	var out []string
+	for _, l := range links {
+		if l.ServiceID == "" {
+			return nil
+		}
+		if !slices.Contains(out, l.ServiceID) {
+			out = append(out, l.ServiceID)
+		}
+	}
+	return out
+}
+
+// route turns pending messages into one message per existing integration,
+// attached to their writes; messages for unknown integrations are dropped.
+func (p *plan) route(c *Change, pending []pendingMessage, services []string) {
+	exists := map[string]bool{}
+	for _, s := range services {
+		exists[s] = true
+	}
+	seq := 0
+	for _, pm := range pending {
+		targets := pm.services
+		if targets == nil {
+			targets = services
+		}
+		for _, s := range targets {
+			if !exists[s] {
+				continue
+			}
+			m := pm.msg
+			m.ServiceID = s
+			// Ids sort by time: spread them by a nanosecond each so that the
+			// order of the messages of one operation is kept.
+			m.CreatedAt = p.now
+			m.ID = outbox.NewID(p.now.Add(time.Duration(seq)))
+			seq++
+			c.Writes[pm.write].Messages = append(c.Writes[pm.write].Messages, &m)
+		}
+	}
+}
+
+// sameRow reports whether writing n over old would change nothing.
+func sameRow(old, n *requirement.Requirement) bool {
+	if old == nil || n == nil {
+		return old == n
+	}
+	a, b := *old, *n
+	if a.SpaceKey != b.SpaceKey || a.Key != b.Key || a.Baseline != b.Baseline || a.Status != b.Status ||
+		a.Text != b.Text || a.HTMLExcerpt != b.HTMLExcerpt || a.HTMLNeedsUpdating != b.HTMLNeedsUpdating ||
+		a.Origin != b.Origin || a.NewSpaceKey != b.NewSpaceKey || a.NewKey != b.NewKey {
+		return false
+	}
+	if !slices.Equal(a.Properties, b.Properties) || !slices.Equal(a.Dependencies, b.Dependencies) ||
+		!slices.Equal(a.Issues, b.Issues) {
+		return false
+	}
+	return sameSet(a.ReverseDependencies, b.ReverseDependencies)
+}
+
+func sameSet(a, b []requirement.Dependency) bool {
+	x, y := map[string]bool{}, map[string]bool{}
+	for _, d := range a {
+		x[depMember(d)] = true
+	}
+	for _, d := range b {
+		y[depMember(d)] = true
+	}
+	if len(x) != len(y) {
+		return false
+	}
+	for m := range x {
+		if !y[m] {
+			return false
+		}
+	}
+	return true
+}
+
+// clone returns a deep copy of r.
+func clone(r *requirement.Requirement) *requirement.Requirement {
+	c := *r
+	c.Properties = slices.Clone(r.Properties)
+	c.Dependencies = slices.Clone(r.Dependencies)
+	c.ReverseDependencies = slices.Clone(r.ReverseDependencies)
+	c.Issues = slices.Clone(r.Issues)
+	return &c
+}
+

@@ -1,0 +1,72 @@
+package wiki
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// MaxBaseline is the highest baseline number.
+const MaxBaseline = 99999999
+
+// Requirement returns the current row of a requirement (baseline 0) or its
+// archived copy in a baseline, with one store read.
+func (s *Service) Requirement(ctx context.Context, tenant, space, key string, baseline int) (*requirement.Requirement, error) {
+	if err := CheckSpaceKey(space); err != nil {
+		return nil, err
+	}
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	if baseline < 0 || baseline > MaxBaseline {
+		return nil, apperr.Invalidf("v must be a baseline number between 1 and %d, got %d", MaxBaseline, baseline)
+	}
+	r, err := s.store.Requirement(ctx, tenant, ID{SpaceKey: space, Key: key}, baseline)
+	if errors.Is(err, apperr.ErrNotFound) {
+		if baseline > 0 {
+			return nil, apperr.Wrap(apperr.NotFoundf("requirement %s/%s not found in baseline %d", space, key, baseline), err)
+		}
+		return nil, apperr.Wrap(apperr.NotFoundf("requirement %s/%s not found", space, key), err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read requirement %s/%s: %w", space, key, err)
+	}
+	return r, nil
+}
+
+// References returns the pages citing r: the origin pages of the ACTIVE
+// requirements that reference it (its reverse dependencies), each once,
+// ordered by title then id. It reads the referencing rows, one store call
+// per 100 of them.
+func (s *Service) References(ctx context.Context, tenant string, r *requirement.Requirement) ([]requirement.PageRef, error) {
+	if len(r.ReverseDependencies) == 0 {
+		return []requirement.PageRef{}, nil
+	}
+	ids := make([]ID, 0, len(r.ReverseDependencies))
+	for _, d := range r.ReverseDependencies {
+		ids = append(ids, ID{SpaceKey: d.SpaceKey, Key: d.Key})
+	}
+	rows, err := s.store.Requirements(ctx, tenant, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read references of %s/%s: %w", r.SpaceKey, r.Key, err)
+	}
+	seen := map[string]bool{}
+	refs := []requirement.PageRef{}
+	for _, id := range ids {
+		src := rows[id.Norm()]
+		if src == nil || src.Status != requirement.Active || src.Origin.PageID == "" || seen[src.Origin.PageID] {
+			continue
+		}
+		seen[src.Origin.PageID] = true
+		refs = append(refs, src.Origin)
+	}
+	slices.SortFunc(refs, func(a, b requirement.PageRef) int {
+		return cmp.Or(cmp.Compare(a.Title, b.Title), cmp.Compare(a.PageID, b.PageID))
+	})
+	return refs, nil
+}

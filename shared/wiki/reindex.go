@@ -1,0 +1,174 @@
+package wiki
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/page"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// Reindex is the spec's status-only reindex of a stored page: each
+// requirement its body defines becomes ACTIVE (with this page as origin) and
+// each one it no longer defines becomes DELETED. Excerpts, texts,
+// properties, dependencies and issue links are not touched; a requirement
+// whose excerpt may differ from the body (it was not ACTIVE on this page,
+// or its stored text, excerpt or properties differ from the body's) is
+// flagged with HTMLNeedsUpdating, for the next page view to gather.
+func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Result, error) {
+	if err := CheckContentID("contentId", id); err != nil {
+		return nil, err
+	}
+	pg, err := s.loadPage(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := page.Parse(pg.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse stored page %s: %w", id, err)
+	}
+	ids := pageIDs(pg)
+	for _, d := range parsed.Definitions {
+		ids = append(ids, ID{SpaceKey: pg.SpaceKey, Key: d.Key})
+	}
+	stored, err := s.store.Requirements(ctx, tenant, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read requirements of page %s: %w", id, err)
+	}
+
+	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	next := *pg
+	next.Keys = nil
+	res := &Result{Page: &next, Duplicates: slices.Clone(parsed.Duplicates)}
+	for _, d := range parsed.Definitions {
+		st := stored[ID{SpaceKey: pg.SpaceKey, Key: d.Key}.Norm()]
+		if takenBy(st, pg.ID) {
+			res.Duplicates = appendKey(res.Duplicates, d.Key)
+			continue
+		}
+		var r *requirement.Requirement
+		switch {
+		case st == nil || st.Status == "":
+			r = &requirement.Requirement{
+				SpaceKey: pg.SpaceKey, Key: d.Key, Status: requirement.Active,
+				Origin: pg.Ref(), HTMLNeedsUpdating: true,
+			}
+			if st != nil {
+				r.ReverseDependencies = slices.Clone(st.ReverseDependencies)
+			}
+		case !ownedBy(st, pg.ID):
+			r = clone(st)
+			r.Status, r.Origin, r.HTMLNeedsUpdating = requirement.Active, pg.Ref(), true
+			r.NewSpaceKey, r.NewKey = "", ""
+		default:
+			r = clone(st)
+			r.HTMLNeedsUpdating = st.HTMLNeedsUpdating || excerptDiffers(st, &d)
+		}
+		p.set(r)
+		next.Keys = append(next.Keys, d.Key)
+		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status, HTMLNeedsUpdating: r.HTMLNeedsUpdating})
+	}
+	for _, k := range pg.Keys {
+		id := ID{SpaceKey: pg.SpaceKey, Key: k}.Norm()
+		st := stored[id]
+		if p.has(id) || !ownedBy(st, pg.ID) {
+			continue
+		}
+		r := clone(st)
+		r.Status = requirement.Deleted
+		p.set(r)
+		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status, HTMLNeedsUpdating: r.HTMLNeedsUpdating})
+	}
+
+	change, err := p.build(ctx, s.store)
+	if err != nil {
+		return nil, fmt.Errorf("reindex page %s: %w", id, err)
+	}
+	if !slices.Equal(next.Keys, pg.Keys) {
+		change.PutPage, change.ExpectVersion = &next, pg.Version
+	}
+	if err := s.store.Commit(ctx, tenant, change); err != nil {
+		return nil, fmt.Errorf("reindex page %s: %w", id, err)
+	}
+	return res, nil
+}
+
+// excerptDiffers reports whether what a page view would gather for r differs
+// from what r holds.
+func excerptDiffers(r *requirement.Requirement, d *page.Definition) bool {
+	return r.Text != d.Text || r.HTMLExcerpt != d.HTMLExcerpt || !slices.Equal(r.Properties, d.Properties)
+}
+
+// ViewPage is the page view: the requirements the page defines, in page
+// order. For those flagged HTMLNeedsUpdating it first gathers the text,
+// excerpt and properties from the stored body, saves them and clears the
+// flag (with an UPDATED message when an excerpt that trackers show changed).
+// A page of another space is not found.
+func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string) ([]*requirement.Requirement, error) {
+	if err := CheckSpaceKey(space); err != nil {
+		return nil, err
+	}
+	if err := CheckContentID("pageId", id); err != nil {
+		return nil, err
+	}
+	pg, err := s.loadPage(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	if pg.SpaceKey != space {
+		return nil, apperr.NotFoundf("page %s not found in space %s", id, space)
+	}
+	stored, err := s.store.Requirements(ctx, tenant, pageIDs(pg))
+	if err != nil {
+		return nil, fmt.Errorf("read requirements of page %s: %w", id, err)
+	}
+	var rows []*requirement.Requirement
+	var flagged []*requirement.Requirement
+	for _, k := range pg.Keys {
+		st := stored[ID{SpaceKey: pg.SpaceKey, Key: k}.Norm()]
+		if st == nil || st.Status == "" {
+			continue
+		}
+		rows = append(rows, st)
+		if ownedBy(st, pg.ID) && st.HTMLNeedsUpdating {
+			flagged = append(flagged, st)
+		}
+	}
+	if len(flagged) == 0 {
+		return rows, nil
+	}
+
+	parsed, err := page.Parse(pg.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse stored page %s: %w", id, err)
+	}
+	defs := make(map[ID]*page.Definition, len(parsed.Definitions))
+	for i := range parsed.Definitions {
+		d := &parsed.Definitions[i]
+		defs[ID{SpaceKey: pg.SpaceKey, Key: d.Key}.Norm()] = d
+	}
+	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	for _, st := range flagged {
+		r := clone(st)
+		if d, ok := defs[idOf(st)]; ok {
+			r.Text, r.HTMLExcerpt, r.Properties = d.Text, d.HTMLExcerpt, slices.Clone(d.Properties)
+		}
+		r.HTMLNeedsUpdating = false
+		p.set(r)
+	}
+	change, err := p.build(ctx, s.store)
+	if err != nil {
+		return nil, fmt.Errorf("gather excerpts of page %s: %w", id, err)
+	}
+	if err := s.store.Commit(ctx, tenant, change); err != nil {
+		return nil, fmt.Errorf("gather excerpts of page %s: %w", id, err)
+	}
+	for i, r := range rows {
+		if n, ok := p.next[idOf(r)]; ok {
+			rows[i] = n
+		}
+	}
+	return rows, nil
+}

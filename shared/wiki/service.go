@@ -1,0 +1,225 @@
+package wiki
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/page"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// Service stores pages, indexes the requirements they define and reads them.
+// It is safe for concurrent use.
+type Service struct {
+	store Store
+	// Now is the clock (time.Now by default); tests replace it.
+	Now func() time.Time
+}
+
+// NewService returns a Service on store.
+func NewService(store Store) *Service {
+	return &Service{store: store, Now: time.Now}
+}
+
+// loadPage reads a page, answering a not-found error that names it.
+func (s *Service) loadPage(ctx context.Context, tenant, id string) (*Page, error) {
+	pg, err := s.store.Page(ctx, tenant, id)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return nil, apperr.Wrap(apperr.NotFoundf("page %s not found", id), err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read page %s: %w", id, err)
+	}
+	return pg, nil
+}
+
+// Page returns a stored page with its body.
+func (s *Service) Page(ctx context.Context, tenant, id string) (*Page, error) {
+	if err := CheckContentID("contentId", id); err != nil {
+		return nil, err
+	}
+	return s.loadPage(ctx, tenant, id)
+}
+
+// takenBy reports whether r is defined by a page other than pageID: then a
+// definition of the same key is a duplicate.
+func takenBy(r *requirement.Requirement, pageID string) bool {
+	return r != nil && r.Status == requirement.Active && r.Origin.PageID != pageID
+}
+
+// ownedBy reports whether r is the ACTIVE row of a requirement pageID defines.
+func ownedBy(r *requirement.Requirement, pageID string) bool {
+	return r != nil && r.Status == requirement.Active && r.Origin.PageID == pageID
+}
+
+// SavePage stores a page (a new version of it, or moved to another space)
+// and indexes it fully: each requirement it defines becomes ACTIVE with its
+// text, excerpt, properties, dependencies and issue links; requirements it
+// no longer defines become DELETED, or MOVED when the page went to another
+// space and still defines them. Only rows that change are written; the
+// outbound messages of the changes are written in the same transactions.
+// A body that does not parse is an invalid error, and nothing is stored.
+func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInput) (*Result, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	parsed, err := page.Parse(in.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse page %s: %w", in.ID, err)
+	}
+	old, err := s.store.Page(ctx, tenant, in.ID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		old, err = nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read page %s: %w", in.ID, err)
+	}
+	now := s.Now().UTC()
+	pg := &Page{
+		ID: in.ID, SpaceKey: in.SpaceKey, Title: in.Title, ParentID: in.ParentID,
+		Version: 1, Body: in.Body, UpdatedAt: now, UpdatedBy: actor,
+	}
+	var ids []ID
+	if old != nil {
+		pg.Version = old.Version + 1
+		for _, k := range old.Keys {
+			ids = append(ids, ID{SpaceKey: old.SpaceKey, Key: k})
+		}
+	}
+	for _, d := range parsed.Definitions {
+		ids = append(ids, ID{SpaceKey: in.SpaceKey, Key: d.Key})
+	}
+	stored, err := s.store.Requirements(ctx, tenant, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read requirements of page %s: %w", in.ID, err)
+	}
+
+	p := newPlan(tenant, actor, now, stored)
+	res := &Result{Page: pg, Duplicates: slices.Clone(parsed.Duplicates)}
+	for _, d := range parsed.Definitions {
+		st := stored[ID{SpaceKey: in.SpaceKey, Key: d.Key}.Norm()]
+		if takenBy(st, pg.ID) {
+			res.Duplicates = appendKey(res.Duplicates, d.Key)
+			continue
+		}
+		r := &requirement.Requirement{
+			SpaceKey: in.SpaceKey, Key: d.Key, Status: requirement.Active,
+			Text: d.Text, HTMLExcerpt: d.HTMLExcerpt, Properties: slices.Clone(d.Properties),
+			Origin: pg.Ref(), Dependencies: resolve(d.Dependencies, in.SpaceKey), Issues: slices.Clone(d.Issues),
+		}
+		if st != nil {
+			r.ReverseDependencies = slices.Clone(st.ReverseDependencies)
+		}
+		p.set(r)
+		pg.Keys = append(pg.Keys, d.Key)
+		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
+	}
+	moved := old != nil && old.SpaceKey != in.SpaceKey
+	if old != nil {
+		for _, k := range old.Keys {
+			id := ID{SpaceKey: old.SpaceKey, Key: k}.Norm()
+			st := stored[id]
+			if p.has(id) || !ownedBy(st, pg.ID) {
+				continue
+			}
+			r := clone(st)
+			r.Status = requirement.Deleted
+			if to := (ID{SpaceKey: in.SpaceKey, Key: k}.Norm()); moved && p.has(to) {
+				r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, in.SpaceKey, p.next[to].Key
+				// The issue links of the old space's row are not new to
+				// the trackers: the MOVED message carries them over.
+				p.prior[to] = st
+			}
+			p.set(r)
+			res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
+		}
+	}
+
+	change, err := p.build(ctx, s.store)
+	if err != nil {
+		return nil, fmt.Errorf("index page %s: %w", in.ID, err)
+	}
+	change.PutPage = pg
+	if old != nil {
+		change.ExpectVersion = old.Version
+	}
+	if old == nil || moved {
+		change.RegisterSpace = in.SpaceKey
+	}
+	if err := s.store.Commit(ctx, tenant, change); err != nil {
+		return nil, fmt.Errorf("save page %s: %w", in.ID, err)
+	}
+	return res, nil
+}
+
+// DeletePage deletes a page; the requirements it defined become DELETED.
+func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) error {
+	if err := CheckContentID("contentId", id); err != nil {
+		return err
+	}
+	old, err := s.loadPage(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	stored, err := s.store.Requirements(ctx, tenant, pageIDs(old))
+	if err != nil {
+		return fmt.Errorf("read requirements of page %s: %w", id, err)
+	}
+	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	for _, k := range old.Keys {
+		if st := stored[ID{SpaceKey: old.SpaceKey, Key: k}.Norm()]; ownedBy(st, id) {
+			r := clone(st)
+			r.Status = requirement.Deleted
+			p.set(r)
+		}
+	}
+	change, err := p.build(ctx, s.store)
+	if err != nil {
+		return fmt.Errorf("unindex page %s: %w", id, err)
+	}
+	change.DeletePage, change.ExpectVersion = id, old.Version
+	if err := s.store.Commit(ctx, tenant, change); err != nil {
+		return fmt.Errorf("delete page %s: %w", id, err)
+	}
+	return nil
+}
+
+// pageIDs returns the ids of the requirements a page owns.
+func pageIDs(pg *Page) []ID {
+	ids := make([]ID, 0, len(pg.Keys))
+	for _, k := range pg.Keys {
+		ids = append(ids, ID{SpaceKey: pg.SpaceKey, Key: k})
+	}
+	return ids
+}
+
+// resolve gives every dependency its space (a link without spaceKey is to
+// the page's space) and drops the duplicates that this reveals.
+func resolve(deps []requirement.Dependency, space string) []requirement.Dependency {
+	var out []requirement.Dependency
+	seen := map[string]bool{}
+	for _, d := range deps {
+		if d.SpaceKey == "" {
+			d.SpaceKey = space
+		}
+		k := d.SpaceKey + "\x1f" + strings.ToUpper(d.Key) + "\x1f" + d.Relationship
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// appendKey appends k unless it is already listed.
+func appendKey(keys []string, k string) []string {
+	if slices.Contains(keys, k) {
+		return keys
+	}
+	return append(keys, k)
+}

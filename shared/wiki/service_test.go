@@ -1,0 +1,398 @@
+package wiki_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+	. "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+const tenant = "demo"
+
+func newService(t *testing.T) (*wiki.Service, *Mem) {
+	t.Helper()
+	mem := NewMem()
+	svc := wiki.NewService(mem)
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	svc.Now = func() time.Time { now = now.Add(time.Second); return now }
+	return svc, mem
+}
+
+// specs is a requirements table: key, description, priority, implements.
+func specs(rows ...string) string {
+	return Table(append([]string{TH("Key", "Description", "Priority", "Implements")}, rows...)...)
+}
+
+func req(key, text, prio string, extra ...string) string {
+	return TR(Def(key), "<p>"+text+"</p>", prio, strings.Join(extra, " "))
+}
+
+func save(t *testing.T, svc *wiki.Service, id, space, body string) *wiki.Result {
+	t.Helper()
+	res, err := svc.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body})
+	if err != nil {
+		t.Fatalf("save page %s: %v", id, err)
+	}
+	return res
+}
+
+func mustRow(t *testing.T, mem *Mem, space, key string) *requirement.Requirement {
+	t.Helper()
+	r := mem.Row(tenant, space, key)
+	if r == nil {
+		t.Fatalf("no row %s/%s", space, key)
+	}
+	return r
+}
+
+func statuses(res *wiki.Result) []string {
+	var out []string
+	for _, s := range res.Requirements {
+		out = append(out, s.SpaceKey+"/"+s.Key+"="+string(s.Status))
+	}
+	return out
+}
+
+func lastCommit(t *testing.T, mem *Mem) *wiki.Change {
+	t.Helper()
+	if len(mem.Commits) == 0 {
+		t.Fatal("no commit")
+	}
+	return mem.Commits[len(mem.Commits)-1]
+}
+
+func TestSaveNewPage(t *testing.T) {
+	svc, mem := newService(t)
+	res := save(t, svc, "100", "DEMO", specs(
+		req("REQ-1", "Log in "+Link("", "REQ-2"), "High", Jira("PROJ-1", "jira-1")),
+		req("REQ-2", "Log out", "Low"),
+	)+"<p>"+Def("P-1")+" Paragraph requirement</p>")
+	if got := statuses(res); !slices.Equal(got, []string{"DEMO/REQ-1=ACTIVE", "DEMO/REQ-2=ACTIVE", "DEMO/P-1=ACTIVE"}) {
+		t.Fatalf("statuses %v", got)
+	}
+	if res.Page.Version != 1 || !slices.Equal(res.Page.Keys, []string{"REQ-1", "REQ-2", "P-1"}) {
+		t.Fatalf("page %+v", res.Page)
+	}
+	r1 := mustRow(t, mem, "DEMO", "REQ-1")
+	if r1.Status != requirement.Active || r1.Text != "Log in REQ-2" || r1.Origin != (requirement.PageRef{PageID: "100", Title: "Page 100"}) ||
+		!slices.Equal(r1.Properties, []requirement.Property{{Key: "Priority", Value: "High"}}) ||
+		!slices.Equal(r1.Dependencies, []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-2", Relationship: "dependency"}}) ||
+		!slices.Equal(r1.Issues, []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements"}}) {
+		t.Fatalf("REQ-1 %+v", r1)
+	}
+	r2 := mustRow(t, mem, "DEMO", "REQ-2")
+	if !slices.Equal(r2.ReverseDependencies, []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-1", Relationship: "dependency"}}) {
+		t.Fatalf("REQ-2 rdeps %+v", r2.ReverseDependencies)
+	}
+	if c := lastCommit(t, mem); len(c.RDeps) != 0 || len(c.Writes) != 3 || c.RegisterSpace != "DEMO" || c.ExpectVersion != 0 {
+		t.Fatalf("change %+v", c)
+	}
+	if got := mem.Spaces(tenant); !slices.Equal(got, []string{"DEMO"}) {
+		t.Fatalf("spaces %v", got)
+	}
+	if mem.Calls["ServiceIDs"] != 1 {
+		t.Fatalf("integrations listed %d times", mem.Calls["ServiceIDs"])
+	}
+}
+
+func TestSaveWritesOnlyChangedRows(t *testing.T) {
+	svc, mem := newService(t)
+	body := specs(req("REQ-1", "One", "High"), req("REQ-2", "Two", "Low"))
+	save(t, svc, "100", "DEMO", body)
+
+	res := save(t, svc, "100", "DEMO", body)
+	c := lastCommit(t, mem)
+	if res.Page.Version != 2 || c.ExpectVersion != 1 || len(c.Writes) != 0 || len(c.RDeps) != 0 || c.RegisterSpace != "" {
+		t.Fatalf("unchanged save: version %d change %+v", res.Page.Version, c)
+	}
+	if mem.Calls["ServiceIDs"] != 0 {
+		t.Fatal("integrations listed although no row changed")
+	}
+
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High"), req("REQ-2", "Two changed", "Low")))
+	c = lastCommit(t, mem)
+	if len(c.Writes) != 1 || c.Writes[0].New.Key != "REQ-2" || c.Writes[0].Old.Text != "Two" {
+		t.Fatalf("writes %+v", c.Writes)
+	}
+}
+
+func TestSaveLifeCycle(t *testing.T) {
+	svc, mem := newService(t)
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High"), req("REQ-2", "Two", "Low")))
+
+	// ACTIVE -> DELETED: the page no longer defines REQ-2; its text stays.
+	res := save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	if got := statuses(res); !slices.Equal(got, []string{"DEMO/REQ-1=ACTIVE", "DEMO/REQ-2=DELETED"}) {
+		t.Fatalf("statuses %v", got)
+	}
+	if r := mustRow(t, mem, "DEMO", "REQ-2"); r.Status != requirement.Deleted || r.Text != "Two" || r.Origin.PageID != "100" {
+		t.Fatalf("REQ-2 %+v", r)
+	}
+	if !slices.Equal(res.Page.Keys, []string{"REQ-1"}) {
+		t.Fatalf("keys %v", res.Page.Keys)
+	}
+	// A second save does not list or write it again.
+	res = save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	if got := statuses(res); !slices.Equal(got, []string{"DEMO/REQ-1=ACTIVE"}) || len(lastCommit(t, mem).Writes) != 0 {
+		t.Fatalf("statuses %v writes %d", got, len(lastCommit(t, mem).Writes))
+	}
+
+	// DELETED -> ACTIVE: another page defines it now.
+	save(t, svc, "200", "DEMO", specs(req("req-2", "Two again", "Low")))
+	if r := mustRow(t, mem, "DEMO", "REQ-2"); r.Status != requirement.Active || r.Origin.PageID != "200" || r.Text != "Two again" {
+		t.Fatalf("REQ-2 %+v", r)
+	}
+
+	// Page delete -> DELETED.
+	if err := svc.DeletePage(context.Background(), tenant, "alice", "200"); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRow(t, mem, "DEMO", "REQ-2"); r.Status != requirement.Deleted {
+		t.Fatalf("REQ-2 %+v", r)
+	}
+	if _, err := svc.Page(context.Background(), tenant, "200"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("deleted page: %v", err)
+	}
+	if err := svc.DeletePage(context.Background(), tenant, "alice", "200"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestSaveMovesPage(t *testing.T) {
+	svc, mem := newService(t)
+	mem.AddIntegration(tenant, "jira-1")
+	save(t, svc, "100", "DEMO", specs(
+		req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1")),
+		req("REQ-2", "Two", "Low"),
+	))
+	before := len(mem.Outbox)
+
+	res := save(t, svc, "100", "OTHER", specs(
+		req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1"), Jira("PROJ-2", "jira-1")),
+		req("REQ-3", "Three", "Low"),
+	))
+	want := []string{"OTHER/REQ-1=ACTIVE", "OTHER/REQ-3=ACTIVE", "DEMO/REQ-1=MOVED", "DEMO/REQ-2=DELETED"}
+	if got := statuses(res); !slices.Equal(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
+	}
+	old := mustRow(t, mem, "DEMO", "REQ-1")
+	if old.Status != requirement.Moved || old.NewSpaceKey != "OTHER" || old.NewKey != "REQ-1" || old.Text != "One" {
+		t.Fatalf("old row %+v", old)
+	}
+	if r := mustRow(t, mem, "OTHER", "REQ-1"); r.Status != requirement.Active || r.Origin.PageID != "100" {
+		t.Fatalf("new row %+v", r)
+	}
+	if got := mem.Spaces(tenant); !slices.Equal(got, []string{"DEMO", "OTHER"}) {
+		t.Fatalf("spaces %v", got)
+	}
+	// One MOVED message, and a LINK only for the link that is new: PROJ-1
+	// is carried over by the move.
+	var got []string
+	for _, m := range mem.Outbox[before:] {
+		got = append(got, string(m.Type)+" "+m.SpaceKey+"/"+m.Key+" "+m.ObjectKey+" "+m.NewSpaceKey+"/"+m.NewKey+" "+m.NewURL)
+	}
+	want = []string{"MOVED DEMO/REQ-1  OTHER/REQ-1 /requirements/OTHER/REQ-1", "LINK OTHER/REQ-1 PROJ-2 / /requirements/OTHER/REQ-1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("messages\n%v\nwant\n%v", got, want)
+	}
+}
+
+func TestDuplicatesAcrossPages(t *testing.T) {
+	svc, mem := newService(t)
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	res := save(t, svc, "200", "DEMO", specs(req("REQ-1", "Other one", "Low"), req("REQ-9", "Nine", "Low"), req("REQ-9", "Nine again", "")))
+	if !slices.Equal(res.Duplicates, []string{"REQ-9", "REQ-1"}) || !slices.Equal(res.Page.Keys, []string{"REQ-9"}) {
+		t.Fatalf("duplicates %v keys %v", res.Duplicates, res.Page.Keys)
+	}
+	if r := mustRow(t, mem, "DEMO", "REQ-1"); r.Origin.PageID != "100" || r.Text != "One" {
+		t.Fatalf("REQ-1 taken over: %+v", r)
+	}
+	// Once page 100 drops it, the next save of page 200 takes it.
+	save(t, svc, "100", "DEMO", "<p>nothing</p>")
+	save(t, svc, "200", "DEMO", specs(req("REQ-1", "Other one", "Low")))
+	if r := mustRow(t, mem, "DEMO", "REQ-1"); r.Status != requirement.Active || r.Origin.PageID != "200" {
+		t.Fatalf("REQ-1 %+v", r)
+	}
+}
+
+func TestReverseDependencies(t *testing.T) {
+	svc, mem := newService(t)
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	// Page 200 references REQ-1 (another page) and X-1 (defined nowhere).
+	save(t, svc, "200", "DEMO", specs(req("REQ-5", "Five "+Link("", "REQ-1")+" "+Link("OTHER", "X-1"), "")))
+	c := lastCommit(t, mem)
+	if len(c.RDeps) != 2 {
+		t.Fatalf("rdep edits %+v", c.RDeps)
+	}
+	ref := requirement.Dependency{SpaceKey: "DEMO", Key: "REQ-5", Relationship: "dependency"}
+	if r := mustRow(t, mem, "DEMO", "REQ-1"); !slices.Equal(r.ReverseDependencies, []requirement.Dependency{ref}) {
+		t.Fatalf("REQ-1 rdeps %+v", r.ReverseDependencies)
+	}
+	if r := mustRow(t, mem, "OTHER", "X-1"); r.Status != "" || !slices.Equal(r.ReverseDependencies, []requirement.Dependency{ref}) {
+		t.Fatalf("stub %+v", r)
+	}
+	if _, err := svc.Requirement(context.Background(), tenant, "OTHER", "X-1", 0); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("stub readable: %v", err)
+	}
+	// Saving page 100 again keeps the reverse dependency other pages made.
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One changed", "High")))
+	if r := mustRow(t, mem, "DEMO", "REQ-1"); !slices.Equal(r.ReverseDependencies, []requirement.Dependency{ref}) {
+		t.Fatalf("REQ-1 rdeps lost: %+v", r.ReverseDependencies)
+	}
+	// X-1 defined later starts with its reverse dependencies.
+	save(t, svc, "300", "OTHER", specs(req("X-1", "Ex", "")))
+	if r := mustRow(t, mem, "OTHER", "X-1"); r.Status != requirement.Active || !slices.Equal(r.ReverseDependencies, []requirement.Dependency{ref}) {
+		t.Fatalf("X-1 %+v", r)
+	}
+	refs, err := svc.References(context.Background(), tenant, mustRow(t, mem, "OTHER", "X-1"))
+	if err != nil || !slices.Equal(refs, []requirement.PageRef{{PageID: "200", Title: "Page 200"}}) {
+		t.Fatalf("references %v %v", refs, err)
+	}
+	// Changing the relationship removes one member and adds another.
+	save(t, svc, "200", "DEMO", Table(TH("Key", "Description", "Refines"), TR(Def("REQ-5"), "Five", Link("", "REQ-1"))))
+	want := []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-5", Relationship: "refines"}}
+	if r := mustRow(t, mem, "DEMO", "REQ-1"); !slices.Equal(r.ReverseDependencies, want) {
+		t.Fatalf("REQ-1 rdeps %+v", r.ReverseDependencies)
+	}
+	if r := mustRow(t, mem, "OTHER", "X-1"); len(r.ReverseDependencies) != 0 {
+		t.Fatalf("X-1 rdeps %+v", r.ReverseDependencies)
+	}
+	// A deleted requirement references nothing.
+	if err := svc.DeletePage(context.Background(), tenant, "alice", "200"); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRow(t, mem, "DEMO", "REQ-1"); len(r.ReverseDependencies) != 0 {
+		t.Fatalf("REQ-1 rdeps after delete %+v", r.ReverseDependencies)
+	}
+}
+
+func TestOutboxMessages(t *testing.T) {
+	svc, mem := newService(t)
+	mem.AddIntegration(tenant, "jira-1")
+	mem.AddIntegration(tenant, "jira-2")
+	kinds := func(from int) []string {
+		var out []string
+		for _, m := range mem.Outbox[from:] {
+			out = append(out, string(m.Type)+" "+m.ServiceID+" "+m.Key+" "+m.ObjectKey+" "+m.Relationship)
+			if m.State != outbox.New || m.Enqueued || m.ID == "" || m.CreatedAt.IsZero() || m.AuthorKey != "alice" {
+				t.Errorf("message %+v", m)
+			}
+		}
+		return out
+	}
+	body := specs(
+		req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1")),
+		req("REQ-2", "Two", "Low", Jira("PROJ-2", "")),
+		req("REQ-3", "Three", "Low", Jira("PROJ-3", "unknown")),
+		req("REQ-4", "Four", "Low"),
+	)
+	save(t, svc, "100", "DEMO", body)
+	want := []string{"LINK jira-1 REQ-1 PROJ-1 implements", "LINK jira-1 REQ-2 PROJ-2 implements", "LINK jira-2 REQ-2 PROJ-2 implements"}
+	if got := kinds(0); !slices.Equal(got, want) {
+		t.Fatalf("first save\n%v\nwant\n%v", got, want)
+	}
+	if m := mem.Outbox[0]; m.NewHTMLExcerpt != "<p>One</p>" || m.NewURL != "/requirements/DEMO/REQ-1" || m.SpaceKey != "DEMO" {
+		t.Fatalf("LINK message %+v", m)
+	}
+	// The same page again: nothing new to tell.
+	n := len(mem.Outbox)
+	save(t, svc, "100", "DEMO", body)
+	if got := kinds(n); len(got) != 0 {
+		t.Fatalf("second save wrote %v", got)
+	}
+	// Excerpt changes and a removed requirement.
+	save(t, svc, "100", "DEMO", specs(
+		req("REQ-1", "One changed", "High", Jira("PROJ-1", "jira-1")),
+		req("REQ-3", "Three changed", "Low", Jira("PROJ-3", "unknown")),
+		req("REQ-4", "Four changed", "Low"),
+	))
+	want = []string{"DELETED jira-1 REQ-2  ", "DELETED jira-2 REQ-2  ", "UPDATED jira-1 REQ-1  "}
+	if got := kinds(n); !slices.Equal(got, want) {
+		t.Fatalf("third save\n%v\nwant\n%v", got, want)
+	}
+	if m := mem.Outbox[n+2]; m.NewHTMLExcerpt != "<p>One changed</p>" {
+		t.Fatalf("UPDATED %+v", m)
+	}
+	// Each message sits in the write of its requirement.
+	for _, w := range lastCommit(t, mem).Writes {
+		for _, m := range w.Messages {
+			if m.Key != w.New.Key {
+				t.Fatalf("message of %s in the write of %s", m.Key, w.New.Key)
+			}
+		}
+	}
+}
+
+func TestNoIntegrationNoMessage(t *testing.T) {
+	svc, mem := newService(t)
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", ""))))
+	if len(mem.Outbox) != 0 {
+		t.Fatalf("messages %+v", mem.Outbox)
+	}
+}
+
+func TestSaveRejectsBadInput(t *testing.T) {
+	svc, mem := newService(t)
+	long := strings.Repeat("t", wiki.MaxTitle+1)
+	cases := []struct {
+		name string
+		in   wiki.PageInput
+		msg  string
+	}{
+		{"bad id", wiki.PageInput{ID: "1/2", SpaceKey: "DEMO", Title: "x"}, "invalid contentId"},
+		{"long id", wiki.PageInput{ID: strings.Repeat("1", 65), SpaceKey: "DEMO", Title: "x"}, "invalid contentId"},
+		{"no space", wiki.PageInput{ID: "1", Title: "x"}, "spaceKey is required"},
+		{"bad space", wiki.PageInput{ID: "1", SpaceKey: "DE MO", Title: "x"}, "invalid spaceKey"},
+		{"blank title", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "  "}, "title is required"},
+		{"long title", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: long}, "at most 255"},
+		{"bad parent", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", ParentID: "a-b"}, "invalid parentId"},
+		{"own parent", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", ParentID: "1"}, "parentId"},
+		{"malformed", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p><b>x</p>"}, ""},
+		{"bad key", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p>" + Def("bad key") + " x</p>"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := svc.SavePage(context.Background(), tenant, "alice", c.in)
+			e := apperr.As(err)
+			if e == nil || e.Code != apperr.Invalid || !strings.Contains(e.Message, c.msg) {
+				t.Fatalf("got %v, want invalid containing %q", err, c.msg)
+			}
+		})
+	}
+	if len(mem.Commits) != 0 || mem.Calls["Page"] != 0 {
+		t.Fatalf("bad input reached the store: %v", mem.Calls)
+	}
+}
+
+func TestSaveConflict(t *testing.T) {
+	svc, mem := newService(t)
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	mem.Fail = func(*wiki.Change) error { return apperr.Conflictf("page 100 changed concurrently") }
+	_, err := svc.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "x"})
+	if !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestTenantIsolation(t *testing.T) {
+	svc, _ := newService(t)
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	ctx := context.Background()
+	if _, err := svc.Page(ctx, "acme", "100"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("page: %v", err)
+	}
+	if _, err := svc.Requirement(ctx, "acme", "DEMO", "REQ-1", 0); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("requirement: %v", err)
+	}
+	if _, err := svc.ViewPage(ctx, "acme", "bob", "DEMO", "100"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("view: %v", err)
+	}
+}

@@ -1,0 +1,280 @@
+// Package wikitest helps test code that stores pages: builders of
+// storage-format bodies and Mem, an in-memory wiki.Store.
+package wikitest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// Def is a requirement definition macro.
+func Def(key string) string {
+	return `<ac:structured-macro ac:name="requirement" ac:schema-version="1">` +
+		`<ac:parameter ac:name="type">DEFINITION</ac:parameter>` +
+		`<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
+}
+
+// Link is a requirement LINK macro; space "" leaves out spaceKey.
+func Link(space, key string) string {
+	s := `<ac:structured-macro ac:name="requirement">`
+	if space != "" {
+		s += `<ac:parameter ac:name="spaceKey">` + space + `</ac:parameter>`
+	}
+	return s + `<ac:parameter ac:name="type">LINK</ac:parameter>` +
+		`<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
+}
+
+// Jira is an issue macro; server "" leaves out serverId.
+func Jira(key, server string) string {
+	s := `<ac:structured-macro ac:name="jira">`
+	if server != "" {
+		s += `<ac:parameter ac:name="serverId">` + server + `</ac:parameter>`
+	}
+	return s + `<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
+}
+
+// Table wraps rows in a table.
+func Table(rows ...string) string { return "<table><tbody>" + strings.Join(rows, "") + "</tbody></table>" }
+
+// TH is a header row.
+func TH(cells ...string) string { return row("th", cells) }
+
+// TR is a row of data cells.
+func TR(cells ...string) string { return row("td", cells) }
+
+func row(tag string, cells []string) string {
+	var b strings.Builder
+	b.WriteString("<tr>")
+	for _, c := range cells {
+		b.WriteString("<" + tag + ">" + c + "</" + tag + ">")
+	}
+	b.WriteString("</tr>")
+	return b.String()
+}
+
+// Mem is an in-memory wiki.Store. Fail, when set, is called before each
+// Commit; an error it returns fails the Commit with nothing applied.
+type Mem struct {
+	Fail func(c *wiki.Change) error
+
+	mu       sync.Mutex
+	pages    map[string]*wiki.Page // tenant + "/" + id
+	rows     map[string]map[wiki.ID]*requirement.Requirement
+	archived map[string]*requirement.Requirement // tenant/space/KEY/n
+	services map[string][]string
+	spaces   map[string][]string
+	// Commits are the changes applied, in order.
+	Commits []*wiki.Change
+	// Outbox holds every message written, by commit then id.
+	Outbox []*outbox.Message
+	// Calls counts the store calls by method name.
+	Calls map[string]int
+}
+
+var _ wiki.Store = (*Mem)(nil)
+
+// NewMem returns an empty store.
+func NewMem() *Mem {
+	return &Mem{
+		pages: map[string]*wiki.Page{}, rows: map[string]map[wiki.ID]*requirement.Requirement{},
+		archived: map[string]*requirement.Requirement{}, services: map[string][]string{},
+		spaces: map[string][]string{}, Calls: map[string]int{},
+	}
+}
+
+// AddIntegration declares an integration of tenant.
+func (m *Mem) AddIntegration(tenant, serviceID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.services[tenant] = append(m.services[tenant], serviceID)
+}
+
+// PutRow stores a current row (or an archived copy when r.Baseline > 0) as is.
+func (m *Mem) PutRow(tenant string, r *requirement.Requirement) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r.Baseline > 0 {
+		m.archived[archKey(tenant, r.SpaceKey, r.Key, r.Baseline)] = Clone(r)
+		return
+	}
+	m.tenantRows(tenant)[wiki.ID{SpaceKey: r.SpaceKey, Key: r.Key}.Norm()] = Clone(r)
+}
+
+// PutPage stores a page as is.
+func (m *Mem) PutPage(tenant string, p *wiki.Page) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := *p
+	c.Keys = slices.Clone(p.Keys)
+	m.pages[tenant+"/"+p.ID] = &c
+}
+
+// Row returns a current row (stubs included), nil when absent.
+func (m *Mem) Row(tenant, space, key string) *requirement.Requirement {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.tenantRows(tenant)[wiki.ID{SpaceKey: space, Key: key}.Norm()]; r != nil {
+		return Clone(r)
+	}
+	return nil
+}
+
+// Spaces returns the registered spaces of tenant.
+func (m *Mem) Spaces(tenant string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.spaces[tenant])
+}
+
+func archKey(tenant, space, key string, n int) string {
+	return fmt.Sprintf("%s/%s/%s/%d", tenant, space, strings.ToUpper(key), n)
+}
+
+func (m *Mem) tenantRows(tenant string) map[wiki.ID]*requirement.Requirement {
+	rows, ok := m.rows[tenant]
+	if !ok {
+		rows = map[wiki.ID]*requirement.Requirement{}
+		m.rows[tenant] = rows
+	}
+	return rows
+}
+
+// Page implements wiki.Store.
+func (m *Mem) Page(_ context.Context, tenant, id string) (*wiki.Page, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["Page"]++
+	p, ok := m.pages[tenant+"/"+id]
+	if !ok {
+		return nil, apperr.ErrNotFound
+	}
+	c := *p
+	c.Keys = slices.Clone(p.Keys)
+	return &c, nil
+}
+
+// Requirement implements wiki.Store.
+func (m *Mem) Requirement(_ context.Context, tenant string, id wiki.ID, baseline int) (*requirement.Requirement, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["Requirement"]++
+	var r *requirement.Requirement
+	if baseline > 0 {
+		r = m.archived[archKey(tenant, id.SpaceKey, id.Key, baseline)]
+	} else {
+		r = m.tenantRows(tenant)[id.Norm()]
+	}
+	if r == nil || r.Status == "" {
+		return nil, apperr.ErrNotFound
+	}
+	return Clone(r), nil
+}
+
+// Requirements implements wiki.Store.
+func (m *Mem) Requirements(_ context.Context, tenant string, ids []wiki.ID) (map[wiki.ID]*requirement.Requirement, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["Requirements"]++
+	out := map[wiki.ID]*requirement.Requirement{}
+	for _, id := range ids {
+		if r := m.tenantRows(tenant)[id.Norm()]; r != nil {
+			out[id.Norm()] = Clone(r)
+		}
+	}
+	return out, nil
+}
+
+// ServiceIDs implements wiki.Store.
+func (m *Mem) ServiceIDs(_ context.Context, tenant string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["ServiceIDs"]++
+	return slices.Clone(m.services[tenant]), nil
+}
+
+// Commit implements wiki.Store: it applies the change as DynamoDB would.
+func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["Commit"]++
+	if m.Fail != nil {
+		if err := m.Fail(c); err != nil {
+			return err
+		}
+	}
+	if c.PutPage != nil || c.DeletePage != "" {
+		id := c.DeletePage
+		if c.PutPage != nil {
+			id = c.PutPage.ID
+		}
+		old, ok := m.pages[tenant+"/"+id]
+		if (c.ExpectVersion == 0 && ok) || (c.ExpectVersion > 0 && (!ok || old.Version != c.ExpectVersion)) {
+			return apperr.Conflictf("page %s changed concurrently", id)
+		}
+	}
+	m.Commits = append(m.Commits, c)
+	rows := m.tenantRows(tenant)
+	first := len(m.Outbox)
+	defer func() {
+		// Listings show messages by id, which is their creation order.
+		slices.SortFunc(m.Outbox[first:], func(a, b *outbox.Message) int { return strings.Compare(a.ID, b.ID) })
+	}()
+	for _, e := range c.RDeps {
+		r, ok := rows[e.Target]
+		if !ok {
+			r = &requirement.Requirement{SpaceKey: e.Target.SpaceKey, Key: e.Target.Key}
+			rows[e.Target] = r
+		}
+		set := map[requirement.Dependency]bool{}
+		for _, d := range r.ReverseDependencies {
+			set[d] = true
+		}
+		for _, d := range e.Remove {
+			delete(set, d)
+		}
+		for _, d := range e.Add {
+			set[d] = true
+		}
+		r.ReverseDependencies = nil
+		for d := range set {
+			r.ReverseDependencies = append(r.ReverseDependencies, d)
+		}
+	}
+	for _, w := range c.Writes {
+		rows[wiki.ID{SpaceKey: w.New.SpaceKey, Key: w.New.Key}.Norm()] = Clone(w.New)
+		for _, msg := range w.Messages {
+			cp := *msg
+			m.Outbox = append(m.Outbox, &cp)
+		}
+	}
+	if c.RegisterSpace != "" && !slices.Contains(m.spaces[tenant], c.RegisterSpace) {
+		m.spaces[tenant] = append(m.spaces[tenant], c.RegisterSpace)
+	}
+	if c.DeletePage != "" {
+		delete(m.pages, tenant+"/"+c.DeletePage)
+	}
+	if c.PutPage != nil {
+		p := *c.PutPage
+		p.Keys = slices.Clone(c.PutPage.Keys)
+		m.pages[tenant+"/"+p.ID] = &p
+	}
+	return nil
+}
+
+// Clone returns a deep copy of r.
+func Clone(r *requirement.Requirement) *requirement.Requirement {
+	c := *r
+	c.Properties = slices.Clone(r.Properties)
+	c.Dependencies = slices.Clone(r.Dependencies)
+	c.ReverseDependencies = slices.Clone(r.ReverseDependencies)
+	c.Issues = slices.Clone(r.Issues)
+	return &c
+}
