@@ -371,4 +371,3 @@ func clone(r *requirement.Requirement) *requirement.Requirement {
 	c.Issues = slices.Clone(r.Issues)
 	return &c
 }
-

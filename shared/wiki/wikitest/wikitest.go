@@ -42,7 +42,9 @@ func Jira(key, server string) string {
 }
 
 // Table wraps rows in a table.
-func Table(rows ...string) string { return "<table><tbody>" + strings.Join(rows, "") + "</tbody></table>" }
+func Table(rows ...string) string {
+	return "<table><tbody>" + strings.Join(rows, "") + "</tbody></table>"
+}
 
 // TH is a header row.
 func TH(cells ...string) string { return row("th", cells) }
