@@ -77,6 +77,7 @@ func Parse(body string) (*Result, error) {
 		return nil, err
 	}
 	p := &parser{
+		body:   body,
 		macros: macros,
 		seen:   make(map[string]bool),
 		listed: make(map[string]bool),
@@ -91,6 +92,7 @@ func Parse(body string) (*Result, error) {
 
 // parser holds the state of one Parse call.
 type parser struct {
+	body   string
 	macros map[*html.Node]*macro
 	result Result
 	seen   map[string]bool // upper-cased keys defined so far
@@ -122,27 +124,31 @@ func (p *parser) claim(key string) bool {
 // walk looks for tables and paragraph definitions below n, in page order.
 func (p *parser) walk(n *html.Node) error {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type != html.ElementNode {
-			continue
-		}
-		var err error
-		switch m := p.macros[c]; {
-		case m != nil && m.kind == definitionMacro:
-			err = p.paragraph(c, m)
-		case m != nil:
-			// Link, issue and property macros outside definitions carry
-			// nothing to index; their parameters hold no content.
-		case c.Data == "table":
-			err = p.table(c)
-		case kindOf(c) == skipped:
-		default:
-			err = p.walk(c)
-		}
-		if err != nil {
+		if err := p.node(c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// node looks for tables and paragraph definitions in n and below.
+func (p *parser) node(n *html.Node) error {
+	if n.Type != html.ElementNode {
+		return nil
+	}
+	switch m := p.macros[n]; {
+	case m != nil && m.kind == definitionMacro:
+		return p.paragraph(n, m)
+	case m != nil:
+		// Link, issue, property and status macros outside definitions
+		// index nothing, and their parameters hold no content.
+		return nil
+	case n.Data == "table":
+		return p.table(n)
+	case kindOf(n) == skipped:
+		return nil
+	}
+	return p.walk(n)
 }
 
 // paragraph indexes a definition macro found outside a requirement row: the
@@ -162,9 +168,32 @@ func (p *parser) paragraph(n *html.Node, m *macro) error {
 	def.Text = s.w.plainText()
 	def.HTMLExcerpt = s.w.excerpt()
 	if keep {
-		p.result.Definitions = append(p.result.Definitions, *def)
+		p.add(def)
 	}
 	return nil
+}
+
+// add appends a complete definition to the result, without repeated links.
+func (p *parser) add(def *Definition) {
+	def.Dependencies = unique(def.Dependencies)
+	def.Issues = unique(def.Issues)
+	p.result.Definitions = append(p.result.Definitions, *def)
+}
+
+// unique removes repeated values from s, keeping the first of each.
+func unique[T comparable](s []T) []T {
+	if len(s) < 2 {
+		return s
+	}
+	seen := make(map[T]bool, len(s))
+	kept := s[:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			kept = append(kept, v)
+		}
+	}
+	return kept
 }
 
 // issueRefs lists the issue macros of the page with their owners.
