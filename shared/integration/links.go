@@ -1,0 +1,89 @@
+package integration
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// issueKeyPattern is the shape of an issue key: project key, '-', number.
+var issueKeyPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*-[0-9]+$`)
+
+// MaxLinkSets bounds the requirements of one links callback.
+const MaxLinkSets = 1000
+
+// CheckLinkSets validates and normalizes the body of a links callback for
+// serviceID: valid space keys, keys and issue keys, baselines ≥ 0,
+// relationships normalized (requirement.NormalizeRelationship), the links
+// of one requirement deduplicated, and several entries for one requirement
+// merged. Every error is a 400 naming the entry.
+func CheckLinkSets(serviceID string, sets []LinkSet) ([]LinkSet, error) {
+	if len(sets) > MaxLinkSets {
+		return nil, apperr.Invalidf("at most %d requirements per call, got %d", MaxLinkSets, len(sets))
+	}
+	type id struct {
+		space, key string
+		baseline   int
+	}
+	index := map[id]int{}
+	var out []LinkSet
+	for i, s := range sets {
+		if !requirement.ValidSpaceKey(s.SpaceKey) {
+			return nil, apperr.Invalidf("entry %d: invalid spaceKey %q", i, s.SpaceKey)
+		}
+		if !requirement.ValidKey(s.Key) {
+			return nil, apperr.Invalidf("entry %d: invalid key %q", i, s.Key)
+		}
+		if s.Baseline < 0 {
+			return nil, apperr.Invalidf("entry %d: baseline must be null or a positive number, got %d", i, s.Baseline)
+		}
+		k := id{s.SpaceKey, strings.ToUpper(s.Key), s.Baseline}
+		j, seen := index[k]
+		if !seen {
+			j = len(out)
+			index[k] = j
+			out = append(out, LinkSet{SpaceKey: s.SpaceKey, Key: s.Key, Baseline: s.Baseline, Links: []requirement.IssueLink{}})
+		}
+		for _, l := range s.Links {
+			key := strings.TrimSpace(l.IssueKey)
+			if !issueKeyPattern.MatchString(key) || len(key) > 255 {
+				return nil, apperr.Invalidf("entry %d (%s/%s): invalid issueKey %q: want PROJECT-123", i, s.SpaceKey, s.Key, l.IssueKey)
+			}
+			rel := requirement.NormalizeRelationship(l.Relationship)
+			if len(rel) > 255 {
+				return nil, apperr.Invalidf("entry %d (%s/%s): relationship is longer than 255 characters", i, s.SpaceKey, s.Key)
+			}
+			link := requirement.IssueLink{ServiceID: serviceID, IssueKey: key, Relationship: rel}
+			if !slices.ContainsFunc(out[j].Links, func(o requirement.IssueLink) bool { return sameLink(o, link) }) {
+				out[j].Links = append(out[j].Links, link)
+			}
+		}
+	}
+	return out, nil
+}
+
+func sameLink(a, b requirement.IssueLink) bool {
+	return a.ServiceID == b.ServiceID && strings.EqualFold(a.IssueKey, b.IssueKey) && a.Relationship == b.Relationship
+}
+
+// ReplaceLinks replaces r's issue links of serviceID by links (links of
+// other integrations, and of jira macros naming none, are kept, in place)
+// and reports whether r changed. The store derives the search index items
+// to write and delete from r before and after, as the page indexing does.
+func ReplaceLinks(r *requirement.Requirement, serviceID string, links []requirement.IssueLink) bool {
+	next := make([]requirement.IssueLink, 0, len(r.Issues)+len(links))
+	for _, l := range r.Issues {
+		if l.ServiceID != serviceID {
+			next = append(next, l)
+		}
+	}
+	next = append(next, links...)
+	if slices.Equal(r.Issues, next) {
+		return false
+	}
+	r.Issues = next
+	return true
+}

@@ -1,0 +1,169 @@
+package integration
+
+import (
+	"context"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// Store persists descriptors (shared/dynamo.IntegrationStore).
+type Store interface {
+	// List returns the tenant's integrations ordered by serviceId.
+	List(ctx context.Context, tenant string) ([]*Descriptor, error)
+	// Get returns one integration, or apperr.ErrNotFound.
+	Get(ctx context.Context, tenant, serviceID string) (*Descriptor, error)
+	// Create stores a new integration and sets d.Rev to 1;
+	// apperr.ErrConflict when the serviceId is taken.
+	Create(ctx context.Context, tenant string, d *Descriptor) error
+	// Update writes the descriptor fields, the token and the incoming token
+	// hash when the stored Rev is still d.Rev, and increments Rev;
+	// it sets d.Rev to the new revision. apperr.ErrNotFound when absent,
+	// apperr.ErrConflict when changed concurrently. Sync bookkeeping (SweepFrom, LastErrorMail, leases) is
+	// not touched.
+	Update(ctx context.Context, tenant string, d *Descriptor) error
+	// ClaimErrorMail records now as the time of the last error e-mail when
+	// the previous one is at least every old (or there was none), and
+	// reports whether it did: of two concurrent callers only one wins.
+	ClaimErrorMail(ctx context.Context, tenant, serviceID string, now time.Time, every time.Duration) (bool, error)
+	// AcquireLease makes owner the only sync run delivering to the
+	// integration until until; false when another owner holds an unexpired
+	// lease.
+	AcquireLease(ctx context.Context, tenant, serviceID, owner string, now, until time.Time) (bool, error)
+	// ReleaseLease ends owner's lease (no error when it is not held).
+	ReleaseLease(ctx context.Context, tenant, serviceID, owner string) error
+	// SetSweepFrom stores the outbox id prefix the next sweep starts at.
+	SetSweepFrom(ctx context.Context, tenant, serviceID, from string) error
+}
+
+// Ref names one outbox message; it is the body of an SQS message.
+type Ref struct {
+	Tenant    string
+	ServiceID string
+	ID        string
+}
+
+// RefOf returns the reference of a tenant's message.
+func RefOf(tenant string, m *outbox.Message) Ref {
+	return Ref{Tenant: tenant, ServiceID: m.ServiceID, ID: m.ID}
+}
+
+// Outcome is the result of delivering one message.
+type Outcome struct {
+	Ref          Ref
+	LastResponse string
+}
+
+// Pending is a NEW message that never reached SQS.
+type Pending struct {
+	Tenant  string
+	Message *outbox.Message
+}
+
+// EnqueueMarker records that messages reached SQS.
+type EnqueueMarker interface {
+	// MarkEnqueued takes the messages out of the pending partition; absent
+	// messages are skipped.
+	MarkEnqueued(ctx context.Context, refs []Ref) error
+}
+
+// Outbox reads and updates outbox messages (shared/dynamo.OutboxStore).
+// Message ids sort by creation time; "from" arguments are id prefixes ("" =
+// the beginning).
+type Outbox interface {
+	EnqueueMarker
+	// CountNew counts the NEW messages of an integration from an id prefix.
+	CountNew(ctx context.Context, tenant, serviceID, from string) (int, error)
+	// List returns at most limit messages oldest first from an id prefix:
+	// NEW ones, and DONE ones too when includeDone.
+	List(ctx context.Context, tenant, serviceID, from string, limit int, includeDone bool) ([]*outbox.Message, error)
+	// Get returns one message, or apperr.ErrNotFound.
+	Get(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error)
+	// GetMany returns the messages that exist among refs, keyed by ref.
+	GetMany(ctx context.Context, refs []Ref) (map[Ref]*outbox.Message, error)
+	// Delete removes a message, or answers apperr.ErrNotFound.
+	Delete(ctx context.Context, tenant, serviceID, id string) error
+	// ScanNew calls fn with pages of the NEW messages of an integration,
+	// oldest first, from an id prefix, until fn returns false or an error.
+	ScanNew(ctx context.Context, tenant, serviceID, from string, fn func([]*outbox.Message) (bool, error)) error
+	// MarkDone sets messages DONE with their last response (absent ones
+	// are skipped).
+	MarkDone(ctx context.Context, outcomes []Outcome) error
+	// RecordFailure sets the last response of messages that are still NEW.
+	RecordFailure(ctx context.Context, refs []Ref, lastResponse string) error
+	// Pending calls fn with pages of the NEW messages of every tenant that
+	// never reached SQS and were created before before, oldest first, until
+	// fn returns false or an error. Only the sync function calls it: it is
+	// the one cross-tenant read.
+	Pending(ctx context.Context, before time.Time, fn func([]Pending) (bool, error)) error
+}
+
+// TokenStore stores the hashes of incoming credentials (the part of
+// auth.Store this package uses).
+type TokenStore interface {
+	PutToken(ctx context.Context, hash string, p auth.Principal) error
+	DeleteToken(ctx context.Context, hash string) error
+}
+
+// LinkSet is the issue links one tracker reports for one requirement.
+type LinkSet struct {
+	SpaceKey string
+	Key      string
+	Baseline int // 0 = the current version
+	Links    []requirement.IssueLink
+}
+
+// LinkStore applies the links callback (shared/dynamo.IntegrationStore).
+type LinkStore interface {
+	// ReplaceIssueLinks replaces, on each named requirement, the issue links
+	// of serviceID by the given ones (ReplaceLinks), keeps the jira search
+	// index items of current ACTIVE requirements in step, and answers the
+	// number of requirements changed. When a requirement does not exist it
+	// writes nothing and answers a not-found error naming it.
+	ReplaceIssueLinks(ctx context.Context, tenant, serviceID string, sets []LinkSet) (int, error)
+}
+
+// SettingsStore persists the admin settings (shared/dynamo.SettingsStore).
+type SettingsStore interface {
+	// Get returns the tenant's settings; defaults when never set.
+	Get(ctx context.Context, tenant string) (Settings, error)
+	// Put stores the tenant's settings.
+	Put(ctx context.Context, tenant string, s Settings) error
+}
+
+// Received is one message taken from the queue.
+type Received struct {
+	Ref    Ref
+	Handle string // receipt handle, for Delete and ChangeVisibility
+	// Receives is SQS's approximate receive count (DLQ after maxReceiveCount).
+	Receives int
+	// Malformed is set when the body is not a reference: it is deleted.
+	Malformed bool
+}
+
+// RefPublisher sends references to the outbound queue.
+type RefPublisher interface {
+	// Publish sends refs (group tenant#serviceId, deduplication id = message
+	// id) and answers those that were accepted, with an error when some
+	// were not.
+	Publish(ctx context.Context, refs []Ref) ([]Ref, error)
+}
+
+// Queue is the outbound queue as the sync function uses it
+// (shared/queue.Queue).
+type Queue interface {
+	RefPublisher
+	// Receive takes up to max messages, waiting up to wait for the first.
+	Receive(ctx context.Context, max int, wait time.Duration) ([]Received, error)
+	// Delete removes received messages.
+	Delete(ctx context.Context, handles []string) error
+	// ChangeVisibility hides received messages for d more.
+	ChangeVisibility(ctx context.Context, handles []string, d time.Duration) error
+}
+
+// Mailer sends API error e-mails (shared/mail: SES, or a log sink).
+type Mailer interface {
+	Send(ctx context.Context, to, subject, body string) error
+}

@@ -1,0 +1,502 @@
+package integration
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/outbox"
+)
+
+// SyncOptions tune a sync run; zero fields take the defaults.
+type SyncOptions struct {
+	// PendingAge: NEW messages that are still pending (never reached SQS)
+	// this long after their creation are re-enqueued. Default 1 minute.
+	PendingAge time.Duration
+	// DisabledDelay hides the references of a DISABLED integration for this
+	// long. Default 5 minutes.
+	DisabledDelay time.Duration
+	// ReceiveWait is the long-polling wait of each receive. Default 1 s.
+	ReceiveWait time.Duration
+	// Budget is the share of the time left before the context's deadline
+	// the run may use before it stops starting work. Default 0.8.
+	Budget float64
+	// MaxRun bounds a run whose context has no deadline. Default 10 minutes.
+	MaxRun time.Duration
+	// SweepMargin is how far behind a finished sweep the next one starts,
+	// so that messages committed late (ids taken before a slow commit) are
+	// still seen. Default 10 minutes.
+	SweepMargin time.Duration
+}
+
+func (o SyncOptions) withDefaults() SyncOptions {
+	o.PendingAge = cmp.Or(o.PendingAge, time.Minute)
+	o.DisabledDelay = cmp.Or(o.DisabledDelay, 5*time.Minute)
+	o.ReceiveWait = cmp.Or(o.ReceiveWait, time.Second)
+	o.Budget = cmp.Or(o.Budget, 0.8)
+	o.MaxRun = cmp.Or(o.MaxRun, 10*time.Minute)
+	o.SweepMargin = cmp.Or(o.SweepMargin, 10*time.Minute)
+	return o
+}
+
+// Sync is the scheduled delivery of outbound messages (DESIGN §6).
+//
+// An SQS reference is a wake-up call for its integration, not the unit of
+// delivery: SQS FIFO hands out at most 10 messages of a group at a time and
+// no more of that group until they are deleted, so batches of 100 cannot be
+// assembled from the queue. When a reference names a NEW message, the run
+// takes a lease on the integration and sweeps its outbox partition in id
+// (creation) order from the integration's SweepFrom mark, POSTing every NEW
+// message in batches of MaxBatch; references of messages that are then
+// DONE, deleted, or already settled in this run are deleted from SQS without
+// further reads. Order per tracker therefore comes from the outbox, and a
+// backlog of N messages costs ⌈N/100⌉ POSTs.
+type Sync struct {
+	d   Deps
+	opt SyncOptions
+}
+
+// NewSync returns a Sync using Store, Outbox, Queue, Tracker, Publisher,
+// Mailer (nil: no e-mails), Logger and Now of d.
+func NewSync(d Deps, opt SyncOptions) *Sync {
+	return &Sync{d: d, opt: opt.withDefaults()}
+}
+
+// Report counts what a run did.
+type Report struct {
+	Reenqueued int // pending messages sent to SQS again
+	Received   int // references received
+	Posts      int // POSTs to trackers
+	Delivered  int // messages marked DONE
+	Refused    int // of which the tracker answered ERROR
+	Failed     int // failed POSTs
+	Skipped    int // references left in SQS (DISABLED or busy integration, failure)
+	Settled    int // references deleted from SQS
+	Mails      int // error e-mails sent
+}
+
+type groupKey struct{ tenant, serviceID string }
+
+type groupState int
+
+const (
+	groupActive   groupState = iota
+	groupGone                // the integration does not exist
+	groupDisabled            // DISABLED: references wait
+	groupFailed              // a POST failed in this run
+	groupBusy                // another run holds the lease
+	groupBroken              // an infrastructure error in this run
+)
+
+type group struct {
+	key     groupKey
+	d       *Descriptor
+	state   groupState
+	leased  bool
+	mailed  bool
+	settled map[string]bool // ids known not to be NEW any more
+}
+
+type run struct {
+	s      *Sync
+	owner  string
+	stopAt time.Time
+	rep    Report
+	groups map[groupKey]*group
+	errs   []error
+}
+
+// Run re-enqueues pending messages, then drains the queue until it is
+// empty or the time budget is spent. Errors of one integration are logged
+// and do not stop the others; the returned error joins them.
+func (s *Sync) Run(ctx context.Context) (Report, error) {
+	now := s.d.now()
+	r := &run{s: s, owner: newOwner(), stopAt: now.Add(s.opt.MaxRun), groups: map[groupKey]*group{}}
+	if dl, ok := ctx.Deadline(); ok {
+		r.stopAt = now.Add(time.Duration(float64(dl.Sub(now)) * s.opt.Budget))
+	}
+	defer r.release(ctx)
+	if err := r.reenqueue(ctx); err != nil {
+		r.fail(ctx, nil, fmt.Errorf("re-enqueue pending messages: %w", err))
+	}
+	if err := r.drain(ctx); err != nil {
+		r.fail(ctx, nil, err)
+	}
+	return r.rep, errors.Join(r.errs...)
+}
+
+func newOwner() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (r *run) expired() bool { return !r.s.d.now().Before(r.stopAt) }
+
+// fail records an error of the run, logged once here.
+func (r *run) fail(ctx context.Context, g *group, err error) {
+	log := r.s.d.logger()
+	if g != nil {
+		log = log.With("tenant", g.key.tenant, "service_id", g.key.serviceID)
+		if g.state == groupActive {
+			g.state = groupBroken
+		}
+	}
+	log.ErrorContext(ctx, "sync", "error", err.Error())
+	r.errs = append(r.errs, err)
+}
+
+// reenqueue publishes the NEW messages of every tenant that never reached
+// SQS (the writer crashed or SQS failed between commit and publish).
+func (r *run) reenqueue(ctx context.Context) error {
+	cutoff := r.s.d.now().Add(-r.s.opt.PendingAge)
+	return r.s.d.Outbox.Pending(ctx, cutoff, func(page []Pending) (bool, error) {
+		refs := make([]Ref, len(page))
+		for i, p := range page {
+			refs[i] = RefOf(p.Tenant, p.Message)
+		}
+		if err := r.s.d.Publisher.publish(ctx, refs); err != nil {
+			return false, err
+		}
+		r.rep.Reenqueued += len(refs)
+		return !r.expired(), nil
+	})
+}
+
+// drain receives references until the queue answers none or time is up.
+func (r *run) drain(ctx context.Context) error {
+	for !r.expired() {
+		recv, err := r.s.d.Queue.Receive(ctx, 10, r.s.opt.ReceiveWait)
+		if err != nil {
+			return fmt.Errorf("receive references: %w", err)
+		}
+		if len(recv) == 0 {
+			return nil
+		}
+		r.rep.Received += len(recv)
+		var order []groupKey
+		byGroup := map[groupKey][]Received{}
+		var malformed []string
+		for _, m := range recv {
+			if m.Malformed {
+				malformed = append(malformed, m.Handle)
+				continue
+			}
+			k := groupKey{m.Ref.Tenant, m.Ref.ServiceID}
+			if _, ok := byGroup[k]; !ok {
+				order = append(order, k)
+			}
+			byGroup[k] = append(byGroup[k], m)
+		}
+		if len(malformed) > 0 {
+			r.s.d.logger().WarnContext(ctx, "deleting malformed outbound references", "count", len(malformed))
+			if err := r.s.d.Queue.Delete(ctx, malformed); err != nil {
+				return fmt.Errorf("delete malformed references: %w", err)
+			}
+		}
+		for _, k := range order {
+			if err := r.handle(ctx, r.group(ctx, k), byGroup[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// group returns the state of an integration in this run, loading it once.
+func (r *run) group(ctx context.Context, k groupKey) *group {
+	if g, ok := r.groups[k]; ok {
+		return g
+	}
+	g := &group{key: k, settled: map[string]bool{}}
+	r.groups[k] = g
+	d, err := r.s.d.Store.Get(ctx, k.tenant, k.serviceID)
+	switch {
+	case errors.Is(err, apperr.ErrNotFound):
+		g.state = groupGone
+	case err != nil:
+		r.fail(ctx, g, fmt.Errorf("get integration %s: %w", k.serviceID, err))
+	case d.Status == Disabled:
+		g.d, g.state = d, groupDisabled
+	default:
+		g.d = d
+	}
+	return g
+}
+
+func handles(recv []Received) []string {
+	out := make([]string, len(recv))
+	for i, m := range recv {
+		out[i] = m.Handle
+	}
+	return out
+}
+
+// handle processes the references of one integration from one receive. It
+// answers only queue errors; the others are recorded on the group.
+func (r *run) handle(ctx context.Context, g *group, recv []Received) error {
+	switch g.state {
+	case groupGone:
+		// Nothing can be delivered to an integration that does not exist.
+		r.rep.Settled += len(recv)
+		return r.s.d.Queue.Delete(ctx, handles(recv))
+	case groupDisabled:
+		r.rep.Skipped += len(recv)
+		return r.s.d.Queue.ChangeVisibility(ctx, handles(recv), r.s.opt.DisabledDelay)
+	case groupFailed, groupBusy, groupBroken:
+		// Keep them away for the rest of this run; the next run retries.
+		r.rep.Skipped += len(recv)
+		hide := min(max(r.stopAt.Sub(r.s.d.now())+30*time.Second, 30*time.Second), 12*time.Hour)
+		return r.s.d.Queue.ChangeVisibility(ctx, handles(recv), hide)
+	}
+	var unknown []Ref
+	for _, m := range recv {
+		if !g.settled[m.Ref.ID] {
+			unknown = append(unknown, m.Ref)
+		}
+	}
+	if len(unknown) > 0 {
+		if err := r.work(ctx, g, unknown); err != nil {
+			r.fail(ctx, g, err)
+		}
+	}
+	var done []string
+	for _, m := range recv {
+		if g.settled[m.Ref.ID] {
+			done = append(done, m.Handle)
+		}
+	}
+	r.rep.Settled += len(done)
+	r.rep.Skipped += len(recv) - len(done)
+	if len(done) == 0 {
+		return nil
+	}
+	return r.s.d.Queue.Delete(ctx, done)
+}
+
+// work loads the referenced messages and, when one of them is still NEW,
+// delivers the integration's backlog.
+func (r *run) work(ctx context.Context, g *group, refs []Ref) error {
+	got, err := r.s.d.Outbox.GetMany(ctx, refs)
+	if err != nil {
+		return fmt.Errorf("load %d outbound messages: %w", len(refs), err)
+	}
+	var fresh []*outbox.Message
+	for _, ref := range refs {
+		m := got[ref]
+		if m == nil || m.State != outbox.New {
+			g.settled[ref.ID] = true // deleted, or delivered before: a duplicate
+			continue
+		}
+		if !slices.ContainsFunc(fresh, func(o *outbox.Message) bool { return o.ID == m.ID }) {
+			fresh = append(fresh, m)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	if !g.leased {
+		ok, err := r.s.d.Store.AcquireLease(ctx, g.key.tenant, g.key.serviceID, r.owner, r.s.d.now(), r.stopAt.Add(2*time.Minute))
+		if err != nil {
+			return fmt.Errorf("lease integration %s: %w", g.key.serviceID, err)
+		}
+		if !ok {
+			g.state = groupBusy
+			return nil
+		}
+		g.leased = true
+	}
+	return r.sweep(ctx, g, fresh)
+}
+
+// sweep delivers the referenced NEW messages older than the integration's
+// SweepFrom mark, then every NEW message from the mark, in id order and in
+// batches of MaxBatch, and moves the mark.
+func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) error {
+	from := g.d.SweepFrom
+	slices.SortFunc(fresh, func(a, b *outbox.Message) int { return strings.Compare(a.ID, b.ID) })
+	var batch []*outbox.Message
+	queued := map[string]bool{}
+	add := func(m *outbox.Message) {
+		if !g.settled[m.ID] && !queued[m.ID] {
+			queued[m.ID] = true
+			batch = append(batch, m)
+		}
+	}
+	// frontier is the smallest id that may still be NEW after the sweep; ""
+	// when the sweep reached the end.
+	frontier, stopped := "", false
+	send := func(all bool) error {
+		for len(batch) >= MaxBatch || (all && len(batch) > 0) {
+			n := min(len(batch), MaxBatch)
+			if err := r.post(ctx, g, batch[:n]); err != nil {
+				frontier = batch[0].ID
+				return err
+			}
+			batch = batch[n:]
+		}
+		return nil
+	}
+	for _, m := range fresh {
+		if m.ID < from {
+			add(m)
+		}
+	}
+	last := ""
+	err := r.s.d.Outbox.ScanNew(ctx, g.key.tenant, g.key.serviceID, from, func(page []*outbox.Message) (bool, error) {
+		for _, m := range page {
+			add(m)
+			last = m.ID
+		}
+		if err := send(false); err != nil {
+			return false, err
+		}
+		if r.expired() {
+			stopped = true
+			return false, nil
+		}
+		return true, nil
+	})
+	if err == nil && !stopped {
+		err = send(true)
+	}
+	if stopped && frontier == "" {
+		frontier = last
+		if len(batch) > 0 {
+			frontier = batch[0].ID
+		}
+	}
+	mark := r.s.d.now()
+	if t, ok := idTime(frontier); ok && t.Before(mark) {
+		mark = t
+	}
+	next := idPrefix(mark.Add(-r.s.opt.SweepMargin))
+	if next != g.d.SweepFrom {
+		if serr := r.s.d.Store.SetSweepFrom(ctx, g.key.tenant, g.key.serviceID, next); serr != nil {
+			err = errors.Join(err, fmt.Errorf("move the sweep mark of integration %s: %w", g.key.serviceID, serr))
+		} else {
+			g.d.SweepFrom = next
+		}
+	}
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		return nil // recorded by post; the group is failed
+	}
+	return err
+}
+
+// post delivers one batch and records the outcome on the messages.
+func (r *run) post(ctx context.Context, g *group, batch []*outbox.Message) error {
+	refs := make([]Ref, len(batch))
+	for i, m := range batch {
+		refs[i] = RefOf(g.key.tenant, m)
+	}
+	r.rep.Posts++
+	results, err := r.s.d.Tracker.Deliver(ctx, g.d, batch)
+	var de *DeliveryError
+	if errors.As(err, &de) {
+		r.rep.Failed++
+		g.state = groupFailed
+		if rerr := r.s.d.Outbox.RecordFailure(ctx, refs, de.LastResponse()); rerr != nil {
+			r.fail(ctx, g, fmt.Errorf("record a delivery failure: %w", rerr))
+			g.state = groupFailed
+		}
+		r.s.d.logger().WarnContext(ctx, "delivery failed", "tenant", g.key.tenant, "service_id", g.key.serviceID,
+			"messages", len(batch), "error", de.Error())
+		r.mail(ctx, g, fmt.Sprintf("POST %s failed: %s\n\n%d message(s) stay NEW and are retried by the next sync runs.",
+			g.d.URL(), de.LastResponse(), len(batch)))
+		return de
+	}
+	if err != nil {
+		return fmt.Errorf("deliver to integration %s: %w", g.key.serviceID, err)
+	}
+	outcomes := make([]Outcome, len(batch))
+	var refused []string
+	for i, res := range results {
+		outcomes[i] = Outcome{Ref: refs[i], LastResponse: res.LastResponse()}
+		if !res.OK() {
+			refused = append(refused, fmt.Sprintf("%s %s/%s: %s", batch[i].Type, batch[i].SpaceKey, batch[i].Key, clip(res.Message, 300)))
+		}
+	}
+	if err := r.s.d.Outbox.MarkDone(ctx, outcomes); err != nil {
+		return fmt.Errorf("mark %d delivered messages done: %w", len(batch), err)
+	}
+	for _, m := range batch {
+		g.settled[m.ID] = true
+	}
+	r.rep.Delivered += len(batch)
+	r.rep.Refused += len(refused)
+	if len(refused) > 0 {
+		r.mail(ctx, g, fmt.Sprintf("The tracker at %s refused %d message(s); they are DONE with the error as their last response:\n\n%s",
+			g.d.URL(), len(refused), strings.Join(refused[:min(len(refused), 20)], "\n")))
+	}
+	return nil
+}
+
+// mail sends an API error e-mail to the integration's sendErrorsToEmail, at
+// most one per run and one per SendErrorsToEmailThrottle across runs (the
+// claim is a conditional write, so concurrent runs cannot both send).
+func (r *run) mail(ctx context.Context, g *group, detail string) {
+	if g.mailed || g.d.SendErrorsToEmail == "" || r.s.d.Mailer == nil {
+		return
+	}
+	g.mailed = true
+	now := r.s.d.now()
+	ok, err := r.s.d.Store.ClaimErrorMail(ctx, g.key.tenant, g.key.serviceID, now, g.d.Throttle())
+	if err != nil {
+		r.fail(ctx, g, fmt.Errorf("claim the error e-mail of integration %s: %w", g.key.serviceID, err))
+		return
+	}
+	if !ok {
+		return
+	}
+	subject := fmt.Sprintf("[reqtrace] API error sending to %s", cmp.Or(g.d.Label, g.d.ServiceID))
+	body := fmt.Sprintf("Integration: %s (serviceId %s)\nTime: %s\n\n%s\n\nQueue: GET /rest/reqs/1/integration/%s/queue/outbound?includeLastRespnse=true\nAt most one such e-mail is sent every %d minute(s) (sendErrorsToEmailThrottle).\n",
+		g.d.Label, g.d.ServiceID, now.UTC().Format(time.RFC3339), detail, g.d.ServiceID, g.d.SendErrorsToEmailThrottle)
+	if err := r.s.d.Mailer.Send(ctx, g.d.SendErrorsToEmail, subject, body); err != nil {
+		r.s.d.logger().WarnContext(ctx, "cannot send an API error e-mail", "tenant", g.key.tenant,
+			"service_id", g.key.serviceID, "error", err.Error())
+		return
+	}
+	r.rep.Mails++
+}
+
+// release ends the leases this run holds.
+func (r *run) release(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for _, g := range r.groups {
+		if g.leased {
+			if err := r.s.d.Store.ReleaseLease(ctx, g.key.tenant, g.key.serviceID, r.owner); err != nil {
+				r.s.d.logger().WarnContext(ctx, "cannot release a sync lease", "service_id", g.key.serviceID, "error", err.Error())
+			}
+		}
+	}
+}
+
+// idTime is the creation time an outbox id starts with (outbox.NewID).
+func idTime(id string) (time.Time, bool) {
+	if len(id) < 16 {
+		return time.Time{}, false
+	}
+	n, err := strconv.ParseUint(id[:16], 16, 63)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(n)), true
+}
+
+// idPrefix is the id prefix of the messages created at t.
+func idPrefix(t time.Time) string {
+	if t.UnixNano() <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%016x", t.UnixNano())
+}
