@@ -1,0 +1,159 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// Search index items (wikikeys.go): one item per (property value or issue
+// key, requirement), only for current ACTIVE rows, written and deleted by
+// the indexing write path as requirements change:
+//
+//	property  pk T#t#IX#P#<name>#<value>   sk <KEYU>#<SPACE>
+//	issue     pk T#t#IX#J#<issueKey>       sk <KEYU>#<SPACE>
+//
+// Values are lower-cased (and cut to ixMaxValue bytes), so a partition holds
+// a superset of the exact matches: the search evaluator checks each row.
+type ixItem struct {
+	PK    string `dynamodbav:"pk"`
+	SK    string `dynamodbav:"sk"`
+	Space string `dynamodbav:"spaceKey"`
+	Key   string `dynamodbav:"key"`
+}
+
+// Index kinds (the <kind> of the partition key).
+const (
+	ixProperty = "P"
+	ixIssue    = "J"
+)
+
+// ixMaxValue bounds the value part of an index partition key (DynamoDB
+// allows 2048 bytes per partition key): longer values share the partition
+// of their first ixMaxValue bytes, which keeps the index a superset.
+const ixMaxValue = 1024
+
+// ixValue is the value part of an index partition key.
+func ixValue(v string) string {
+	if len(v) <= ixMaxValue {
+		return v
+	}
+	i := ixMaxValue
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i]
+}
+
+func ixPropertyPK(tenant, name, value string) string {
+	return indexPK(tenant, ixProperty, ixValue(name+"#"+value))
+}
+
+func ixIssuePK(tenant, issueKey string) string {
+	return indexPK(tenant, ixIssue, ixValue(issueKey))
+}
+
+// ixItems returns the index items of a row by "pk\x00sk"; none unless the
+// row is ACTIVE.
+func ixItems(tenant string, r *requirement.Requirement) map[string]ixItem {
+	if r == nil || r.Status != requirement.Active || r.Baseline != 0 {
+		return nil
+	}
+	out := map[string]ixItem{}
+	sk := indexSK(r.SpaceKey, r.Key)
+	add := func(pk string) {
+		out[pk+"\x00"+sk] = ixItem{PK: pk, SK: sk, Space: r.SpaceKey, Key: r.Key}
+	}
+	for _, p := range r.Properties {
+		add(ixPropertyPK(tenant, p.Key, p.Value))
+	}
+	for _, l := range r.Issues {
+		add(ixIssuePK(tenant, l.IssueKey))
+	}
+	return out
+}
+
+// ixDiff returns the writes that take the index items of old to those of n:
+// puts of new (or re-spelt) items, deletes of items n no longer has.
+func ixDiff(tenant string, old, n *requirement.Requirement) ([]types.WriteRequest, error) {
+	before, after := ixItems(tenant, old), ixItems(tenant, n)
+	var writes []types.WriteRequest
+	for id, it := range after {
+		if prev, ok := before[id]; ok && prev == it {
+			continue
+		}
+		av, err := attributevalue.MarshalMap(it)
+		if err != nil {
+			return nil, errorf("encode index item", err)
+		}
+		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+	}
+	for id, it := range before {
+		if _, ok := after[id]; ok {
+			continue
+		}
+		writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: it.PK},
+			"sk": &types.AttributeValueMemberS{Value: it.SK},
+		}}})
+	}
+	return writes, nil
+}
+
+// QueryPropertyIndex pages through the current ACTIVE requirements that may
+// have a property name = value (compared ignoring case: check the rows),
+// in key order then space, starting at keys beginning with keyPrefix
+// ("" for all), calling fn with each one's id until fn returns false. Fetch
+// the rows with GetMany. pageSize bounds each Query call.
+func (s *RequirementStore) QueryPropertyIndex(ctx context.Context, tenant, name, value, keyPrefix string, pageSize int32, fn func(RequirementID) bool) error {
+	return s.ixQuery(ctx, ixPropertyPK(tenant, name, value), keyPrefix, pageSize, fn)
+}
+
+// QueryIssueIndex is QueryPropertyIndex for the requirements whose issue
+// links name issueKey (ignoring case).
+func (s *RequirementStore) QueryIssueIndex(ctx context.Context, tenant, issueKey, keyPrefix string, pageSize int32, fn func(RequirementID) bool) error {
+	return s.ixQuery(ctx, ixIssuePK(tenant, issueKey), keyPrefix, pageSize, fn)
+}
+
+func (s *RequirementStore) ixQuery(ctx context.Context, pk, keyPrefix string, pageSize int32, fn func(RequirementID) bool) error {
+	kc := expression.Key("pk").Equal(expression.Value(pk))
+	if keyPrefix != "" {
+		kc = kc.And(expression.Key("sk").BeginsWith(keyU(keyPrefix)))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return fmt.Errorf("build index query: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}
+	if pageSize > 0 {
+		in.Limit = aws.Int32(pageSize)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return errorf("query index", err)
+		}
+		for _, av := range out.Items {
+			var it ixItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return errorf("decode index item", err)
+			}
+			if !fn(RequirementID{SpaceKey: it.Space, Key: it.Key}) {
+				return nil
+			}
+		}
+	}
+	return nil
+}

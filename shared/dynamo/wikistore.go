@@ -1,0 +1,407 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// WikiStore implements wiki.Store on the WikiTable: pages, the current
+// requirement rows with their search index items and reverse dependencies,
+// the spaces registry, and the outbound messages written with the changes
+// they report. docs/indexing.md describes the write path and its DynamoDB
+// call counts.
+type WikiStore struct {
+	db    API
+	table string
+	reqs  *RequirementStore
+}
+
+var _ wiki.Store = (*WikiStore)(nil)
+
+// NewWikiStore returns a WikiStore on table.
+func NewWikiStore(db API, table string) *WikiStore {
+	return &WikiStore{db: db, table: table, reqs: NewRequirementStore(db, table)}
+}
+
+// Requirement returns one row with one GetItem, or apperr.ErrNotFound (also
+// for a stub).
+func (s *WikiStore) Requirement(ctx context.Context, tenant string, id wiki.ID, baseline int) (*requirement.Requirement, error) {
+	return s.reqs.Get(ctx, tenant, RequirementID{SpaceKey: id.SpaceKey, Key: id.Key, Baseline: baseline})
+}
+
+// Requirements returns the current rows among ids that exist, stubs
+// included, keyed by wiki.ID.Norm(), with one BatchGetItem per 100 ids.
+func (s *WikiStore) Requirements(ctx context.Context, tenant string, ids []wiki.ID) (map[wiki.ID]*requirement.Requirement, error) {
+	rids := make([]RequirementID, 0, len(ids))
+	for _, id := range ids {
+		rids = append(rids, RequirementID{SpaceKey: id.SpaceKey, Key: id.Key})
+	}
+	rows, err := s.reqs.GetMany(ctx, tenant, rids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[wiki.ID]*requirement.Requirement, len(rows))
+	for id, r := range rows {
+		out[wiki.ID{SpaceKey: id.SpaceKey, Key: id.Key}.Norm()] = r
+	}
+	return out, nil
+}
+
+// ServiceIDs lists the serviceIds of the tenant's integrations (the sort
+// keys of the T#t#INTEG partition; nothing else of those items is read).
+func (s *WikiStore) ServiceIDs(ctx context.Context, tenant string) ([]string, error) {
+	return s.wsSortKeys(ctx, tenantPrefix(tenant)+"INTEG", "list integrations")
+}
+
+// Spaces lists the spaces in which the tenant has stored pages, in order.
+func (s *WikiStore) Spaces(ctx context.Context, tenant string) ([]string, error) {
+	return s.wsSortKeys(ctx, spacesPK(tenant), "list spaces")
+}
+
+func (s *WikiStore) wsSortKeys(ctx context.Context, pk, what string) ([]string, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).
+		WithProjection(expression.NamesList(expression.Name("sk"))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("%s: build query: %w", what, err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var out []string
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, errorf(what, err)
+		}
+		for _, av := range page.Items {
+			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
+				out = append(out, sk.Value)
+			}
+		}
+	}
+	return out, nil
+}
+
+// wsSpaceItem registers a space: pk T#t#SPACES, sk <SPACE>.
+type wsSpaceItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Space     string `dynamodbav:"spaceKey"`
+	CreatedAt string `dynamodbav:"createdAt"`
+}
+
+// wsRegisterSpace adds a space to the registry unless it is there already.
+func (s *WikiStore) wsRegisterSpace(ctx context.Context, tenant, space string) error {
+	av, err := attributevalue.MarshalMap(wsSpaceItem{
+		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
+	})
+	if err != nil {
+		return errorf("encode space", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return errorf("register space", err)
+	}
+	return nil
+}
+
+// wsStringSet marshals as a DynamoDB string set (attributevalue would make
+// a list of a []string given to expression.Value).
+type wsStringSet []string
+
+// MarshalDynamoDBAttributeValue implements attributevalue.Marshaler.
+func (ss wsStringSet) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	return &types.AttributeValueMemberSS{Value: ss}, nil
+}
+
+// Limits of one TransactWriteItems call (DynamoDB: 100 elements, 4 MB).
+const (
+	wsTxItems = 100
+	wsTxBytes = 3 << 20
+)
+
+// wsRDepUpdate is the transaction element that adds (or removes) members of
+// a row's reverse dependencies without reading it. An absent row becomes a
+// stub: keys, space, key and rdeps, no status, invisible to reads.
+func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requirement.Dependency, add bool) (types.TransactWriteItem, error) {
+	members := make(wsStringSet, 0, len(deps))
+	for _, d := range deps {
+		members = append(members, encodeDep(d))
+	}
+	ifAbsent := func(name, v string) expression.SetValueBuilder {
+		return expression.IfNotExists(expression.Name(name), expression.Value(v))
+	}
+	upd := expression.Set(expression.Name("gsi1pk"), ifAbsent("gsi1pk", curGSI1PK(tenant))).
+		Set(expression.Name("gsi1sk"), ifAbsent("gsi1sk", curGSI1SK(target.SpaceKey, target.Key))).
+		Set(expression.Name("space"), ifAbsent("space", target.SpaceKey)).
+		Set(expression.Name("key"), ifAbsent("key", target.Key))
+	if add {
+		upd = upd.Add(expression.Name("rdeps"), expression.Value(members))
+	} else {
+		upd = upd.Delete(expression.Name("rdeps"), expression.Value(members))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("build reverse dependency update: %w", err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.table, Key: RequirementID{SpaceKey: target.SpaceKey, Key: target.Key}.key(tenant),
+		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
+}
+
+// Commit applies a change (wiki.Store). Everything is encoded first, so a
+// page too large to store fails with nothing written. Then, in order:
+//
+//  1. the space is registered (one conditional PutItem, when asked);
+//  2. reverse dependencies of other rows are edited with ADD/DELETE
+//     updates, 100 rows per TransactWriteItems (removals, then additions:
+//     a transaction touches a row once). ADD and DELETE of set members are
+//     idempotent, so a retried or repeated edit is harmless;
+//  3. rows without messages, and all index item puts and deletes, go out
+//     in BatchWriteItem calls of 25;
+//  4. rows with messages are written with their messages in
+//     TransactWriteItems calls of up to 100 elements, several rows each:
+//     a message exists exactly when the change it reports does;
+//  5. the page item is put (or deleted) last, on condition that its version
+//     is still the one read: a crash before this step leaves the old key
+//     list, and the next save reconciles everything.
+func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) error {
+	var pageAV map[string]types.AttributeValue
+	if c.PutPage != nil {
+		it, err := pgNewItem(tenant, c.PutPage)
+		if err != nil {
+			return err
+		}
+		if pageAV, err = attributevalue.MarshalMap(it); err != nil {
+			return errorf("encode page", err)
+		}
+	}
+	var batch []types.WriteRequest
+	var units [][]types.TransactWriteItem
+	for _, w := range c.Writes {
+		av, err := newRequirementItem(tenant, w.New).marshal()
+		if err != nil {
+			return err
+		}
+		ix, err := ixDiff(tenant, w.Old, w.New)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, ix...)
+		if len(w.Messages) == 0 {
+			batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+			continue
+		}
+		unit := []types.TransactWriteItem{{Put: &types.Put{TableName: &s.table, Item: av}}}
+		for _, m := range w.Messages {
+			el, err := outboxPut(s.table, tenant, m)
+			if err != nil {
+				return err
+			}
+			unit = append(unit, el)
+		}
+		units = append(units, unit)
+	}
+	var removals, additions []types.TransactWriteItem
+	for _, e := range c.RDeps {
+		if len(e.Remove) > 0 {
+			el, err := s.wsRDepUpdate(tenant, e.Target, e.Remove, false)
+			if err != nil {
+				return err
+			}
+			removals = append(removals, el)
+		}
+		if len(e.Add) > 0 {
+			el, err := s.wsRDepUpdate(tenant, e.Target, e.Add, true)
+			if err != nil {
+				return err
+			}
+			additions = append(additions, el)
+		}
+	}
+
+	if c.RegisterSpace != "" {
+		if err := s.wsRegisterSpace(ctx, tenant, c.RegisterSpace); err != nil {
+			return err
+		}
+	}
+	for _, els := range [][]types.TransactWriteItem{removals, additions} {
+		if err := s.wsTransactAll(ctx, slices.Collect(slices.Chunk(els, wsTxItems)), "update reverse dependencies"); err != nil {
+			return err
+		}
+	}
+	if err := BatchWrite(ctx, s.db, s.table, batch); err != nil {
+		return fmt.Errorf("write requirements: %w", err)
+	}
+	early, groups := wsPack(units)
+	for _, g := range early {
+		if err := s.wsTransact(ctx, g, "write outbound messages"); err != nil {
+			return err
+		}
+	}
+	if err := s.wsTransactAll(ctx, groups, "write requirements with outbound messages"); err != nil {
+		return err
+	}
+	switch {
+	case c.PutPage != nil:
+		return s.pgWrite(ctx, tenant, pageAV, c.PutPage.ID, c.ExpectVersion)
+	case c.DeletePage != "":
+		return s.pgWrite(ctx, tenant, nil, c.DeletePage, c.ExpectVersion)
+	}
+	return nil
+}
+
+// wsPack packs units (a row and its messages) into transactions of at most
+// wsTxItems elements and wsTxBytes bytes. A unit too big for one
+// transaction (a row with more than 99 messages) has its extra messages
+// split off into early transactions, to be committed before the row's: if
+// the row's transaction then fails, the next save writes them again, so
+// such messages are delivered at least once rather than exactly once.
+func wsPack(units [][]types.TransactWriteItem) (early, groups [][]types.TransactWriteItem) {
+	var cur []types.TransactWriteItem
+	curBytes := 0
+	for _, unit := range units {
+		if len(unit) > wsTxItems {
+			extra := unit[1 : len(unit)-(wsTxItems-1)]
+			early = append(early, slices.Collect(slices.Chunk(extra, wsTxItems))...)
+			unit = append([]types.TransactWriteItem{unit[0]}, unit[len(unit)-(wsTxItems-1):]...)
+		}
+		size := 0
+		for _, el := range unit {
+			size += wsElementSize(el)
+		}
+		if len(cur) > 0 && (len(cur)+len(unit) > wsTxItems || curBytes+size > wsTxBytes) {
+			groups = append(groups, cur)
+			cur, curBytes = nil, 0
+		}
+		cur = append(cur, unit...)
+		curBytes += size
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	return early, groups
+}
+
+// wsTransactAll runs transactions, up to 4 at a time.
+func (s *WikiStore) wsTransactAll(ctx context.Context, groups [][]types.TransactWriteItem, what string) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(groups))
+	sem := make(chan struct{}, 4)
+	for _, g := range groups {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := s.wsTransact(ctx, g, what); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// wsTransact runs one transaction, retrying with backoff when DynamoDB
+// cancels it for a conflict with another transaction (nothing was applied).
+func (s *WikiStore) wsTransact(ctx context.Context, items []types.TransactWriteItem, what string) error {
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil {
+			return nil
+		}
+		if attempt < 8 && wsConflict(err) {
+			continue
+		}
+		return translate(err, what)
+	}
+}
+
+// wsConflict reports whether a transaction was cancelled only because
+// another one was touching the same items.
+func wsConflict(err error) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		var tip *types.TransactionInProgressException
+		return errors.As(err, &tip)
+	}
+	conflict := false
+	for _, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "TransactionConflict":
+			conflict = true
+		case "", "None":
+		default:
+			return false
+		}
+	}
+	return conflict
+}
+
+// wsElementSize estimates the bytes a transaction element weighs.
+func wsElementSize(el types.TransactWriteItem) int {
+	switch {
+	case el.Put != nil:
+		return wsItemSize(el.Put.Item)
+	case el.Update != nil:
+		return wsItemSize(el.Update.Key) + wsItemSize(el.Update.ExpressionAttributeValues) + len(aws.ToString(el.Update.UpdateExpression))
+	}
+	return 1024
+}
+
+func wsItemSize(m map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + wsValueSize(v)
+	}
+	return n
+}
+
+func wsValueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + wsValueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		return 3 + wsItemSize(v.Value)
+	}
+	return 21 // numbers, booleans, null
+}

@@ -1,0 +1,612 @@
+package dynamo_test
+
+// Tests of the wiki write path (pages, indexing, reverse dependencies,
+// index items, outbox) on DynamoDB Local through infra/testenv, driven
+// through wiki.Service as the content API drives it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+// wsEnv is one test's wiki store, service and call counter.
+type wsEnv struct {
+	env     *testenv.Env
+	db      *dynamodb.Client
+	calls   *testenv.CallCounter
+	store   *dynamo.WikiStore
+	reqs    *dynamo.RequirementStore
+	service *wiki.Service
+}
+
+func wsNew(t *testing.T) *wsEnv {
+	t.Helper()
+	env := testenv.AWS(t)
+	calls := testenv.DynamoCallCounter()
+	db := dynamodb.NewFromConfig(env.Config, calls.Options)
+	store := dynamo.NewWikiStore(db, env.WikiTable)
+	return &wsEnv{env: env, db: db, calls: calls, store: store,
+		reqs: dynamo.NewRequirementStore(db, env.WikiTable), service: wiki.NewService(store)}
+}
+
+func (e *wsEnv) save(t *testing.T, tenant, id, space, body string) *wiki.Result {
+	t.Helper()
+	res, err := e.service.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body})
+	if err != nil {
+		t.Fatalf("save page %s: %v", id, err)
+	}
+	return res
+}
+
+func (e *wsEnv) get(t *testing.T, tenant, space, key string) *requirement.Requirement {
+	t.Helper()
+	r, err := e.reqs.Get(context.Background(), tenant, dynamo.RequirementID{SpaceKey: space, Key: key})
+	if err != nil {
+		t.Fatalf("get %s/%s: %v", space, key, err)
+	}
+	return r
+}
+
+// integration declares an integration the way the integrations store keys
+// it (only pk and sk are read by the wiki store).
+func (e *wsEnv) integration(t *testing.T, tenant, serviceID string) {
+	t.Helper()
+	_, err := e.env.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: &e.env.WikiTable,
+		Item: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "T#" + tenant + "#INTEG"},
+			"sk": &types.AttributeValueMemberS{Value: serviceID},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outbox returns "TYPE KEY OBJECT" of the messages stored for an
+// integration, in id order.
+func (e *wsEnv) outbox(t *testing.T, tenant, serviceID string) []string {
+	t.Helper()
+	out, err := e.env.DynamoDB.Query(context.Background(), &dynamodb.QueryInput{
+		TableName:              &e.env.WikiTable,
+		KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: "T#" + tenant + "#OUTBOX#" + serviceID},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range out.Items {
+		s := func(k string) string {
+			if v, ok := it[k].(*types.AttributeValueMemberS); ok {
+				return v.Value
+			}
+			return ""
+		}
+		if s("state") != "NEW" || s("gsi1pk") != "OUTBOX#PENDING" {
+			t.Errorf("message %v", it)
+		}
+		got = append(got, strings.TrimSpace(s("type")+" "+s("key")+" "+s("objectKey")))
+	}
+	return got
+}
+
+// indexed returns the ids found in a property index partition.
+func (e *wsEnv) indexed(t *testing.T, tenant, name, value string) []string {
+	t.Helper()
+	var got []string
+	err := e.reqs.QueryPropertyIndex(context.Background(), tenant, name, value, "", 0, func(id dynamo.RequirementID) bool {
+		got = append(got, id.SpaceKey+"/"+id.Key)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func wsSpecs(rows ...string) string {
+	return wt.Table(append([]string{wt.TH("Key", "Description", "Priority", "Implements")}, rows...)...)
+}
+
+func wsReq(key, text, prio string, extra ...string) string {
+	return wt.TR(wt.Def(key), "<p>"+text+"</p>", prio, strings.Join(extra, " "))
+}
+
+func TestWikiStoreLifeCycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+
+	// New page: ACTIVE rows, page item with its keys, space registered.
+	res := e.save(t, "demo", "100", "DEMO", wsSpecs(
+		wsReq("REQ-1", "One "+wt.Link("", "REQ-2"), "High"),
+		wsReq("REQ-2", "Two "+wt.Link("OTHER", "X-1"), "Low"),
+	))
+	if res.Page.Version != 1 {
+		t.Fatalf("version %d", res.Page.Version)
+	}
+	r1 := e.get(t, "demo", "DEMO", "REQ-1")
+	if r1.Status != requirement.Active || r1.Text != "One REQ-2" || r1.Origin.PageID != "100" ||
+		!slices.Equal(r1.Dependencies, []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-2", Relationship: "dependency"}}) {
+		t.Fatalf("REQ-1 %+v", r1)
+	}
+	if r2 := e.get(t, "demo", "DEMO", "REQ-2"); !slices.Equal(r2.ReverseDependencies, []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-1", Relationship: "dependency"}}) {
+		t.Fatalf("REQ-2 rdeps %+v", r2.ReverseDependencies)
+	}
+	// X-1 is a stub: it carries the reverse dependency but reads as absent.
+	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "OTHER", Key: "X-1"}); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("stub readable: %v", err)
+	}
+	stubs, err := e.store.Requirements(ctx, "demo", []wiki.ID{{SpaceKey: "OTHER", Key: "x-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stubs[wiki.ID{SpaceKey: "OTHER", Key: "X-1"}]; s == nil || s.Status != "" ||
+		!slices.Equal(s.ReverseDependencies, []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-2", Relationship: "dependency"}}) {
+		t.Fatalf("stub %+v", s)
+	}
+	if sp, err := e.store.Spaces(ctx, "demo"); err != nil || !slices.Equal(sp, []string{"DEMO"}) {
+		t.Fatalf("spaces %v %v", sp, err)
+	}
+
+	// Defining X-1 later keeps the reverse dependency made before.
+	e.save(t, "demo", "300", "OTHER", wsSpecs(wsReq("X-1", "Ex", "")))
+	if x := e.get(t, "demo", "OTHER", "X-1"); x.Status != requirement.Active || len(x.ReverseDependencies) != 1 {
+		t.Fatalf("X-1 %+v", x)
+	}
+
+	// ACTIVE -> DELETED, text kept; the edge to X-1 goes with it.
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	if r := e.get(t, "demo", "DEMO", "REQ-2"); r.Status != requirement.Deleted || r.Text != "Two X-1" {
+		t.Fatalf("REQ-2 %+v", r)
+	}
+	if x := e.get(t, "demo", "OTHER", "X-1"); len(x.ReverseDependencies) != 0 {
+		t.Fatalf("X-1 rdeps %+v", x.ReverseDependencies)
+	}
+
+	// DELETED -> ACTIVE.
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High"), wsReq("REQ-2", "Two back", "Low")))
+	if r := e.get(t, "demo", "DEMO", "REQ-2"); r.Status != requirement.Active || r.Text != "Two back" {
+		t.Fatalf("REQ-2 %+v", r)
+	}
+
+	// ACTIVE -> MOVED: the page goes to space NEW.
+	res = e.save(t, "demo", "100", "NEW", wsSpecs(wsReq("REQ-1", "One", "High")))
+	if res.Page.Version != 4 {
+		t.Fatalf("version %d", res.Page.Version)
+	}
+	if r := e.get(t, "demo", "DEMO", "REQ-1"); r.Status != requirement.Moved || r.NewSpaceKey != "NEW" || r.NewKey != "REQ-1" {
+		t.Fatalf("old REQ-1 %+v", r)
+	}
+	if r := e.get(t, "demo", "DEMO", "REQ-2"); r.Status != requirement.Deleted {
+		t.Fatalf("old REQ-2 %+v", r)
+	}
+	if r := e.get(t, "demo", "NEW", "REQ-1"); r.Status != requirement.Active || r.Origin.PageID != "100" {
+		t.Fatalf("new REQ-1 %+v", r)
+	}
+	if sp, _ := e.store.Spaces(ctx, "demo"); !slices.Equal(sp, []string{"DEMO", "NEW", "OTHER"}) {
+		t.Fatalf("spaces %v", sp)
+	}
+	pg, err := e.store.Page(ctx, "demo", "100")
+	if err != nil || pg.SpaceKey != "NEW" || pg.Version != 4 || !slices.Equal(pg.Keys, []string{"REQ-1"}) || !strings.Contains(pg.Body, "REQ-1") {
+		t.Fatalf("page %+v %v", pg, err)
+	}
+
+	// Page delete -> DELETED; the page is gone.
+	if err := e.service.DeletePage(ctx, "demo", "alice", "100"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.get(t, "demo", "NEW", "REQ-1"); r.Status != requirement.Deleted || r.Text != "One" {
+		t.Fatalf("REQ-1 after page delete %+v", r)
+	}
+	if _, err := e.store.Page(ctx, "demo", "100"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("deleted page: %v", err)
+	}
+}
+
+func TestWikiStoreIndexItems(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	e.save(t, "demo", "100", "DEMO", wsSpecs(
+		wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "")),
+		wsReq("REQ-2", "Two", "high"),
+	))
+	if got := e.indexed(t, "demo", "priority", "HIGH"); !slices.Equal(got, []string{"DEMO/REQ-1", "DEMO/REQ-2"}) {
+		t.Fatalf("priority=high: %v", got)
+	}
+	var issues []string
+	if err := e.reqs.QueryIssueIndex(ctx, "demo", "proj-1", "", 0, func(id dynamo.RequirementID) bool {
+		issues = append(issues, id.SpaceKey+"/"+id.Key)
+		return true
+	}); err != nil || !slices.Equal(issues, []string{"DEMO/REQ-1"}) {
+		t.Fatalf("issue index %v %v", issues, err)
+	}
+	// A changed value moves the row; a DELETED row leaves the index.
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-2", "Two", "Low")))
+	if got := e.indexed(t, "demo", "Priority", "High"); len(got) != 0 {
+		t.Fatalf("priority=high after: %v", got)
+	}
+	if got := e.indexed(t, "demo", "Priority", "Low"); !slices.Equal(got, []string{"DEMO/REQ-2"}) {
+		t.Fatalf("priority=low: %v", got)
+	}
+	// Key prefix narrows the partition.
+	e.save(t, "demo", "200", "DEMO", wsSpecs(wsReq("ABC-1", "x", "Low")))
+	var pref []string
+	if err := e.reqs.QueryPropertyIndex(ctx, "demo", "Priority", "Low", "abc", 0, func(id dynamo.RequirementID) bool {
+		pref = append(pref, id.Key)
+		return true
+	}); err != nil || !slices.Equal(pref, []string{"ABC-1"}) {
+		t.Fatalf("prefix %v %v", pref, err)
+	}
+	// Other tenants see nothing.
+	if got := e.indexed(t, "acme", "Priority", "Low"); len(got) != 0 {
+		t.Fatalf("acme sees %v", got)
+	}
+}
+
+func TestWikiStoreOutboxExactlyOnce(t *testing.T) {
+	t.Parallel()
+	e := wsNew(t)
+	e.integration(t, "demo", "jira-1")
+	e.integration(t, "demo", "jira-2")
+	body := wsSpecs(
+		wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1")),
+		wsReq("REQ-2", "Two", "Low", wt.Jira("PROJ-2", "")),
+		wsReq("REQ-3", "Three", "Low"),
+	)
+	e.save(t, "demo", "100", "DEMO", body)
+	e.save(t, "demo", "100", "DEMO", body)
+	if got := e.outbox(t, "demo", "jira-1"); !slices.Equal(got, []string{"LINK REQ-1 PROJ-1", "LINK REQ-2 PROJ-2"}) {
+		t.Fatalf("jira-1 %v", got)
+	}
+	if got := e.outbox(t, "demo", "jira-2"); !slices.Equal(got, []string{"LINK REQ-2 PROJ-2"}) {
+		t.Fatalf("jira-2 %v", got)
+	}
+	// UPDATED and DELETED, once each, however often the page is saved.
+	body = wsSpecs(wsReq("REQ-1", "One changed", "High", wt.Jira("PROJ-1", "jira-1")))
+	e.save(t, "demo", "100", "DEMO", body)
+	e.save(t, "demo", "100", "DEMO", body)
+	want := []string{"LINK REQ-1 PROJ-1", "LINK REQ-2 PROJ-2", "DELETED REQ-2", "UPDATED REQ-1"}
+	if got := e.outbox(t, "demo", "jira-1"); !slices.Equal(got, want) {
+		t.Fatalf("jira-1 %v, want %v", got, want)
+	}
+	// MOVED, once.
+	e.save(t, "demo", "100", "NEW", body)
+	e.save(t, "demo", "100", "NEW", body)
+	if got := e.outbox(t, "demo", "jira-1"); !slices.Equal(got, append(want, "MOVED REQ-1")) {
+		t.Fatalf("jira-1 %v", got)
+	}
+	if got := e.outbox(t, "acme", "jira-1"); len(got) != 0 {
+		t.Fatalf("acme %v", got)
+	}
+}
+
+// wsBigPage is a page of n requirements with two properties each and a
+// dependency on the previous one (same page); with links, each has an
+// issue link.
+func wsBigPage(n int, links bool) string {
+	rows := []string{wt.TH("Key", "Description", "Priority", "Category", "Implements")}
+	for i := range n {
+		desc := fmt.Sprintf("<p>Requirement %d shall do thing %d.", i, i)
+		if i > 0 {
+			desc += " " + wt.Link("", fmt.Sprintf("BIG-%d", i-1))
+		}
+		issue := ""
+		if links {
+			issue = wt.Jira(fmt.Sprintf("PROJ-%d", i), "jira-1")
+		}
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("BIG-%d", i)), desc+"</p>", []string{"High", "Low"}[i%2], fmt.Sprintf("Cat %d", i%7), issue))
+	}
+	return wt.Table(rows...)
+}
+
+func wsCeil(a, b int) int { return (a + b - 1) / b }
+
+// DESIGN.md §9: a page save of 400 requirements costs O(n/25) DynamoDB
+// calls; an unchanged save reads and writes only the page.
+func TestWikiStoreSaveCallCounts(t *testing.T) {
+	t.Parallel()
+	const n = 400
+	for _, links := range []bool{false, true} {
+		t.Run(fmt.Sprintf("links=%v", links), func(t *testing.T) {
+			t.Parallel()
+			e := wsNew(t)
+			e.integration(t, "demo", "jira-1")
+			body := wsBigPage(n, links)
+			e.calls.Reset()
+			e.save(t, "demo", "100", "DEMO", body)
+			c := e.calls.Counts()
+			t.Logf("save of %d new requirements: %v", n, c)
+			// Rows and index items (2 properties, and an issue with links).
+			items := n * 3
+			want := map[string]int{"GetItem": 1, "BatchGetItem": wsCeil(n, 100), "PutItem": 2, "BatchWriteItem": wsCeil(items, 25)}
+			if links {
+				// Each row with its LINK message: 50 rows per transaction.
+				want["BatchWriteItem"] = wsCeil(n*3, 25)
+				want["TransactWriteItems"] = wsCeil(n*2, 100)
+				want["Query"] = 1
+			}
+			for op, w := range want {
+				if c[op] != w {
+					t.Errorf("%s: %d calls, want %d (all: %v)", op, c[op], w, c)
+				}
+			}
+			if total, limit := e.calls.Total(), wsCeil(n, 25)*4+3; total > limit {
+				t.Errorf("%d calls for %d requirements, want at most %d", total, n, limit)
+			}
+			if got := len(e.outbox(t, "demo", "jira-1")); links && got != n {
+				t.Errorf("%d messages", got)
+			}
+			if r := e.get(t, "demo", "DEMO", "BIG-10"); len(r.ReverseDependencies) != 1 || r.ReverseDependencies[0].Key != "BIG-11" {
+				t.Errorf("BIG-10 rdeps %+v", r.ReverseDependencies)
+			}
+
+			// The same page again: page read, rows read, page written.
+			e.calls.Reset()
+			e.save(t, "demo", "100", "DEMO", body)
+			want = map[string]int{"GetItem": 1, "BatchGetItem": wsCeil(n, 100), "PutItem": 1}
+			if c := e.calls.Counts(); !wsMapsEqual(c, want) {
+				t.Errorf("unchanged save: %v, want %v", c, want)
+			}
+		})
+	}
+}
+
+func wsMapsEqual(a, b map[string]int) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	for k, v := range b {
+		if a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWikiStoreGetRequirementIsOneRead(t *testing.T) {
+	t.Parallel()
+	e := wsNew(t)
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e.calls.Reset()
+	r, err := e.service.Requirement(context.Background(), "demo", "DEMO", "req-1", 0)
+	if err != nil || r.Key != "REQ-1" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if c := e.calls.Counts(); !wsMapsEqual(c, map[string]int{"GetItem": 1}) {
+		t.Fatalf("calls %v", c)
+	}
+}
+
+func TestWikiStorePageTooLarge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	// 800 KB of random letters compress to about 500 KB: over the 400 KB
+	// an item may hold.
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	b.WriteString("<p>" + wt.Def("REQ-1") + " ")
+	for range 800 << 10 {
+		b.WriteByte(byte('a' + rng.IntN(26)))
+	}
+	b.WriteString("</p>")
+	_, err := e.service.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "Big", Body: b.String()})
+	if e := apperr.As(err); e == nil || e.Code != apperr.TooLarge || !strings.Contains(e.Message, "compressed") {
+		t.Fatalf("got %v", err)
+	}
+	// Nothing was written.
+	if _, err := e.store.Page(ctx, "demo", "100"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("page stored: %v", err)
+	}
+	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("requirement stored: %v", err)
+	}
+	if e.calls.Count("BatchWriteItem")+e.calls.Count("PutItem")+e.calls.Count("TransactWriteItems") != 0 {
+		t.Fatalf("writes %v", e.calls.Counts())
+	}
+}
+
+func TestWikiStoreTenantIsolation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	if _, err := e.service.Page(ctx, "acme", "100"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("acme reads demo's page: %v", err)
+	}
+	if _, err := e.service.Requirement(ctx, "acme", "DEMO", "REQ-1", 0); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("acme reads demo's requirement: %v", err)
+	}
+	if err := e.service.DeletePage(ctx, "acme", "mallory", "100"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("acme deletes demo's page: %v", err)
+	}
+	// acme's own page 100 is another page.
+	e.save(t, "acme", "100", "DEMO", wsSpecs(wsReq("REQ-1", "Acme one", "Low")))
+	if r := e.get(t, "demo", "DEMO", "REQ-1"); r.Text != "One" {
+		t.Fatalf("demo's row changed: %+v", r)
+	}
+	if pg, _ := e.store.Page(ctx, "demo", "100"); pg.Version != 1 {
+		t.Fatalf("demo's page changed: %+v", pg)
+	}
+}
+
+func TestWikiStorePagesAndChildren(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	for _, p := range []wiki.PageInput{
+		{ID: "1", SpaceKey: "DEMO", Title: "Root"},
+		{ID: "3", SpaceKey: "DEMO", Title: "Child B", ParentID: "1", Body: wsSpecs(wsReq("B-1", "b", ""))},
+		{ID: "2", SpaceKey: "DEMO", Title: "Child A", ParentID: "1", Body: wsSpecs(wsReq("A-1", "a", ""), wsReq("A-2", "a", ""))},
+		{ID: "4", SpaceKey: "DEMO", Title: "Grandchild", ParentID: "2"},
+	} {
+		if _, err := e.service.SavePage(ctx, "demo", "alice", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kids, err := e.store.Children(ctx, "demo", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, k := range kids {
+		got = append(got, k.ID+":"+k.Title+":"+strings.Join(k.Keys, ","))
+		if k.Body != "" {
+			t.Errorf("child %s has a body", k.ID)
+		}
+	}
+	if !slices.Equal(got, []string{"2:Child A:A-1,A-2", "3:Child B:B-1"}) {
+		t.Fatalf("children %v", got)
+	}
+	info, err := e.store.PageInfo(ctx, "demo", "2")
+	if err != nil || info.Body != "" || info.ParentID != "1" || info.Version != 1 || !slices.Equal(info.Keys, []string{"A-1", "A-2"}) || info.UpdatedAt.IsZero() {
+		t.Fatalf("info %+v %v", info, err)
+	}
+	if kids, _ := e.store.Children(ctx, "acme", "1"); len(kids) != 0 {
+		t.Fatalf("acme sees %v", kids)
+	}
+	// Re-parenting moves the page between trees.
+	if _, err := e.service.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "3", SpaceKey: "DEMO", Title: "Child B", ParentID: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if kids, _ := e.store.Children(ctx, "demo", "1"); len(kids) != 1 || kids[0].ID != "2" {
+		t.Fatalf("children of 1 after move: %v", kids)
+	}
+}
+
+func TestWikiStorePageVersionConflict(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	e.save(t, "demo", "100", "DEMO", "<p>x</p>")
+	pg, err := e.store.Page(ctx, "demo", "100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.Version = 2
+	if err := e.store.Commit(ctx, "demo", &wiki.Change{PutPage: pg, ExpectVersion: 5}); !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("stale version: %v", err)
+	}
+	if err := e.store.Commit(ctx, "demo", &wiki.Change{PutPage: pg}); !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("create over existing: %v", err)
+	}
+	if err := e.store.Commit(ctx, "demo", &wiki.Change{PutPage: pg, ExpectVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The spec's requirement status table (§3) on DynamoDB, row by row.
+func TestWikiStoreStatusTable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	e.integration(t, "demo", "jira-1")
+
+	// Setup: REQ-2 is defined by page 100 first; page 200's definition is a
+	// duplicate until page 100 drops it, which leaves it DELETED.
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High"), wsReq("REQ-2", "Two by 100", "Low")))
+	res := e.save(t, "demo", "200", "DEMO", wsSpecs(wsReq("REQ-2", "Two by 200", "High", wt.Jira("PROJ-2", "jira-1")), wsReq("REQ-3", "Three", "Low")))
+	if !slices.Equal(res.Duplicates, []string{"REQ-2"}) {
+		t.Fatalf("duplicates %v", res.Duplicates)
+	}
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	// GONE: in page 200's key list, ACTIVE, but not in its body (as if the
+	// body had been restored from a backup).
+	pg, err := e.store.Page(ctx, "demo", "200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := &requirement.Requirement{SpaceKey: "DEMO", Key: "GONE", Status: requirement.Active, Text: "Gone", Origin: pg.Ref(),
+		Properties: []requirement.Property{{Key: "Priority", Value: "Gone"}}}
+	next := *pg
+	next.Keys = append(slices.Clone(pg.Keys), "GONE")
+	if err := e.store.Commit(ctx, "demo", &wiki.Change{PutPage: &next, ExpectVersion: pg.Version, Writes: []wiki.Write{{New: gone}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("reindex: ACTIVE or DELETED per content, flagged, only status and flag change", func(t *testing.T) {
+		res, err := e.service.Reindex(ctx, "demo", "alice", "200")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range res.Requirements {
+			got = append(got, fmt.Sprintf("%s=%s/%v", s.Key, s.Status, s.HTMLNeedsUpdating))
+		}
+		if want := []string{"REQ-2=ACTIVE/true", "REQ-3=ACTIVE/false", "GONE=DELETED/false"}; !slices.Equal(got, want) {
+			t.Fatalf("reindex %v, want %v", got, want)
+		}
+		r2 := e.get(t, "demo", "DEMO", "REQ-2")
+		if r2.Status != requirement.Active || !r2.HTMLNeedsUpdating || r2.Origin.PageID != "200" || r2.Text != "Two by 100" {
+			t.Fatalf("REQ-2 %+v", r2)
+		}
+		if g := e.get(t, "demo", "DEMO", "GONE"); g.Status != requirement.Deleted || g.Text != "Gone" {
+			t.Fatalf("GONE %+v", g)
+		}
+		if got := e.indexed(t, "demo", "Priority", "Gone"); len(got) != 0 {
+			t.Fatalf("DELETED row still indexed: %v", got)
+		}
+		if pg, _ := e.store.PageInfo(ctx, "demo", "200"); !slices.Equal(pg.Keys, []string{"REQ-2", "REQ-3"}) {
+			t.Fatalf("keys %v", pg.Keys)
+		}
+		if _, err := e.service.Reindex(ctx, "demo", "alice", "999"); !errors.Is(err, apperr.ErrNotFound) {
+			t.Fatalf("unknown page: %v", err)
+		}
+	})
+
+	t.Run("page view: same status, excerpts saved as text and properties, flag cleared", func(t *testing.T) {
+		rows, err := e.service.ViewPage(ctx, "demo", "bob", "DEMO", "200")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 2 {
+			t.Fatalf("rows %+v", rows)
+		}
+		r2 := e.get(t, "demo", "DEMO", "REQ-2")
+		if r2.Status != requirement.Active || r2.HTMLNeedsUpdating || r2.Text != "Two by 200" ||
+			!slices.Equal(r2.Properties, []requirement.Property{{Key: "Priority", Value: "High"}}) {
+			t.Fatalf("REQ-2 %+v", r2)
+		}
+		if got := e.indexed(t, "demo", "Priority", "High"); !slices.Contains(got, "DEMO/REQ-2") {
+			t.Fatalf("gathered property not indexed: %v", got)
+		}
+	})
+
+	t.Run("baseline: the copy is archived, the ACTIVE row stays current", func(t *testing.T) {
+		cp := e.get(t, "demo", "DEMO", "REQ-3")
+		cp.Baseline, cp.Status = 1, requirement.Archived
+		if err := e.reqs.Put(ctx, "demo", []*requirement.Requirement{cp}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.service.Requirement(ctx, "demo", "DEMO", "REQ-3", 1)
+		if err != nil || got.Status != requirement.Archived || got.Baseline != 1 {
+			t.Fatalf("copy %+v %v", got, err)
+		}
+		if cur, err := e.service.Requirement(ctx, "demo", "DEMO", "REQ-3", 0); err != nil || cur.Status != requirement.Active {
+			t.Fatalf("current %+v %v", cur, err)
+		}
+	})
+}
