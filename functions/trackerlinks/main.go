@@ -1,0 +1,49 @@
+// Command trackerlinks is the TrackerLinks Lambda: links between issues and
+// wiki requirements (GET /rest/reqs/1/issuelinks and GET|POST|PUT|DELETE
+// /rest/reqs/1/issuelinks/{issueKey}) and the resynchronisation of issues
+// with their wikis (PUT /rest/reqs/1/sync).
+//
+// Trigger: the TrackerApi HTTP API (payload 2.0). Environment:
+// TRACKER_TABLE, AUTH_TABLE (required, AUTH_TABLE only read);
+// HTTP_TIMEOUT (calls to wikis), LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
+// TENANT_BURST. Writes: issue links, requirement excerpts and (applying
+// them) pending messages in TRACKER_TABLE. Calls each applink's wiki over
+// HTTP during a sync (requirement reads and the links callback).
+package main
+
+import (
+	"context"
+
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
+	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/tracker"
+	"github.com/reqtrace/reqtrace/shared/wikiclient"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		lambdaapp.Exit(err)
+	}
+}
+
+func run(ctx context.Context) error {
+	deps, err := lambdaapp.Setup(ctx, "TRACKER_TABLE", "AUTH_TABLE")
+	if err != nil {
+		return err
+	}
+	store := dynamo.NewTrackerStore(deps.DynamoDB, deps.Config.TrackerTable)
+	svc := tracker.New(tracker.Deps{
+		Applinks: store,
+		// No Tokens: this function never registers applinks (and may only
+		// read AUTH_TABLE).
+		Links:   store,
+		Pending: store,
+		Wiki:    wikiclient.New(deps.Config.HTTPTimeout),
+	})
+	router := deps.Router(auth.Tracker)
+	(&trackerlinks.Handler{Tracker: svc}).Register(router)
+	lambdaapp.ServeHTTP(router)
+	return nil
+}

@@ -1,0 +1,86 @@
+package trackerapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/tracker"
+)
+
+// messageDTO is a version-4 message on the wire (spec 2.5). Unknown fields
+// are ignored: the wire format is the wiki's, and the spec allows it to
+// gain fields; the required fields of each type catch a misspelt one.
+type messageDTO struct {
+	ID             *int64  `json:"id"`
+	Type           string  `json:"type"`
+	AuthorKey      string  `json:"authorKey"`
+	AuthorName     string  `json:"authorName"`
+	SpaceKey       string  `json:"spaceKey"`
+	Key            string  `json:"key"`
+	Baseline       *int    `json:"baseline"`
+	Estate         string  `json:"estate"`
+	ObjectKey      string  `json:"objectKey"`
+	Relationship   string  `json:"relationship"`
+	NewHTMLExcerpt *string `json:"newHtmlExcerpt"`
+	NewSpaceKey    string  `json:"newSpaceKey"`
+	NewKey         string  `json:"newKey"`
+	NewBaseline    *int    `json:"newBaseline"`
+	NewURL         *string `json:"newUrl"`
+}
+
+func (d messageDTO) entity() tracker.Message {
+	m := tracker.Message{ID: d.ID, Type: tracker.MessageType(d.Type), AuthorKey: d.AuthorKey, AuthorName: d.AuthorName,
+		SpaceKey: d.SpaceKey, Key: d.Key, Estate: d.Estate, ObjectKey: d.ObjectKey, Relationship: d.Relationship,
+		NewHTMLExcerpt: d.NewHTMLExcerpt, NewSpaceKey: d.NewSpaceKey, NewKey: d.NewKey, NewBaseline: d.NewBaseline, NewURL: d.NewURL}
+	if d.Baseline != nil {
+		m.Baseline = *d.Baseline // null and 0 both name the current version
+	}
+	return m
+}
+
+// decodeMessages reads the body of POST /rest/reqs/1/api: a JSON array of
+// message objects. A body that is not such an array, or a field of the
+// wrong JSON type, is a 400 for the whole request (the sender is broken);
+// whether each message makes sense is judged later, message by message.
+func decodeMessages(body []byte) ([]tracker.Message, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '[' {
+		return nil, apperr.Invalidf("the body must be a JSON array of messages")
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return nil, apperr.Invalidf("malformed JSON: %s", err.Error())
+	}
+	if len(raws) > tracker.MaxBatch {
+		return nil, apperr.Invalidf("too many messages: at most %d per request", tracker.MaxBatch)
+	}
+	msgs := make([]tracker.Message, len(raws))
+	for i, raw := range raws {
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, apperr.Invalidf("message %d is not a JSON object", i)
+		}
+		var d messageDTO
+		if err := json.Unmarshal(raw, &d); err != nil {
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &typ) {
+				return nil, apperr.Invalidf("message %d: wrong JSON type for %s: got %s, want %s", i, typ.Field, typ.Value, jsonType(typ.Type.String()))
+			}
+			return nil, apperr.Invalidf("message %d: malformed JSON: %s", i, err.Error())
+		}
+		msgs[i] = d.entity()
+	}
+	return msgs, nil
+}
+
+// jsonType names a Go type as the JSON type it reads.
+func jsonType(goType string) string {
+	switch goType {
+	case "int", "int64", "*int", "*int64":
+		return "integer"
+	case "string", "*string":
+		return "string"
+	}
+	return goType
+}

@@ -1,0 +1,259 @@
+// Package trackerapi is the TrackerApi route group: the tracker's resource
+// information (GET /rest/reqs/1/api), the receipt of wiki messages (POST
+// /rest/reqs/1/api), application link registration, mode and version, the
+// link dialog's search, and the tracker's OpenAPI document. It speaks JSON
+// and leaves the behaviour to shared/tracker.
+package trackerapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/openapi"
+	"github.com/reqtrace/reqtrace/shared/tracker"
+)
+
+// Handler serves the routes of the TrackerApi function.
+type Handler struct {
+	Tracker *tracker.Service
+}
+
+// Register declares the routes of the TrackerApi function in template.yaml.
+// It only takes method values, so it works on a zero Handler.
+func (h *Handler) Register(rt *httpapi.Router) {
+	rt.Handle("GET /rest/reqs/1/api", httpapi.Anonymous, h.info)
+	rt.Handle("POST /rest/reqs/1/api", httpapi.LinkOnly, h.receive)
+	rt.Handle("GET /rest/reqs/1/api/{applinkId}", httpapi.Admin, h.getApplink)
+	rt.Handle("PUT /rest/reqs/1/api/{applinkId}", httpapi.Admin, h.putApplink)
+	rt.Handle("PUT /rest/reqs/1/api/{applinkId}/mode", httpapi.Admin, h.putMode)
+	// The wiki may also set the version with its own credential, as the
+	// tracker does on the wiki's version endpoint.
+	rt.Handle("PUT /rest/reqs/1/api/{applinkId}/version", httpapi.AdminOrOwnLink, h.putVersion)
+	rt.Handle("GET /rest/reqs/1/api/{applinkId}/requirements", httpapi.Member, h.search)
+	rt.Handle("GET /rest/reqs/1/openapi", httpapi.Anonymous, openapi.Handler(openapi.Tracker))
+}
+
+// principal returns the caller (nil when anonymous).
+func principal(r *http.Request) *auth.Principal {
+	if p, ok := auth.FromContext(r.Context()); ok {
+		return &p
+	}
+	return nil
+}
+
+// tenant returns the caller's tenant; routes with a non-anonymous access
+// rule always have one.
+func tenant(r *http.Request) string {
+	p, _ := auth.FromContext(r.Context())
+	return p.Tenant
+}
+
+// ---------------------------------------------------------------- GET /rest/reqs/1/api
+
+type versionsDTO struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
+}
+
+type infoDTO struct {
+	User              *string     `json:"user"`
+	Versions          versionsDTO `json:"versions"`
+	ApplinkRecognized *bool       `json:"applinkRecognized,omitempty"`
+}
+
+func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
+	out := infoDTO{Versions: versionsDTO{Min: tracker.MinVersion, Max: tracker.MaxVersion}}
+	p := principal(r)
+	if p != nil {
+		out.User = &p.User
+	}
+	id, u := r.URL.Query().Get("applinkId"), r.URL.Query().Get("url")
+	if id != "" || u != "" {
+		ok, err := h.Tracker.Recognize(r.Context(), p, id, u)
+		if err != nil {
+			return err
+		}
+		out.ApplinkRecognized = &ok
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// ---------------------------------------------------------------- POST /rest/reqs/1/api
+
+type resultDTO struct {
+	ID      *int64 `json:"id"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+type resultsDTO struct {
+	Results []resultDTO `json:"results"`
+}
+
+func (h *Handler) receive(w http.ResponseWriter, r *http.Request) error {
+	var raw json.RawMessage
+	if err := httpapi.Decode(r, &raw); err != nil {
+		return err
+	}
+	msgs, err := decodeMessages(raw)
+	if err != nil {
+		return err
+	}
+	p, _ := auth.FromContext(r.Context())
+	results, err := h.Tracker.Receive(r.Context(), p.Tenant, p.Scope, msgs)
+	if err != nil {
+		return err
+	}
+	out := resultsDTO{Results: make([]resultDTO, len(results))}
+	for i, res := range results {
+		out.Results[i] = resultDTO{ID: res.ID, Status: string(res.Status), Message: res.Message}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// ---------------------------------------------------------------- applinks
+
+// applinkInDTO is the body of PUT /rest/reqs/1/api/{applinkId}. The fields
+// GET answers are accepted too (applinkId must then be the path's; hasToken
+// is ignored), so an admin can edit what GET gave.
+type applinkInDTO struct {
+	ApplinkID   *string `json:"applinkId"`
+	Name        string  `json:"name"`
+	URL         string  `json:"url"`
+	ServiceID   string  `json:"serviceId"`
+	Token       *string `json:"token"`
+	Mode        *string `json:"mode"`
+	Version     *int    `json:"version"`
+	RotateToken bool    `json:"rotateToken"`
+	HasToken    *bool   `json:"hasToken"`
+}
+
+// applinkDTO is an applink as the API shows it: never with the wiki token,
+// and with the incoming token only when it was just created.
+type applinkDTO struct {
+	ApplinkID     string `json:"applinkId"`
+	Name          string `json:"name"`
+	URL           string `json:"url"`
+	ServiceID     string `json:"serviceId"`
+	Mode          string `json:"mode"`
+	Version       int    `json:"version"`
+	HasToken      bool   `json:"hasToken"`
+	IncomingToken string `json:"incomingToken,omitempty"`
+}
+
+func toApplinkDTO(a tracker.Applink) applinkDTO {
+	return applinkDTO{ApplinkID: a.ID, Name: a.Name, URL: a.URL, ServiceID: a.ServiceID, Mode: string(a.Mode),
+		Version: a.Version, HasToken: a.WikiToken != ""}
+}
+
+func (h *Handler) getApplink(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.Tracker.Applink(r.Context(), tenant(r), r.PathValue("applinkId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toApplinkDTO(a))
+	return nil
+}
+
+func (h *Handler) putApplink(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("applinkId")
+	var in applinkInDTO
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.ApplinkID != nil && *in.ApplinkID != id {
+		return apperr.Invalidf("applinkId %q in the body is not the path's %q", *in.ApplinkID, id)
+	}
+	reg, err := h.Tracker.Register(r.Context(), tenant(r), id, tracker.Registration{
+		Name: in.Name, URL: in.URL, ServiceID: in.ServiceID, WikiToken: in.Token,
+		Mode: in.Mode, Version: in.Version, RotateToken: in.RotateToken,
+	})
+	if err != nil {
+		return err
+	}
+	out := toApplinkDTO(reg.Applink)
+	out.IncomingToken = reg.IncomingToken
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type modeDTO struct {
+	ApplinkID string `json:"applinkId"`
+	Mode      string `json:"mode"`
+}
+
+func (h *Handler) putMode(w http.ResponseWriter, r *http.Request) error {
+	var mode *string
+	if err := httpapi.Decode(r, &mode); err != nil {
+		return err
+	}
+	if mode == nil {
+		return apperr.Invalidf("the body must be a JSON string: \"AUTO\", \"MANUAL\" or \"DISABLED\"")
+	}
+	a, err := h.Tracker.SetMode(r.Context(), tenant(r), r.PathValue("applinkId"), *mode)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, modeDTO{ApplinkID: a.ID, Mode: string(a.Mode)})
+	return nil
+}
+
+type versionDTO struct {
+	ApplinkID string `json:"applinkId"`
+	Version   int    `json:"version"`
+}
+
+func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request) error {
+	var v *int
+	if err := httpapi.Decode(r, &v); err != nil {
+		return err
+	}
+	if v == nil {
+		return apperr.Invalidf("the body must be a JSON integer, the API version asked for")
+	}
+	a, err := h.Tracker.SetVersion(r.Context(), tenant(r), r.PathValue("applinkId"), *v)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, versionDTO{ApplinkID: a.ID, Version: a.Version})
+	return nil
+}
+
+// ---------------------------------------------------------------- link dialog
+
+// Paging of the link dialog, as the wiki's search (CONTRACT.md §2).
+const (
+	defaultLimit = 50
+	maxLimit     = 500
+)
+
+func (h *Handler) search(w http.ResponseWriter, r *http.Request) error {
+	limit, err := httpapi.QueryInt(r, "limit", defaultLimit, 1, maxLimit)
+	if err != nil {
+		return err
+	}
+	offset, err := httpapi.QueryInt(r, "offset", 0, 0, 0)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	res, err := h.Tracker.SearchRequirements(r.Context(), tenant(r), r.PathValue("applinkId"),
+		tracker.WikiSearch{SpaceKey: q.Get("spaceKey"), Q: q.Get("q"), Offset: offset, Limit: limit})
+	if err != nil {
+		return err
+	}
+	if res.NegotiationErr != nil {
+		httpapi.Logger(r.Context()).WarnContext(r.Context(), "API version negotiation failed",
+			"applinkId", r.PathValue("applinkId"), "error", res.NegotiationErr.Error())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(bytes.TrimSpace(res.Results)) // the status is sent: nothing left to answer
+	return nil
+}

@@ -1,0 +1,208 @@
+// Package trackerlinks is the TrackerLinks route group: the links between
+// issues and wiki requirements (/rest/reqs/1/issuelinks...) and the
+// resynchronisation of issues with their wikis (PUT /rest/reqs/1/sync). It
+// speaks JSON and leaves the behaviour to shared/tracker.
+package trackerlinks
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/tracker"
+)
+
+// NotImplemented is the fixed answer of GET /rest/reqs/1/issuelinks (spec
+// §4.2), a JSON string.
+const NotImplemented = "Not implemented: use GET /rest/reqs/1/issuelinks/{issueKey}"
+
+// Handler serves the routes of the TrackerLinks function.
+type Handler struct {
+	Tracker *tracker.Service
+}
+
+// Register declares the routes of the TrackerLinks function in
+// template.yaml. It only takes method values, so it works on a zero
+// Handler.
+func (h *Handler) Register(rt *httpapi.Router) {
+	rt.Handle("GET /rest/reqs/1/issuelinks", httpapi.Member, h.fixed)
+	rt.Handle("GET /rest/reqs/1/issuelinks/{issueKey}", httpapi.Member, h.get)
+	rt.Handle("POST /rest/reqs/1/issuelinks/{issueKey}", httpapi.Member, h.create)
+	rt.Handle("PUT /rest/reqs/1/issuelinks/{issueKey}", httpapi.Member, h.replace)
+	rt.Handle("DELETE /rest/reqs/1/issuelinks/{issueKey}", httpapi.Member, h.delete)
+	rt.Handle("PUT /rest/reqs/1/sync", httpapi.Member, h.sync)
+}
+
+func tenant(r *http.Request) string {
+	p, _ := auth.FromContext(r.Context())
+	return p.Tenant
+}
+
+// linkInDTO is an issue link item (spec 2.6) or reference (2.7). The
+// fields the GET answer adds are accepted, so a client can send back what
+// it read: issueKey must then be the path's, requirementDeleted is ignored.
+type linkInDTO struct {
+	ApplinkID          string  `json:"applinkId"`
+	SpaceKey           string  `json:"spaceKey"`
+	Key                string  `json:"key"`
+	BaselineNumber     *int    `json:"baselineNumber"`
+	Relationship       string  `json:"relationship"`
+	GenericURL         *string `json:"genericUrl"`
+	HTMLExcerpt        *string `json:"htmlExcerpt"`
+	IssueKey           *string `json:"issueKey"`
+	RequirementDeleted *bool   `json:"requirementDeleted"`
+}
+
+func (d linkInDTO) entity(issueKey string) tracker.LinkInput {
+	ref := tracker.ReqRef{ApplinkID: d.ApplinkID, SpaceKey: d.SpaceKey, Key: d.Key}
+	if d.BaselineNumber != nil {
+		ref.Baseline = *d.BaselineNumber
+	}
+	return tracker.LinkInput{
+		Link:        tracker.Link{IssueKey: issueKey, Req: ref, Relationship: d.Relationship},
+		HTMLExcerpt: d.HTMLExcerpt, GenericURL: d.GenericURL,
+	}
+}
+
+// linkDTO is an issue link as the API shows it: spec 2.6 plus issueKey and
+// whether the wiki deleted the requirement.
+type linkDTO struct {
+	IssueKey           string `json:"issueKey"`
+	ApplinkID          string `json:"applinkId"`
+	SpaceKey           string `json:"spaceKey"`
+	Key                string `json:"key"`
+	BaselineNumber     *int   `json:"baselineNumber"`
+	Relationship       string `json:"relationship"`
+	GenericURL         string `json:"genericUrl"`
+	HTMLExcerpt        string `json:"htmlExcerpt"`
+	RequirementDeleted bool   `json:"requirementDeleted"`
+}
+
+func baselineNumber(b int) *int {
+	if b <= 0 {
+		return nil
+	}
+	return &b
+}
+
+func toLinkDTOs(views []tracker.LinkView) []linkDTO {
+	out := make([]linkDTO, len(views))
+	for i, v := range views {
+		out[i] = linkDTO{IssueKey: v.IssueKey, ApplinkID: v.Req.ApplinkID, SpaceKey: v.Req.SpaceKey, Key: v.Req.Key,
+			BaselineNumber: baselineNumber(v.Req.Baseline), Relationship: v.Relationship, GenericURL: v.GenericURL,
+			HTMLExcerpt: v.HTMLExcerpt, RequirementDeleted: v.Deleted}
+	}
+	return out
+}
+
+// decodeItems reads a JSON array of link items for the path's issue.
+func decodeItems(r *http.Request) (string, []tracker.LinkInput, error) {
+	issueKey := r.PathValue("issueKey")
+	var in []linkInDTO
+	if err := httpapi.Decode(r, &in); err != nil {
+		return "", nil, err
+	}
+	if in == nil {
+		return "", nil, apperr.Invalidf("the body must be a JSON array of issue links")
+	}
+	items := make([]tracker.LinkInput, len(in))
+	for i, d := range in {
+		if d.IssueKey != nil && *d.IssueKey != issueKey {
+			return "", nil, apperr.Invalidf("item %d: issueKey %q is not the path's %q", i, *d.IssueKey, issueKey)
+		}
+		items[i] = d.entity(issueKey)
+	}
+	return issueKey, items, nil
+}
+
+func (h *Handler) fixed(w http.ResponseWriter, r *http.Request) error {
+	httpapi.WriteJSON(w, http.StatusOK, NotImplemented)
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	views, err := h.Tracker.IssueLinks(r.Context(), tenant(r), r.PathValue("issueKey"), r.URL.Query().Get("relationship"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toLinkDTOs(views))
+	return nil
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+	issueKey, items, err := decodeItems(r)
+	if err != nil {
+		return err
+	}
+	views, err := h.Tracker.CreateLinks(r.Context(), tenant(r), issueKey, items)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toLinkDTOs(views))
+	return nil
+}
+
+func (h *Handler) replace(w http.ResponseWriter, r *http.Request) error {
+	issueKey, items, err := decodeItems(r)
+	if err != nil {
+		return err
+	}
+	views, err := h.Tracker.ReplaceLinks(r.Context(), tenant(r), issueKey, r.URL.Query().Get("relationship"), items)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toLinkDTOs(views))
+	return nil
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	issueKey, items, err := decodeItems(r)
+	if err != nil {
+		return err
+	}
+	refs := make([]tracker.Link, len(items))
+	for i, it := range items {
+		refs[i] = it.Link
+	}
+	if err := h.Tracker.DeleteLinks(r.Context(), tenant(r), issueKey, refs); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// syncLinkDTO is one link sent to a wiki by a sync.
+type syncLinkDTO struct {
+	IssueKey       string `json:"issueKey"`
+	ApplinkID      string `json:"applinkId"`
+	SpaceKey       string `json:"spaceKey"`
+	Key            string `json:"key"`
+	BaselineNumber *int   `json:"baselineNumber"`
+	Relationship   string `json:"relationship"`
+}
+
+type syncDTO struct {
+	Links        []syncLinkDTO `json:"links"`
+	Requirements int           `json:"requirements"`
+}
+
+// sync takes the issues as ?issues=A,B, ?issues=A&issues=B, or both.
+func (h *Handler) sync(w http.ResponseWriter, r *http.Request) error {
+	var issues []string
+	for _, v := range r.URL.Query()["issues"] {
+		issues = append(issues, strings.Split(v, ",")...)
+	}
+	res, err := h.Tracker.Sync(r.Context(), tenant(r), issues)
+	if err != nil {
+		return err
+	}
+	out := syncDTO{Links: make([]syncLinkDTO, len(res.Links)), Requirements: res.Requirements}
+	for i, l := range res.Links {
+		out.Links[i] = syncLinkDTO{IssueKey: l.IssueKey, ApplinkID: l.Req.ApplinkID, SpaceKey: l.Req.SpaceKey,
+			Key: l.Req.Key, BaselineNumber: baselineNumber(l.Req.Baseline), Relationship: l.Relationship}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
