@@ -72,7 +72,9 @@ func tkRefPart(r tracker.ReqRef) string {
 	return r.ApplinkID + "#" + r.SpaceKey + "#" + r.Key + "#" + tkBaseline(r.Baseline)
 }
 
-func tkReqPK(tenant string, r tracker.ReqRef) string { return tenantPrefix(tenant) + "REQ#" + tkRefPart(r) }
+func tkReqPK(tenant string, r tracker.ReqRef) string {
+	return tenantPrefix(tenant) + "REQ#" + tkRefPart(r)
+}
 
 func tkLinkSK(l tracker.Link) string { return tkLinkPrefix + tkRefPart(l.Req) + "#" + l.Relationship }
 
