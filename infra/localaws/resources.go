@@ -1,0 +1,268 @@
+package localaws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
+)
+
+// Resources are the tables and queues created for one template.
+type Resources struct {
+	// Tables maps a table's logical ID to its table name.
+	Tables map[string]string
+	// Queues maps a queue's logical ID to its queue URL.
+	Queues map[string]string
+}
+
+// Resolve returns what CloudFormation's !Ref gives for the table or queue
+// with the given logical ID — the table name or the queue URL — or ""
+// if there is none. It fits samtemplate.Template.Env.
+func (r *Resources) Resolve(ref string) string {
+	if name, ok := r.Tables[ref]; ok {
+		return name
+	}
+	return r.Queues[ref]
+}
+
+var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// maxQueueName is SQS's limit, ".fifo" included.
+const maxQueueName = 80
+
+// CreateResources creates every table (on-demand, with its global
+// secondary indexes) and queue (FIFO names end in ".fifo"; dead-letter
+// queues first, then the redrive policy with their ARN) of t, each named
+// "<prefix>-<LogicalID>". Resources that already exist are reused, so it
+// is safe to call again with the same prefix. The prefix may hold
+// letters, digits, '-' and '_'.
+func CreateResources(ctx context.Context, cfg aws.Config, t *samtemplate.Template, prefix string) (*Resources, error) {
+	if !prefixRE.MatchString(prefix) {
+		return nil, fmt.Errorf("create resources: prefix %q must be letters, digits, '-' or '_'", prefix)
+	}
+	for _, q := range t.Queues {
+		if n := queueName(prefix, q); len(n) > maxQueueName {
+			return nil, fmt.Errorf("create resources: queue name %s is longer than %d characters; use a shorter prefix", n, maxQueueName)
+		}
+	}
+	r := &Resources{Tables: map[string]string{}, Queues: map[string]string{}}
+	if len(t.Tables) > 0 {
+		if err := createTables(ctx, dynamodb.NewFromConfig(cfg), t.Tables, prefix, r); err != nil {
+			return nil, fmt.Errorf("create resources: %w", err)
+		}
+	}
+	if len(t.Queues) > 0 {
+		if err := createQueues(ctx, sqs.NewFromConfig(cfg), t.Queues, prefix, r); err != nil {
+			return nil, fmt.Errorf("create resources: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// createTables creates the tables concurrently: each CreateTable is a
+// round trip, and tests create a set per test.
+func createTables(ctx context.Context, db *dynamodb.Client, tables []samtemplate.Table, prefix string, r *Resources) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, tb := range tables {
+		name := prefix + "-" + tb.LogicalID
+		wg.Go(func() {
+			err := createTable(ctx, db, tb, name)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("table %s: %w", tb.LogicalID, err))
+				return
+			}
+			r.Tables[tb.LogicalID] = name
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func createTable(ctx context.Context, db *dynamodb.Client, tb samtemplate.Table, name string) error {
+	in := &dynamodb.CreateTableInput{
+		TableName:   aws.String(name),
+		BillingMode: ddbtypes.BillingModePayPerRequest,
+		KeySchema:   keySchema(tb.KeySchema),
+	}
+	for _, a := range tb.Attributes {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, ddbtypes.AttributeDefinition{
+			AttributeName: aws.String(a.Name),
+			AttributeType: ddbtypes.ScalarAttributeType(a.Type),
+		})
+	}
+	for _, ix := range tb.GSIs {
+		gsi := ddbtypes.GlobalSecondaryIndex{
+			IndexName:  aws.String(ix.Name),
+			KeySchema:  keySchema(ix.KeySchema),
+			Projection: &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionType(ix.Projection.Type)},
+		}
+		if len(ix.Projection.NonKeyAttributes) > 0 {
+			gsi.Projection.NonKeyAttributes = ix.Projection.NonKeyAttributes
+		}
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gsi)
+	}
+	if _, err := db.CreateTable(ctx, in); err != nil {
+		var inUse *ddbtypes.ResourceInUseException
+		if !errors.As(err, &inUse) {
+			return err
+		}
+	}
+	// DynamoDB Local creates tables ACTIVE, but a reused table may still
+	// be in CREATING; waiting costs one DescribeTable.
+	return dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
+	}).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute)
+}
+
+func keySchema(keys []samtemplate.KeyElement) []ddbtypes.KeySchemaElement {
+	out := make([]ddbtypes.KeySchemaElement, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, ddbtypes.KeySchemaElement{AttributeName: aws.String(k.Name), KeyType: ddbtypes.KeyType(k.Type)})
+	}
+	return out
+}
+
+func queueName(prefix string, q samtemplate.Queue) string {
+	name := prefix + "-" + q.LogicalID
+	if q.FIFO {
+		name += ".fifo"
+	}
+	return name
+}
+
+// createQueues creates queues whose dead-letter queue exists before the
+// queues that need its ARN.
+func createQueues(ctx context.Context, client *sqs.Client, queues []samtemplate.Queue, prefix string, r *Resources) error {
+	arns := map[string]string{}
+	pending := queues
+	for len(pending) > 0 {
+		var next []samtemplate.Queue
+		for _, q := range pending {
+			if q.Redrive != nil && arns[q.Redrive.DeadLetterQueue] == "" {
+				next = append(next, q)
+				continue
+			}
+			url, arn, err := createQueue(ctx, client, q, queueName(prefix, q), arns)
+			if err != nil {
+				return fmt.Errorf("queue %s: %w", q.LogicalID, err)
+			}
+			r.Queues[q.LogicalID], arns[q.LogicalID] = url, arn
+		}
+		if len(next) == len(pending) {
+			return fmt.Errorf("queue %s: its dead-letter queue %s is missing or part of a cycle", next[0].LogicalID, next[0].Redrive.DeadLetterQueue)
+		}
+		pending = next
+	}
+	return nil
+}
+
+func createQueue(ctx context.Context, client *sqs.Client, q samtemplate.Queue, name string, arns map[string]string) (url, arn string, err error) {
+	attrs := map[string]string{
+		string(sqstypes.QueueAttributeNameVisibilityTimeout):      strconv.Itoa(int(q.VisibilityTimeout / time.Second)),
+		string(sqstypes.QueueAttributeNameMessageRetentionPeriod): strconv.Itoa(int(q.MessageRetention / time.Second)),
+	}
+	if q.FIFO {
+		attrs[string(sqstypes.QueueAttributeNameFifoQueue)] = "true"
+		attrs[string(sqstypes.QueueAttributeNameContentBasedDeduplication)] = strconv.FormatBool(q.ContentBasedDeduplication)
+	}
+	if q.Redrive != nil {
+		policy, err := json.Marshal(struct {
+			DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+			MaxReceiveCount     int    `json:"maxReceiveCount"`
+		}{arns[q.Redrive.DeadLetterQueue], q.Redrive.MaxReceiveCount})
+		if err != nil {
+			return "", "", err
+		}
+		attrs[string(sqstypes.QueueAttributeNameRedrivePolicy)] = string(policy)
+	}
+
+	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	switch {
+	case err == nil:
+		url = aws.ToString(out.QueueUrl)
+	case isQueueExists(err):
+		// Same name, other attributes: an earlier run with an older
+		// template. Bring the queue up to date.
+		got, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+		if err != nil {
+			return "", "", err
+		}
+		url = aws.ToString(got.QueueUrl)
+		delete(attrs, string(sqstypes.QueueAttributeNameFifoQueue)) // immutable
+		if _, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: attrs}); err != nil {
+			return "", "", err
+		}
+	default:
+		return "", "", err
+	}
+
+	got, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(url),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		return "", "", err
+	}
+	arn = got.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
+	if arn == "" {
+		return "", "", errors.New("GetQueueAttributes returned no QueueArn")
+	}
+	return url, arn, nil
+}
+
+// isQueueExists reports a CreateQueue conflict. SQS's JSON protocol calls
+// it QueueNameExists, its query protocol QueueAlreadyExists.
+func isQueueExists(err error) bool {
+	var exists *sqstypes.QueueNameExists
+	if errors.As(err, &exists) {
+		return true
+	}
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == "QueueAlreadyExists"
+}
+
+// Delete deletes the tables and queues, ignoring those already gone, and
+// returns the other failures joined.
+func (r *Resources) Delete(ctx context.Context, cfg aws.Config) error {
+	var errs []error
+	if len(r.Tables) > 0 {
+		db := dynamodb.NewFromConfig(cfg)
+		for id, name := range r.Tables {
+			_, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+			var gone *ddbtypes.ResourceNotFoundException
+			if err != nil && !errors.As(err, &gone) {
+				errs = append(errs, fmt.Errorf("delete table %s: %w", id, err))
+			}
+		}
+	}
+	if len(r.Queues) > 0 {
+		client := sqs.NewFromConfig(cfg)
+		for id, url := range r.Queues {
+			_, err := client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+			var gone *sqstypes.QueueDoesNotExist
+			if err != nil && !errors.As(err, &gone) {
+				errs = append(errs, fmt.Errorf("delete queue %s: %w", id, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,748 @@
+// Package samtemplate reads the parts of the SAM template (template.yaml)
+// that the local stack needs: functions with their HTTP API routes,
+// schedules and environment, DynamoDB tables and SQS queues.
+//
+// The template stays the single source of truth: the local gateway routes
+// requests, and the test harness creates tables and queues, from what this
+// package reads, so a change to template.yaml is exercised by every local
+// run. Intrinsic functions (!Ref, !GetAtt, !Sub, !If, ...) are resolved
+// only as far as a local stack can: parameters take their defaults, tables
+// and queues are named by the caller, anything else is dropped.
+package samtemplate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Resource types the package understands; other resources are ignored.
+const (
+	typeFunction = "AWS::Serverless::Function"
+	typeTable    = "AWS::DynamoDB::Table"
+	typeQueue    = "AWS::SQS::Queue"
+)
+
+// Defaults CloudFormation and SAM apply when a property is absent.
+const (
+	defaultTimeout           = 3 * time.Second
+	defaultMemorySize        = 128
+	defaultVisibilityTimeout = 30 * time.Second
+	defaultRetention         = 4 * 24 * time.Hour
+)
+
+// Template is the local view of a SAM template. Slices are sorted by
+// logical ID.
+type Template struct {
+	Parameters []Parameter
+	Functions  []Function
+	Tables     []Table
+	Queues     []Queue
+
+	params     map[string]Parameter
+	conditions map[string]any
+}
+
+// Parameter is a template parameter. Locally it always takes its default.
+type Parameter struct {
+	Name       string
+	Type       string
+	Default    string
+	HasDefault bool
+}
+
+// Function is an AWS::Serverless::Function with Globals applied. Routes
+// and Schedules are sorted by event name.
+type Function struct {
+	LogicalID  string
+	Routes     []Route
+	Schedules  []Schedule
+	Timeout    time.Duration
+	MemorySize int
+
+	// env holds the unevaluated environment variables, Globals merged
+	// with the function's own (which win).
+	env map[string]any
+}
+
+// Route is an HttpApi (or Api) event of a function.
+type Route struct {
+	// Event is the event's name in the template, e.g. "Search".
+	Event string
+	// API is the logical ID of the API, e.g. "WikiApi"; SAM's implicit
+	// API is "ServerlessHttpApi" (or "ServerlessRestApi" for Api events).
+	API string
+	// Method is upper case: GET, POST, PUT, DELETE or ANY.
+	Method string
+	// Path is the route's path with {parameters}, e.g.
+	// "/rest/reqs/1/requirement2/{spaceKey}".
+	Path string
+}
+
+// Schedule is a Schedule event of a function.
+type Schedule struct {
+	// Event is the event's name in the template.
+	Event string
+	// Expression is the schedule as written, e.g. "rate(3 minutes)".
+	Expression string
+	// Rate is the interval of the rate expression.
+	Rate time.Duration
+	// Enabled is false when the template disables the schedule.
+	Enabled bool
+}
+
+// Table is an AWS::DynamoDB::Table.
+type Table struct {
+	LogicalID   string
+	BillingMode string
+	Attributes  []Attribute
+	KeySchema   []KeyElement
+	GSIs        []Index
+}
+
+// Attribute is an attribute definition of a table.
+type Attribute struct {
+	Name string
+	// Type is "S", "N" or "B".
+	Type string
+}
+
+// KeyElement is an element of a key schema.
+type KeyElement struct {
+	Name string
+	// Type is "HASH" or "RANGE".
+	Type string
+}
+
+// Index is a global secondary index.
+type Index struct {
+	Name       string
+	KeySchema  []KeyElement
+	Projection Projection
+}
+
+// Projection says which attributes an index holds.
+type Projection struct {
+	// Type is "ALL", "KEYS_ONLY" or "INCLUDE".
+	Type             string
+	NonKeyAttributes []string
+}
+
+// Queue is an AWS::SQS::Queue. Absent durations take CloudFormation's
+// defaults (30 s visibility timeout, 4 days retention).
+type Queue struct {
+	LogicalID                 string
+	FIFO                      bool
+	ContentBasedDeduplication bool
+	VisibilityTimeout         time.Duration
+	MessageRetention          time.Duration
+	// Redrive is nil when the queue has no dead-letter queue.
+	Redrive *Redrive
+}
+
+// Redrive is a queue's redrive policy.
+type Redrive struct {
+	// DeadLetterQueue is the logical ID of the dead-letter queue.
+	DeadLetterQueue string
+	// MaxReceiveCount is the number of receives after which a message
+	// moves to the dead-letter queue.
+	MaxReceiveCount int
+}
+
+// Load reads and parses the template at path.
+func Load(path string) (*Template, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load template: %w", err)
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("load template %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Parse parses a template from YAML.
+func Parse(data []byte) (*Template, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	v, err := toValue(&doc)
+	if err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("parse template: top level is not a mapping")
+	}
+	t := &Template{params: map[string]Parameter{}}
+	if err := t.parse(root); err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	return t, nil
+}
+
+// Function returns the function with the given logical ID.
+func (t *Template) Function(logicalID string) (Function, bool) {
+	i := slices.IndexFunc(t.Functions, func(f Function) bool { return f.LogicalID == logicalID })
+	if i < 0 {
+		return Function{}, false
+	}
+	return t.Functions[i], true
+}
+
+// Table returns the table with the given logical ID.
+func (t *Template) Table(logicalID string) (Table, bool) {
+	i := slices.IndexFunc(t.Tables, func(tb Table) bool { return tb.LogicalID == logicalID })
+	if i < 0 {
+		return Table{}, false
+	}
+	return t.Tables[i], true
+}
+
+// Queue returns the queue with the given logical ID.
+func (t *Template) Queue(logicalID string) (Queue, bool) {
+	i := slices.IndexFunc(t.Queues, func(q Queue) bool { return q.LogicalID == logicalID })
+	if i < 0 {
+		return Queue{}, false
+	}
+	return t.Queues[i], true
+}
+
+// Env returns the environment of function fn (Globals merged with the
+// function's own variables) as the function would see it locally. A !Ref
+// to a table or queue is passed to resolve, which returns the local table
+// name or queue URL ("" when it has none); a !Ref to a parameter takes its
+// default; !If, !Sub and !Join are evaluated with those rules. Variables
+// whose value cannot be resolved locally (a !GetAtt, a pseudo parameter,
+// an unknown resource, AWS::NoValue) are left out. Env returns nil if
+// there is no function fn.
+func (t *Template) Env(fn string, resolve func(ref string) string) map[string]string {
+	f, ok := t.Function(fn)
+	if !ok {
+		return nil
+	}
+	var resource func(string) (string, bool)
+	if resolve != nil {
+		resource = func(id string) (string, bool) {
+			v := resolve(id)
+			return v, v != ""
+		}
+	}
+	e := newEvaluator(t, resource)
+	env := make(map[string]string, len(f.env))
+	for k, raw := range f.env {
+		if v, ok := e.value(raw, 0); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// Dir returns the function's Go package directory relative to the module
+// root, slash-separated: "functions/" and the lower-case logical ID
+// without a trailing "function" (TrackerApiFunction → functions/trackerapi,
+// Sync → functions/sync).
+func (f Function) Dir() string {
+	return "functions/" + strings.TrimSuffix(strings.ToLower(f.LogicalID), "function")
+}
+
+func (t *Template) parse(root map[string]any) error {
+	params, err := mapping(root["Parameters"], "Parameters")
+	if err != nil {
+		return err
+	}
+	for name, raw := range params {
+		p, err := parseParameter(name, raw)
+		if err != nil {
+			return err
+		}
+		t.params[name] = p
+		t.Parameters = append(t.Parameters, p)
+	}
+	slices.SortFunc(t.Parameters, func(a, b Parameter) int { return strings.Compare(a.Name, b.Name) })
+
+	if t.conditions, err = mapping(root["Conditions"], "Conditions"); err != nil {
+		return err
+	}
+
+	globals, err := mapping(root["Globals"], "Globals")
+	if err != nil {
+		return err
+	}
+	globalFn, err := mapping(globals["Function"], "Globals.Function")
+	if err != nil {
+		return err
+	}
+
+	resources, err := mapping(root["Resources"], "Resources")
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(resources))
+	for id := range resources {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		res, err := mapping(resources[id], "Resources."+id)
+		if err != nil {
+			return err
+		}
+		props, err := mapping(res["Properties"], "Resources."+id+".Properties")
+		if err != nil {
+			return err
+		}
+		switch res["Type"] {
+		case typeFunction:
+			f, err := t.parseFunction(id, props, globalFn)
+			if err != nil {
+				return fmt.Errorf("function %s: %w", id, err)
+			}
+			t.Functions = append(t.Functions, f)
+		case typeTable:
+			tb, err := parseTable(id, props)
+			if err != nil {
+				return fmt.Errorf("table %s: %w", id, err)
+			}
+			t.Tables = append(t.Tables, tb)
+		case typeQueue:
+			q, err := t.parseQueue(id, props)
+			if err != nil {
+				return fmt.Errorf("queue %s: %w", id, err)
+			}
+			t.Queues = append(t.Queues, q)
+		}
+	}
+	for _, q := range t.Queues {
+		if q.Redrive == nil {
+			continue
+		}
+		dlq, ok := t.Queue(q.Redrive.DeadLetterQueue)
+		if !ok {
+			return fmt.Errorf("queue %s: dead-letter queue %s is not a queue in the template", q.LogicalID, q.Redrive.DeadLetterQueue)
+		}
+		if dlq.FIFO != q.FIFO {
+			return fmt.Errorf("queue %s: dead-letter queue %s must have the same FifoQueue setting", q.LogicalID, dlq.LogicalID)
+		}
+	}
+	return nil
+}
+
+func parseParameter(name string, raw any) (Parameter, error) {
+	m, err := mapping(raw, "Parameters."+name)
+	if err != nil {
+		return Parameter{}, err
+	}
+	p := Parameter{Name: name}
+	if p.Type, err = str(m["Type"], "Parameters."+name+".Type"); err != nil {
+		return Parameter{}, err
+	}
+	if d, ok := m["Default"]; ok && d != nil {
+		s, ok := scalarString(d)
+		if !ok {
+			return Parameter{}, fmt.Errorf("Parameters.%s.Default is not a scalar", name)
+		}
+		p.Default, p.HasDefault = s, true
+	}
+	return p, nil
+}
+
+func (t *Template) parseFunction(id string, props, globals map[string]any) (Function, error) {
+	f := Function{LogicalID: id, Timeout: defaultTimeout, MemorySize: defaultMemorySize, env: map[string]any{}}
+	for _, m := range []map[string]any{globals, props} {
+		if v, ok := m["Timeout"]; ok {
+			n, err := t.integer(v)
+			if err != nil {
+				return Function{}, fmt.Errorf("Timeout: %w", err)
+			}
+			f.Timeout = time.Duration(n) * time.Second
+		}
+		if v, ok := m["MemorySize"]; ok {
+			n, err := t.integer(v)
+			if err != nil {
+				return Function{}, fmt.Errorf("MemorySize: %w", err)
+			}
+			f.MemorySize = n
+		}
+		env, err := mapping(m["Environment"], "Environment")
+		if err != nil {
+			return Function{}, err
+		}
+		vars, err := mapping(env["Variables"], "Environment.Variables")
+		if err != nil {
+			return Function{}, err
+		}
+		maps.Copy(f.env, vars)
+	}
+
+	events, err := mapping(props["Events"], "Events")
+	if err != nil {
+		return Function{}, err
+	}
+	names := make([]string, 0, len(events))
+	for name := range events {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ev, err := mapping(events[name], "Events."+name)
+		if err != nil {
+			return Function{}, err
+		}
+		evProps, err := mapping(ev["Properties"], "Events."+name+".Properties")
+		if err != nil {
+			return Function{}, err
+		}
+		switch ev["Type"] {
+		case "HttpApi", "Api":
+			r, err := parseRoute(name, ev["Type"].(string), evProps)
+			if err != nil {
+				return Function{}, fmt.Errorf("event %s: %w", name, err)
+			}
+			f.Routes = append(f.Routes, r)
+		case "Schedule":
+			s, err := t.parseSchedule(name, evProps)
+			if err != nil {
+				return Function{}, fmt.Errorf("event %s: %w", name, err)
+			}
+			f.Schedules = append(f.Schedules, s)
+		}
+	}
+	return f, nil
+}
+
+func parseRoute(event, typ string, props map[string]any) (Route, error) {
+	r := Route{Event: event, API: "ServerlessHttpApi"}
+	apiKey := "ApiId"
+	if typ == "Api" {
+		r.API, apiKey = "ServerlessRestApi", "RestApiId"
+	}
+	if v, ok := props[apiKey]; ok {
+		ref, ok := refTarget(v)
+		if !ok {
+			return Route{}, fmt.Errorf("%s is not a !Ref to an API in the template", apiKey)
+		}
+		r.API = ref
+	}
+	method, err := str(props["Method"], "Method")
+	if err != nil {
+		return Route{}, err
+	}
+	r.Method = strings.ToUpper(method)
+	if r.Path, err = str(props["Path"], "Path"); err != nil {
+		return Route{}, err
+	}
+	if !strings.HasPrefix(r.Path, "/") {
+		return Route{}, fmt.Errorf("path %q does not start with /", r.Path)
+	}
+	return r, nil
+}
+
+func (t *Template) parseSchedule(event string, props map[string]any) (Schedule, error) {
+	s := Schedule{Event: event, Enabled: true}
+	expr, err := t.str(props["Schedule"])
+	if err != nil {
+		return Schedule{}, fmt.Errorf("Schedule: %w", err)
+	}
+	s.Expression = expr
+	if s.Rate, err = ParseRate(expr); err != nil {
+		return Schedule{}, err
+	}
+	if v, ok := props["Enabled"]; ok {
+		if s.Enabled, err = t.boolean(v); err != nil {
+			return Schedule{}, fmt.Errorf("Enabled: %w", err)
+		}
+	}
+	if v, ok := props["State"]; ok {
+		state, err := t.str(v)
+		if err != nil {
+			return Schedule{}, fmt.Errorf("State: %w", err)
+		}
+		s.Enabled = state == "ENABLED"
+	}
+	return s, nil
+}
+
+var rateRE = regexp.MustCompile(`^rate\(\s*([0-9]+)\s+(minute|minutes|hour|hours|day|days)\s*\)$`)
+
+// ParseRate parses an EventBridge rate expression such as "rate(3
+// minutes)" or "rate(1 hour)". Cron expressions are not supported: the
+// local stack can only run fixed intervals.
+func ParseRate(expr string) (time.Duration, error) {
+	m := rateRE.FindStringSubmatch(strings.TrimSpace(expr))
+	if m == nil {
+		return 0, fmt.Errorf("schedule %q is not a rate(N minutes|hours|days) expression", expr)
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n <= 0 || n > 1e6 {
+		return 0, fmt.Errorf("schedule %q: rate must be a positive integer", expr)
+	}
+	singular := n == 1
+	unit := time.Minute
+	switch m[2] {
+	case "hour", "hours":
+		unit = time.Hour
+	case "day", "days":
+		unit = 24 * time.Hour
+	}
+	// EventBridge rejects "rate(1 minutes)" and "rate(5 minute)".
+	if singular == strings.HasSuffix(m[2], "s") {
+		return 0, fmt.Errorf("schedule %q: the unit must be singular for 1 and plural otherwise", expr)
+	}
+	return time.Duration(n) * unit, nil
+}
+
+func parseTable(id string, props map[string]any) (Table, error) {
+	tb := Table{LogicalID: id, BillingMode: "PROVISIONED"}
+	if v, ok := props["BillingMode"]; ok {
+		s, err := str(v, "BillingMode")
+		if err != nil {
+			return Table{}, err
+		}
+		tb.BillingMode = s
+	}
+	attrs, err := list(props["AttributeDefinitions"], "AttributeDefinitions")
+	if err != nil {
+		return Table{}, err
+	}
+	for i, raw := range attrs {
+		at := fmt.Sprintf("AttributeDefinitions[%d]", i)
+		m, err := mapping(raw, at)
+		if err != nil {
+			return Table{}, err
+		}
+		var a Attribute
+		if a.Name, err = str(m["AttributeName"], at+".AttributeName"); err != nil {
+			return Table{}, err
+		}
+		if a.Type, err = str(m["AttributeType"], at+".AttributeType"); err != nil {
+			return Table{}, err
+		}
+		tb.Attributes = append(tb.Attributes, a)
+	}
+	if tb.KeySchema, err = parseKeySchema(props["KeySchema"], "KeySchema"); err != nil {
+		return Table{}, err
+	}
+	gsis, err := list(props["GlobalSecondaryIndexes"], "GlobalSecondaryIndexes")
+	if err != nil {
+		return Table{}, err
+	}
+	for i, raw := range gsis {
+		at := fmt.Sprintf("GlobalSecondaryIndexes[%d]", i)
+		m, err := mapping(raw, at)
+		if err != nil {
+			return Table{}, err
+		}
+		var ix Index
+		if ix.Name, err = str(m["IndexName"], at+".IndexName"); err != nil {
+			return Table{}, err
+		}
+		if ix.KeySchema, err = parseKeySchema(m["KeySchema"], at+".KeySchema"); err != nil {
+			return Table{}, err
+		}
+		proj, err := mapping(m["Projection"], at+".Projection")
+		if err != nil {
+			return Table{}, err
+		}
+		if ix.Projection.Type, err = str(proj["ProjectionType"], at+".Projection.ProjectionType"); err != nil {
+			return Table{}, err
+		}
+		nonKey, err := list(proj["NonKeyAttributes"], at+".Projection.NonKeyAttributes")
+		if err != nil {
+			return Table{}, err
+		}
+		for j, raw := range nonKey {
+			s, err := str(raw, fmt.Sprintf("%s.Projection.NonKeyAttributes[%d]", at, j))
+			if err != nil {
+				return Table{}, err
+			}
+			ix.Projection.NonKeyAttributes = append(ix.Projection.NonKeyAttributes, s)
+		}
+		tb.GSIs = append(tb.GSIs, ix)
+	}
+
+	// DynamoDB rejects key attributes without a definition; say so here,
+	// with the template's names, rather than at CreateTable.
+	keys := slices.Clone(tb.KeySchema)
+	for _, ix := range tb.GSIs {
+		keys = append(keys, ix.KeySchema...)
+	}
+	for _, k := range keys {
+		if !slices.ContainsFunc(tb.Attributes, func(a Attribute) bool { return a.Name == k.Name }) {
+			return Table{}, fmt.Errorf("key attribute %s has no AttributeDefinition", k.Name)
+		}
+	}
+	return tb, nil
+}
+
+func parseKeySchema(raw any, at string) ([]KeyElement, error) {
+	elems, err := list(raw, at)
+	if err != nil {
+		return nil, err
+	}
+	if len(elems) == 0 || len(elems) > 2 {
+		return nil, fmt.Errorf("%s must have one or two elements", at)
+	}
+	keys := make([]KeyElement, 0, len(elems))
+	for i, raw := range elems {
+		eat := fmt.Sprintf("%s[%d]", at, i)
+		m, err := mapping(raw, eat)
+		if err != nil {
+			return nil, err
+		}
+		var k KeyElement
+		if k.Name, err = str(m["AttributeName"], eat+".AttributeName"); err != nil {
+			return nil, err
+		}
+		if k.Type, err = str(m["KeyType"], eat+".KeyType"); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if keys[0].Type != "HASH" {
+		return nil, fmt.Errorf("%s must start with a HASH key", at)
+	}
+	return keys, nil
+}
+
+func (t *Template) parseQueue(id string, props map[string]any) (Queue, error) {
+	q := Queue{LogicalID: id, VisibilityTimeout: defaultVisibilityTimeout, MessageRetention: defaultRetention}
+	var err error
+	if v, ok := props["FifoQueue"]; ok {
+		if q.FIFO, err = t.boolean(v); err != nil {
+			return Queue{}, fmt.Errorf("FifoQueue: %w", err)
+		}
+	}
+	if v, ok := props["ContentBasedDeduplication"]; ok {
+		if q.ContentBasedDeduplication, err = t.boolean(v); err != nil {
+			return Queue{}, fmt.Errorf("ContentBasedDeduplication: %w", err)
+		}
+	}
+	if v, ok := props["VisibilityTimeout"]; ok {
+		n, err := t.integer(v)
+		if err != nil {
+			return Queue{}, fmt.Errorf("VisibilityTimeout: %w", err)
+		}
+		q.VisibilityTimeout = time.Duration(n) * time.Second
+	}
+	if v, ok := props["MessageRetentionPeriod"]; ok {
+		n, err := t.integer(v)
+		if err != nil {
+			return Queue{}, fmt.Errorf("MessageRetentionPeriod: %w", err)
+		}
+		q.MessageRetention = time.Duration(n) * time.Second
+	}
+	if v, ok := props["RedrivePolicy"]; ok {
+		rp, err := mapping(v, "RedrivePolicy")
+		if err != nil {
+			return Queue{}, err
+		}
+		target, ok := getAttTarget(rp["deadLetterTargetArn"], "Arn")
+		if !ok {
+			return Queue{}, errors.New("RedrivePolicy.deadLetterTargetArn is not a !GetAtt <queue>.Arn")
+		}
+		n, err := t.integer(rp["maxReceiveCount"])
+		if err != nil {
+			return Queue{}, fmt.Errorf("RedrivePolicy.maxReceiveCount: %w", err)
+		}
+		if n < 1 {
+			return Queue{}, fmt.Errorf("RedrivePolicy.maxReceiveCount %d is below 1", n)
+		}
+		q.Redrive = &Redrive{DeadLetterQueue: target, MaxReceiveCount: n}
+	}
+	return q, nil
+}
+
+// mapping returns v as a mapping; absent (nil) is an empty mapping.
+func mapping(v any, at string) (map[string]any, error) {
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a mapping", at)
+	}
+	return m, nil
+}
+
+// list returns v as a sequence; absent (nil) is empty.
+func list(v any, at string) ([]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a list", at)
+	}
+	return l, nil
+}
+
+// str returns v as a literal string; an absent value is an error.
+func str(v any, at string) (string, error) {
+	if v == nil {
+		return "", fmt.Errorf("%s is missing", at)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s is not a string", at)
+	}
+	return s, nil
+}
+
+// scalarString formats a YAML scalar (string, number, bool) as a string.
+func scalarString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case int:
+		return strconv.Itoa(x), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// refTarget returns X for {"Ref": "X"}.
+func refTarget(v any) (string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return "", false
+	}
+	s, ok := m["Ref"].(string)
+	return s, ok
+}
+
+// getAttTarget returns X for {"Fn::GetAtt": [X, attr]} or the long
+// form's string variant {"Fn::GetAtt": "X.attr"}.
+func getAttTarget(v any, attr string) (string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return "", false
+	}
+	switch args := m["Fn::GetAtt"].(type) {
+	case string:
+		res, a, ok := strings.Cut(args, ".")
+		return res, ok && a == attr && res != ""
+	case []any:
+		if len(args) != 2 || args[1] != attr {
+			return "", false
+		}
+		s, ok := args[0].(string)
+		return s, ok && s != ""
+	}
+	return "", false
+}
