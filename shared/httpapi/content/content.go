@@ -1,0 +1,188 @@
+// Package content is the WikiContent route group: how pages reach the
+// service (PUT, GET and DELETE /rest/reqs/1/content/{contentId}, CONTRACT.md
+// §3), the status-only reindex of the spec (POST
+// /rest/reqs/1/helpers/reindex/{contentId}) and the deprecated POST
+// /rest/reqs/1/sync (410). Every route needs a wiki user (Member).
+package content
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// Pages is what the route group needs of the page service
+// (wiki.Service implements it).
+type Pages interface {
+	// SavePage stores and indexes a page: invalid input, too large, conflict.
+	SavePage(ctx context.Context, tenant, actor string, in wiki.PageInput) (*wiki.Result, error)
+	// Page returns a page: invalid id, not found.
+	Page(ctx context.Context, tenant, id string) (*wiki.Page, error)
+	// DeletePage deletes a page: invalid id, not found, conflict.
+	DeletePage(ctx context.Context, tenant, actor, id string) error
+	// Reindex reindexes a stored page: invalid id, not found, conflict.
+	Reindex(ctx context.Context, tenant, actor, id string) (*wiki.Result, error)
+}
+
+// Handler serves the route group. Register works on a zero Handler (the
+// route-agreement test lists its routes); serving needs Pages.
+type Handler struct {
+	Pages Pages
+}
+
+// Register declares the routes of WikiContent in template.yaml.
+func (h *Handler) Register(rt *httpapi.Router) {
+	rt.Handle("PUT /rest/reqs/1/content/{contentId}", httpapi.Member, h.put)
+	rt.Handle("GET /rest/reqs/1/content/{contentId}", httpapi.Member, h.get)
+	rt.Handle("DELETE /rest/reqs/1/content/{contentId}", httpapi.Member, h.delete)
+	rt.Handle("POST /rest/reqs/1/helpers/reindex/{contentId}", httpapi.Member, h.reindex)
+	rt.Handle("POST /rest/reqs/1/sync", httpapi.Anonymous, deprecatedSync)
+}
+
+// pageRequest is the body of PUT /content/{contentId}.
+type pageRequest struct {
+	// ID may repeat the path's contentId; it must then be equal.
+	ID       *string `json:"id"`
+	SpaceKey string  `json:"spaceKey"`
+	Title    string  `json:"title"`
+	ParentID *string `json:"parentId"`
+	Body     *string `json:"body"`
+}
+
+// keyStatus is one requirement in a save or reindex answer.
+type keyStatus struct {
+	SpaceKey          string `json:"spaceKey"`
+	Key               string `json:"key"`
+	Status            string `json:"status"`
+	HTMLNeedsUpdating bool   `json:"htmlNeedsUpdating"`
+}
+
+// resultResponse answers a save or a reindex.
+type resultResponse struct {
+	ID           string      `json:"id"`
+	SpaceKey     string      `json:"spaceKey"`
+	Title        string      `json:"title"`
+	ParentID     *string     `json:"parentId"`
+	Version      int         `json:"version"`
+	Requirements []keyStatus `json:"requirements"`
+	Duplicates   []string    `json:"duplicates"`
+}
+
+// pageResponse answers GET /content/{contentId}.
+type pageResponse struct {
+	ID       string  `json:"id"`
+	SpaceKey string  `json:"spaceKey"`
+	Title    string  `json:"title"`
+	ParentID *string `json:"parentId"`
+	Version  int     `json:"version"`
+	Body     string  `json:"body"`
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func newResultResponse(res *wiki.Result) resultResponse {
+	out := resultResponse{
+		ID: res.Page.ID, SpaceKey: res.Page.SpaceKey, Title: res.Page.Title, ParentID: nullable(res.Page.ParentID),
+		Version: res.Page.Version, Requirements: []keyStatus{}, Duplicates: []string{},
+	}
+	for _, s := range res.Requirements {
+		out.Requirements = append(out.Requirements, keyStatus{SpaceKey: s.SpaceKey, Key: s.Key, Status: string(s.Status), HTMLNeedsUpdating: s.HTMLNeedsUpdating})
+	}
+	out.Duplicates = append(out.Duplicates, res.Duplicates...)
+	return out
+}
+
+// principal returns who calls; the router has authenticated Member routes.
+func principal(r *http.Request) (auth.Principal, error) {
+	p, ok := auth.FromContext(r.Context())
+	if !ok {
+		return p, errors.New("no principal on an authenticated route")
+	}
+	return p, nil
+}
+
+func (h *Handler) put(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("contentId")
+	if err := wiki.CheckContentID("contentId", id); err != nil {
+		return err
+	}
+	var req pageRequest
+	if err := httpapi.Decode(r, &req); err != nil {
+		return err
+	}
+	if req.ID != nil && *req.ID != id {
+		return apperr.Invalidf("id %q in the body differs from the contentId %q of the path", *req.ID, id)
+	}
+	if req.Body == nil {
+		return apperr.Invalidf("body is required: the page in storage format (it may be empty)")
+	}
+	in := wiki.PageInput{ID: id, SpaceKey: req.SpaceKey, Title: req.Title, Body: *req.Body}
+	if req.ParentID != nil {
+		in.ParentID = *req.ParentID
+	}
+	res, err := h.Pages.SavePage(r.Context(), p.Tenant, p.User, in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, newResultResponse(res))
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	pg, err := h.Pages.Page(r.Context(), p.Tenant, r.PathValue("contentId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, pageResponse{
+		ID: pg.ID, SpaceKey: pg.SpaceKey, Title: pg.Title, ParentID: nullable(pg.ParentID), Version: pg.Version, Body: pg.Body,
+	})
+	return nil
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	if err := h.Pages.DeletePage(r.Context(), p.Tenant, p.User, r.PathValue("contentId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *Handler) reindex(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	res, err := h.Pages.Reindex(r.Context(), p.Tenant, p.User, r.PathValue("contentId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, newResultResponse(res))
+	return nil
+}
+
+func deprecatedSync(http.ResponseWriter, *http.Request) error {
+	return apperr.Gonef("POST /rest/reqs/1/sync is deprecated and no longer served: " +
+		"issue links are synchronised by the tracker (PUT /rest/reqs/1/sync on the tracker)")
+}
