@@ -1,0 +1,242 @@
+// Package requirements is the WikiRequirements route group: requirement
+// reads (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), the page view
+// (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the search route (served by
+// the Search field), and the routes the spec says must not be used (405
+// with Allow, 410). It also owns the JSON shape of a requirement
+// (CONTRACT.md §3), which search answers reuse through FromEntity.
+package requirements
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// Reader is what the route group needs of the wiki service
+// (wiki.Service implements it).
+type Reader interface {
+	// Requirement returns the current row (baseline 0) or a baseline copy:
+	// invalid space or key, not found.
+	Requirement(ctx context.Context, tenant, space, key string, baseline int) (*requirement.Requirement, error)
+	// References returns the pages citing r.
+	References(ctx context.Context, tenant string, r *requirement.Requirement) ([]requirement.PageRef, error)
+	// ViewPage returns the requirements of a page after gathering flagged
+	// excerpts: invalid space or id, not found.
+	ViewPage(ctx context.Context, tenant, actor, space, pageID string) ([]*requirement.Requirement, error)
+}
+
+// Handler serves the route group. Register works on a zero Handler (the
+// route-agreement test lists its routes); serving reads needs Requirements.
+type Handler struct {
+	Requirements Reader
+	// Search serves GET /rest/reqs/1/requirement2/{spaceKey}; while it is
+	// nil the route answers 501.
+	Search httpapi.HandlerFunc
+}
+
+// Register declares the routes of WikiRequirements in template.yaml except
+// GET /rest/reqs/1/openapi, which main registers.
+func (h *Handler) Register(rt *httpapi.Router) {
+	const space, key = "/rest/reqs/1/requirement2/{spaceKey}", "/rest/reqs/1/requirement2/{spaceKey}/{key}"
+	rt.Handle("GET "+space, httpapi.Reader, h.search)
+	rt.Handle("POST "+space, httpapi.Anonymous, readOnly)
+	rt.Handle("PUT "+space, httpapi.Anonymous, readOnly)
+	rt.Handle("GET "+key, httpapi.Reader, h.get)
+	rt.Handle("POST "+key, httpapi.Anonymous, readOnly)
+	rt.Handle("PUT "+key, httpapi.Anonymous, readOnly)
+	rt.Handle("DELETE "+key, httpapi.Anonymous, readOnly)
+	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Anonymous, requirement3)
+	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
+}
+
+// Requirement is the JSON of a requirement (CONTRACT.md §3).
+type Requirement struct {
+	SpaceKey string `json:"spaceKey"`
+	Key      string `json:"key"`
+	// Baseline is null for the current version.
+	Baseline            *int         `json:"baseline"`
+	Status              string       `json:"status"`
+	Text                string       `json:"text"`
+	HTMLExcerpt         string       `json:"htmlExcerpt"`
+	HTMLNeedsUpdating   bool         `json:"htmlNeedsUpdating"`
+	Properties          []Property   `json:"properties"`
+	Origin              *PageRef     `json:"origin"`
+	Dependencies        []Dependency `json:"dependencies"`
+	ReverseDependencies []Dependency `json:"reverseDependencies"`
+	Issues              []Issue      `json:"issues"`
+	GenericURL          string       `json:"genericUrl"`
+	// NewSpaceKey and NewKey are present when Status is MOVED.
+	NewSpaceKey string `json:"newSpaceKey,omitempty"`
+	NewKey      string `json:"newKey,omitempty"`
+	// References is present with expand=references.
+	References *[]PageRef `json:"references,omitempty"`
+}
+
+// Property is one property of a requirement.
+type Property struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// PageRef names a page.
+type PageRef struct {
+	PageID string `json:"pageId"`
+	Title  string `json:"title"`
+}
+
+// Dependency is a link between two requirements.
+type Dependency struct {
+	SpaceKey     string `json:"spaceKey"`
+	Key          string `json:"key"`
+	Relationship string `json:"relationship"`
+}
+
+// Issue is a link to an issue; serviceId is null when the page's macro named
+// no integration.
+type Issue struct {
+	ServiceID    *string `json:"serviceId"`
+	IssueKey     string  `json:"issueKey"`
+	Relationship string  `json:"relationship"`
+}
+
+// FromEntity converts a requirement to its JSON shape; lists are never null.
+func FromEntity(r *requirement.Requirement) Requirement {
+	out := Requirement{
+		SpaceKey: r.SpaceKey, Key: r.Key, Status: string(r.Status), Text: r.Text, HTMLExcerpt: r.HTMLExcerpt,
+		HTMLNeedsUpdating: r.HTMLNeedsUpdating, Properties: []Property{}, Dependencies: []Dependency{},
+		ReverseDependencies: []Dependency{}, Issues: []Issue{}, GenericURL: r.GenericURL(),
+	}
+	if r.Baseline > 0 {
+		n := r.Baseline
+		out.Baseline = &n
+	}
+	if r.Origin.PageID != "" {
+		out.Origin = &PageRef{PageID: r.Origin.PageID, Title: r.Origin.Title}
+	}
+	if r.Status == requirement.Moved {
+		out.NewSpaceKey, out.NewKey = r.NewSpaceKey, r.NewKey
+	}
+	for _, p := range r.Properties {
+		out.Properties = append(out.Properties, Property{Key: p.Key, Value: p.Value})
+	}
+	for _, d := range r.Dependencies {
+		out.Dependencies = append(out.Dependencies, Dependency{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
+	}
+	for _, d := range r.ReverseDependencies {
+		out.ReverseDependencies = append(out.ReverseDependencies, Dependency{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
+	}
+	for _, l := range r.Issues {
+		is := Issue{IssueKey: l.IssueKey, Relationship: l.Relationship}
+		if l.ServiceID != "" {
+			sid := l.ServiceID
+			is.ServiceID = &sid
+		}
+		out.Issues = append(out.Issues, is)
+	}
+	return out
+}
+
+// pageView answers the page view.
+type pageView struct {
+	Requirements []Requirement `json:"requirements"`
+}
+
+func principal(r *http.Request) (auth.Principal, error) {
+	p, ok := auth.FromContext(r.Context())
+	if !ok {
+		return p, errors.New("no principal on an authenticated route")
+	}
+	return p, nil
+}
+
+func (h *Handler) search(w http.ResponseWriter, r *http.Request) error {
+	if h.Search == nil {
+		httpapi.WriteJSON(w, http.StatusNotImplemented, httpapi.ErrorBody{Status: http.StatusNotImplemented, Message: "search is not available yet"})
+		return nil
+	}
+	return h.Search(w, r)
+}
+
+// expandReferences reads expand: a comma-separated list whose only known
+// value is references.
+func expandReferences(r *http.Request) (bool, error) {
+	refs := false
+	for _, v := range r.URL.Query()["expand"] {
+		for part := range strings.SplitSeq(v, ",") {
+			switch strings.TrimSpace(part) {
+			case "":
+			case "references":
+				refs = true
+			default:
+				return false, apperr.Invalidf("unknown expand value %q: the only one is references", part)
+			}
+		}
+	}
+	return refs, nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	v, err := httpapi.QueryInt(r, "v", 0, 1, wiki.MaxBaseline)
+	if err != nil {
+		return err
+	}
+	refs, err := expandReferences(r)
+	if err != nil {
+		return err
+	}
+	req, err := h.Requirements.Requirement(r.Context(), p.Tenant, r.PathValue("spaceKey"), r.PathValue("key"), v)
+	if err != nil {
+		return err
+	}
+	out := FromEntity(req)
+	if refs {
+		pages, err := h.Requirements.References(r.Context(), p.Tenant, req)
+		if err != nil {
+			return err
+		}
+		list := make([]PageRef, 0, len(pages))
+		for _, pg := range pages {
+			list = append(list, PageRef{PageID: pg.PageID, Title: pg.Title})
+		}
+		out.References = &list
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	rows, err := h.Requirements.ViewPage(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"), r.PathValue("pageId"))
+	if err != nil {
+		return err
+	}
+	out := pageView{Requirements: make([]Requirement, 0, len(rows))}
+	for _, row := range rows {
+		out.Requirements = append(out.Requirements, FromEntity(row))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func readOnly(_ http.ResponseWriter, r *http.Request) error {
+	return apperr.MethodNotAllowedf([]string{http.MethodGet}, "%s must not be used on %s: requirements change only when their page is saved",
+		r.Method, r.URL.Path)
+}
+
+func requirement3(http.ResponseWriter, *http.Request) error {
+	return apperr.Gonef("GET /rest/reqs/1/requirement3 must not be used: use GET /rest/reqs/1/requirement2/{spaceKey}")
+}

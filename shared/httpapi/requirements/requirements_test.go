@@ -1,0 +1,350 @@
+package requirements_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/reqtrace/reqtrace/infra/localaws"
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
+	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// tokens is a fake auth store.
+type tokens map[string]auth.Principal
+
+func (t tokens) LookupToken(_ context.Context, hash string) (auth.Principal, error) {
+	for tok, p := range t {
+		if auth.HashToken(tok) == hash {
+			return p, nil
+		}
+	}
+	return auth.Principal{}, apperr.ErrNotFound
+}
+func (t tokens) PutToken(context.Context, string, auth.Principal) error { return nil }
+func (t tokens) DeleteToken(context.Context, string) error              { return nil }
+
+var devTokens = tokens{
+	"demo-wiki-user":    {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "demo-user"},
+	"acme-wiki-user":    {Tenant: "acme", App: auth.Wiki, Kind: auth.User, User: "acme-user"},
+	"demo-link":         {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"},
+	"demo-tracker-user": {Tenant: "demo", App: auth.Tracker, Kind: auth.User, User: "t"},
+}
+
+type server struct {
+	http.Handler
+	svc   *wiki.Service
+	reqs  *dynamo.RequirementStore
+	calls *testenv.CallCounter
+}
+
+func newServer(t *testing.T, search httpapi.HandlerFunc) *server {
+	t.Helper()
+	env := testenv.AWS(t)
+	calls := testenv.DynamoCallCounter()
+	db := dynamodb.NewFromConfig(env.Config, calls.Options)
+	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
+	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
+	(&requirements.Handler{Requirements: svc, Search: search}).Register(rt)
+	return &server{Handler: rt, svc: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable), calls: calls}
+}
+
+func (s *server) save(t *testing.T, tenant, id, space, body string) {
+	t.Helper()
+	if _, err := s.svc.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type answer struct {
+	code   int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func do(t *testing.T, h http.Handler, method, path, token string) answer {
+	t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	a := answer{code: rec.Code, header: rec.Header(), raw: rec.Body.String()}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s %s: content type %q", method, path, ct)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &a.body); err != nil {
+		t.Fatalf("%s %s: %v in %q", method, path, err, a.raw)
+	}
+	if a.code >= 400 && (a.body["status"] != float64(a.code) || a.body["message"] == "") {
+		t.Fatalf("%s %s: error body %s", method, path, a.raw)
+	}
+	return a
+}
+
+func specs(rows ...string) string {
+	return wt.Table(append([]string{wt.TH("Key", "Description", "Priority", "Refines", "Implements")}, rows...)...)
+}
+
+func TestGetRequirement(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil)
+	s.save(t, "demo", "123", "DEMO", specs(
+		wt.TR(wt.Def("REQ-001"), "<p>The system shall log in users.</p>", "High", wt.Link("", "REQ-000"), wt.Jira("PROJ-1", "jira-1")+wt.Jira("PROJ-2", "")),
+		wt.TR(wt.Def("REQ-000"), "<p>Users exist.</p>", "", "", ""),
+	))
+	s.save(t, "demo", "456", "OTHER", specs(wt.TR(wt.Def("O-1"), "Other", "", wt.Link("DEMO", "REQ-001"), "")))
+
+	s.calls.Reset()
+	a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-001", "demo-wiki-user")
+	if a.code != 200 {
+		t.Fatalf("%d %s", a.code, a.raw)
+	}
+	if c := s.calls.Counts(); len(c) != 1 || c["GetItem"] != 1 {
+		t.Fatalf("DynamoDB calls %v, want exactly one GetItem", c)
+	}
+	want := `{"spaceKey":"DEMO","key":"REQ-001","baseline":null,"status":"ACTIVE",
+	 "text":"The system shall log in users.","htmlExcerpt":"<p>The system shall log in users.</p>",
+	 "htmlNeedsUpdating":false,
+	 "properties":[{"key":"Priority","value":"High"}],
+	 "origin":{"pageId":"123","title":"Page 123"},
+	 "dependencies":[{"spaceKey":"DEMO","key":"REQ-000","relationship":"refines"}],
+	 "reverseDependencies":[{"spaceKey":"OTHER","key":"O-1","relationship":"refines"}],
+	 "issues":[{"serviceId":"jira-1","issueKey":"PROJ-1","relationship":"implements"},{"serviceId":null,"issueKey":"PROJ-2","relationship":"implements"}],
+	 "genericUrl":"/requirements/DEMO/REQ-001"}`
+	var wantBody map[string]any
+	if err := json.Unmarshal([]byte(want), &wantBody); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(a.body); string(got) != mustJSON(t, wantBody) {
+		t.Fatalf("got\n%s\nwant\n%s", got, mustJSON(t, wantBody))
+	}
+
+	// The integration's Link credential reads like a user.
+	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/req-001?v=", "demo-link"); a.code != 200 || a.body["key"] != "REQ-001" {
+		t.Fatalf("link: %d %s", a.code, a.raw)
+	}
+
+	// expand=references: the pages whose requirements reference it.
+	a = do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-001?expand=references", "demo-wiki-user")
+	if refs, _ := json.Marshal(a.body["references"]); string(refs) != `[{"pageId":"456","title":"Page 456"}]` {
+		t.Fatalf("references %s", refs)
+	}
+	a = do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-000?expand=references", "demo-wiki-user")
+	if refs, _ := json.Marshal(a.body["references"]); string(refs) != `[{"pageId":"123","title":"Page 123"}]` {
+		t.Fatalf("references of REQ-000 %s", refs)
+	}
+	a = do(t, s, "GET", "/rest/reqs/1/requirement2/OTHER/O-1?expand=references", "demo-wiki-user")
+	if refs, _ := json.Marshal(a.body["references"]); string(refs) != `[]` {
+		t.Fatalf("references of O-1 %s", refs)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestGetRequirementVersionsAndStatuses(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil)
+	s.save(t, "demo", "1", "DEMO", specs(wt.TR(wt.Def("REQ-1"), "One", "", "", ""), wt.TR(wt.Def("REQ-2"), "Two", "", "", "")))
+	cp, err := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.Baseline, cp.Status = 2, requirement.Archived
+	if err := s.reqs.Put(context.Background(), "demo", []*requirement.Requirement{cp}); err != nil {
+		t.Fatal(err)
+	}
+	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-1?v=2", "demo-wiki-user"); a.code != 200 || a.body["baseline"] != 2.0 || a.body["status"] != "ARCHIVED" {
+		t.Fatalf("v=2: %d %s", a.code, a.raw)
+	}
+	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-1", "demo-wiki-user"); a.body["baseline"] != nil || a.body["status"] != "ACTIVE" {
+		t.Fatalf("current: %s", a.raw)
+	}
+	// MOVED carries newSpaceKey/newKey; ACTIVE does not.
+	s.save(t, "demo", "1", "NEW", specs(wt.TR(wt.Def("REQ-1"), "One", "", "", "")))
+	a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-1", "demo-wiki-user")
+	if a.body["status"] != "MOVED" || a.body["newSpaceKey"] != "NEW" || a.body["newKey"] != "REQ-1" {
+		t.Fatalf("moved: %s", a.raw)
+	}
+	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-2", "demo-wiki-user"); a.body["status"] != "DELETED" || a.body["text"] != "Two" {
+		t.Fatalf("deleted: %s", a.raw)
+	}
+	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/NEW/REQ-1", "demo-wiki-user"); a.body["status"] != "ACTIVE" {
+		t.Fatalf("new: %s", a.raw)
+	}
+	if _, ok := do(t, s, "GET", "/rest/reqs/1/requirement2/NEW/REQ-1", "demo-wiki-user").body["newSpaceKey"]; ok {
+		t.Fatal("newSpaceKey on an ACTIVE requirement")
+	}
+}
+
+func TestGetRequirementErrors(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil)
+	s.save(t, "demo", "1", "DEMO", specs(wt.TR(wt.Def("REQ-1"), "One", "", wt.Link("", "STUB-1"), "")))
+	cases := []struct {
+		path, token string
+		want        int
+		msg         string
+	}{
+		{"/rest/reqs/1/requirement2/DEMO/REQ-9", "demo-wiki-user", 404, "requirement DEMO/REQ-9 not found"},
+		{"/rest/reqs/1/requirement2/DEMO/STUB-1", "demo-wiki-user", 404, "requirement DEMO/STUB-1 not found"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=3", "demo-wiki-user", 404, "not found in baseline 3"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "acme-wiki-user", 404, "requirement DEMO/REQ-1 not found"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=abc", "demo-wiki-user", 400, "v must be an integer"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=0", "demo-wiki-user", 400, "v must be at least 1"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?expand=pages", "demo-wiki-user", 400, "expand"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ%201", "demo-wiki-user", 400, "invalid requirement key"},
+		{"/rest/reqs/1/requirement2/DE-MO/REQ-1", "demo-wiki-user", 400, "invalid spaceKey"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "", 401, "bearer"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "demo-tracker-user", 401, "tracker"},
+	}
+	for _, c := range cases {
+		a := do(t, s, "GET", c.path, c.token)
+		if a.code != c.want || !strings.Contains(a.body["message"].(string), c.msg) {
+			t.Errorf("GET %s as %q: %d %s, want %d containing %q", c.path, c.token, a.code, a.raw, c.want, c.msg)
+		}
+	}
+}
+
+func TestMustNotUseRoutes(t *testing.T) {
+	t.Parallel()
+	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
+	(&requirements.Handler{}).Register(rt)
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/rest/reqs/1/requirement2/DEMO"}, {"PUT", "/rest/reqs/1/requirement2/DEMO"},
+		{"POST", "/rest/reqs/1/requirement2/DEMO/REQ-1"}, {"PUT", "/rest/reqs/1/requirement2/DEMO/REQ-1"},
+		{"DELETE", "/rest/reqs/1/requirement2/DEMO/REQ-1"},
+	} {
+		for _, token := range []string{"", "demo-wiki-user"} {
+			a := do(t, rt, c.method, c.path, token)
+			if a.code != 405 || a.header.Get("Allow") != "GET" {
+				t.Errorf("%s %s: %d allow %q", c.method, c.path, a.code, a.header.Get("Allow"))
+			}
+		}
+	}
+	if a := do(t, rt, "GET", "/rest/reqs/1/requirement3", "demo-wiki-user"); a.code != 410 {
+		t.Errorf("requirement3: %d", a.code)
+	}
+	// Search is not wired here: 501 JSON.
+	if a := do(t, rt, "GET", "/rest/reqs/1/requirement2/DEMO?q=x", "demo-wiki-user"); a.code != 501 || a.body["status"] != 501.0 {
+		t.Errorf("search: %d %s", a.code, a.raw)
+	}
+}
+
+func TestSearchField(t *testing.T) {
+	t.Parallel()
+	called := ""
+	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
+	(&requirements.Handler{Search: func(w http.ResponseWriter, r *http.Request) error {
+		p, _ := auth.FromContext(r.Context())
+		called = p.Tenant + " " + r.PathValue("spaceKey")
+		httpapi.WriteJSON(w, 200, map[string]any{"results": []any{}})
+		return nil
+	}}).Register(rt)
+	if a := do(t, rt, "GET", "/rest/reqs/1/requirement2/DEMO", "demo-link"); a.code != 200 || called != "demo DEMO" {
+		t.Fatalf("search: %d %q", a.code, called)
+	}
+}
+
+func TestPageView(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, nil)
+	s.save(t, "demo", "200", "DEMO", specs(wt.TR(wt.Def("B-1"), "Bee", "Low", "", ""), wt.TR(wt.Def("A-1"), "Ay", "High", "", "")))
+	a := do(t, s, "GET", "/rest/reqs/1/page/DEMO/200", "demo-wiki-user")
+	if a.code != 200 {
+		t.Fatalf("%d %s", a.code, a.raw)
+	}
+	rows := a.body["requirements"].([]any)
+	if len(rows) != 2 || rows[0].(map[string]any)["key"] != "B-1" || rows[1].(map[string]any)["text"] != "Ay" {
+		t.Fatalf("rows %s", a.raw)
+	}
+	// Reindex flags nothing here (the index matches the body); flag one by
+	// hand and view again: the flag is cleared and the excerpt gathered.
+	r, _ := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "A-1"})
+	r.HTMLNeedsUpdating, r.HTMLExcerpt, r.Text = true, "", ""
+	if err := s.reqs.Put(context.Background(), "demo", []*requirement.Requirement{r}); err != nil {
+		t.Fatal(err)
+	}
+	a = do(t, s, "GET", "/rest/reqs/1/page/DEMO/200", "demo-wiki-user")
+	if row := a.body["requirements"].([]any)[1].(map[string]any); row["htmlNeedsUpdating"] != false || row["htmlExcerpt"] != "<p>Ay</p>" {
+		t.Fatalf("after view %v", row)
+	}
+	if r, _ := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "A-1"}); r.HTMLNeedsUpdating || r.Text != "Ay" {
+		t.Fatalf("stored %+v", r)
+	}
+	for _, c := range []struct {
+		path, token string
+		want        int
+	}{
+		{"/rest/reqs/1/page/OTHER/200", "demo-wiki-user", 404},
+		{"/rest/reqs/1/page/DEMO/201", "demo-wiki-user", 404},
+		{"/rest/reqs/1/page/DEMO/200", "acme-wiki-user", 404},
+		{"/rest/reqs/1/page/DEMO/2.0", "demo-wiki-user", 400},
+		{"/rest/reqs/1/page/DEMO/200", "demo-link", 403},
+		{"/rest/reqs/1/page/DEMO/200", "", 401},
+	} {
+		if a := do(t, s, "GET", c.path, c.token); a.code != c.want {
+			t.Errorf("GET %s as %q: %d, want %d", c.path, c.token, a.code, c.want)
+		}
+	}
+}
+
+// The routes registered (with main's openapi route) are exactly
+// WikiRequirements' in template.yaml.
+func TestRoutesMatchTemplate(t *testing.T) {
+	t.Parallel()
+	root, err := localaws.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, ok := tmpl.Function("WikiRequirements")
+	if !ok {
+		t.Fatal("no WikiRequirements in template.yaml")
+	}
+	var want []string
+	for _, r := range fn.Routes {
+		want = append(want, r.Method+" "+r.Path)
+	}
+	got := []string{"GET /rest/reqs/1/openapi"}
+	rt := httpapi.NewRouter(auth.Wiki, nil)
+	(&requirements.Handler{}).Register(rt)
+	for _, r := range rt.Routes() {
+		got = append(got, r.Method+" "+r.Path)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("routes %v, template %v", got, want)
+	}
+}
