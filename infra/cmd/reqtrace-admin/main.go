@@ -1,0 +1,127 @@
+// Command reqtrace-admin creates tenants and tokens against any reqtrace
+// stack (deployed or local). It talks to the AuthTable named by -auth-table
+// (or AUTH_TABLE) with the standard AWS configuration: credentials, region
+// and, for a local stack, AWS_ENDPOINT_URL_DYNAMODB.
+//
+//	reqtrace-admin tenant create <tenant> [-name NAME]
+//	reqtrace-admin token create -tenant T -app wiki|tracker -user NAME [-admin]
+//	reqtrace-admin token revoke <token>
+//	reqtrace-admin seed-dev            (local stacks only: the CONTRACT.md §1 tokens)
+//
+// A created token is printed once on stdout; only its hash is stored.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/reqtrace/reqtrace/infra/devseed"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "reqtrace-admin:", err)
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New(`usage:
+  reqtrace-admin [-auth-table NAME] tenant create <tenant> [-name NAME]
+  reqtrace-admin [-auth-table NAME] token create -tenant T -app wiki|tracker -user NAME [-admin]
+  reqtrace-admin [-auth-table NAME] token revoke <token>
+  reqtrace-admin [-auth-table NAME] seed-dev`)
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	global := flag.NewFlagSet("reqtrace-admin", flag.ContinueOnError)
+	table := global.String("auth-table", os.Getenv("AUTH_TABLE"), "AuthTable name (default $AUTH_TABLE)")
+	if err := global.Parse(args); err != nil {
+		return err
+	}
+	args = global.Args()
+	if len(args) == 0 {
+		return errUsage
+	}
+	if *table == "" {
+		return errors.New("no AuthTable: pass -auth-table or set AUTH_TABLE (stack output AuthTableName)")
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("load AWS config: %w", err)
+	}
+	store := dynamo.NewAuthStore(dynamodb.NewFromConfig(cfg), *table)
+	return dispatch(ctx, store, args, out)
+}
+
+func dispatch(ctx context.Context, store *dynamo.AuthStore, args []string, out io.Writer) error {
+	switch {
+	case len(args) >= 3 && args[0] == "tenant" && args[1] == "create":
+		fs := flag.NewFlagSet("tenant create", flag.ContinueOnError)
+		name := fs.String("name", "", "display name")
+		if err := fs.Parse(args[3:]); err != nil {
+			return err
+		}
+		if err := store.PutTenant(ctx, args[2], *name); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "tenant %s created\n", args[2])
+		return nil
+	case len(args) >= 2 && args[0] == "token" && args[1] == "create":
+		return createToken(ctx, store, args[2:], out)
+	case len(args) == 3 && args[0] == "token" && args[1] == "revoke":
+		if err := store.DeleteToken(ctx, auth.HashToken(args[2])); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "token revoked (warm functions may accept it for up to AUTH_CACHE_TTL)")
+		return nil
+	case len(args) == 1 && args[0] == "seed-dev":
+		if err := devseed.Seed(ctx, store); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "development tenants demo and acme and their tokens are seeded")
+		return nil
+	}
+	return errUsage
+}
+
+func createToken(ctx context.Context, store *dynamo.AuthStore, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "tenant id")
+	app := fs.String("app", "", "wiki or tracker")
+	user := fs.String("user", "", "user name")
+	admin := fs.Bool("admin", false, "administrator of the application")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *app != string(auth.Wiki) && *app != string(auth.Tracker) {
+		return fmt.Errorf("-app must be wiki or tracker, got %q", *app)
+	}
+	if *user == "" {
+		return errors.New("-user is required")
+	}
+	exists, err := store.TenantExists(ctx, *tenant)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("tenant %q does not exist: create it first", *tenant)
+	}
+	token := auth.NewToken()
+	p := auth.Principal{Tenant: *tenant, App: auth.App(*app), Kind: auth.User, User: *user, Admin: *admin}
+	if err := store.PutToken(ctx, auth.HashToken(token), p); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, token)
+	return nil
+}
