@@ -1,0 +1,43 @@
+// Command wikicontent is the WikiContent Lambda: pages pushed by the wiki
+// (PUT, GET and DELETE /rest/reqs/1/content/{contentId}), indexed fully on
+// every save; the status-only reindex (POST
+// /rest/reqs/1/helpers/reindex/{contentId}); and the deprecated POST
+// /rest/reqs/1/sync (410).
+//
+// Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
+// AUTH_TABLE (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
+// TENANT_BURST. Writes to WIKI_TABLE: pages, requirement rows and their
+// reverse dependency stubs, search index items, the spaces registry, and
+// outbound messages (state NEW, not yet enqueued: the sync function
+// enqueues pending messages) in the same transactions as the changes they
+// report. Reads integration ids from WIKI_TABLE and tokens from AUTH_TABLE.
+// docs/indexing.md describes the write path.
+package main
+
+import (
+	"context"
+
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/httpapi/content"
+	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		lambdaapp.Exit(err)
+	}
+}
+
+func run(ctx context.Context) error {
+	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE")
+	if err != nil {
+		return err
+	}
+	pages := wiki.NewService(dynamo.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
+	router := deps.Router(auth.Wiki)
+	(&content.Handler{Pages: pages}).Register(router)
+	lambdaapp.ServeHTTP(router)
+	return nil
+}

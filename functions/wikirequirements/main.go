@@ -1,0 +1,43 @@
+// Command wikirequirements is the WikiRequirements Lambda: requirement reads
+// (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), the page view (GET
+// /rest/reqs/1/page/{spaceKey}/{pageId}), search (GET
+// /rest/reqs/1/requirement2/{spaceKey}, 501 until the search handler is
+// wired here), the must-not-use routes (405, 410) and the wiki's OpenAPI
+// document (GET /rest/reqs/1/openapi, anonymous).
+//
+// Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
+// AUTH_TABLE (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
+// TENANT_BURST. Reads WIKI_TABLE; the page view writes the excerpts it
+// gathers (requirement rows, index items, UPDATED outbound messages).
+package main
+
+import (
+	"context"
+
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/openapi"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		lambdaapp.Exit(err)
+	}
+}
+
+func run(ctx context.Context) error {
+	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE")
+	if err != nil {
+		return err
+	}
+	reader := wiki.NewService(dynamo.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
+	router := deps.Router(auth.Wiki)
+	(&requirements.Handler{Requirements: reader}).Register(router)
+	router.Handle("GET /rest/reqs/1/openapi", httpapi.Anonymous, openapi.Handler(openapi.Wiki))
+	lambdaapp.ServeHTTP(router)
+	return nil
+}
