@@ -112,11 +112,12 @@ type View struct {
 	CountMessagesInQueue int
 }
 
-var serviceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+var serviceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 
 // ValidServiceID reports whether id can name an integration: letters,
-// digits, '.', '_', ':' and '-', at most 128 characters. The id is part of
-// keys and paths, so it never holds '#' or '/'.
+// digits, '.', '_', ':' and '-', at most 64 characters. The id is part of
+// keys, paths and SQS message group ids (tenant#serviceId, at most 128
+// characters), so it never holds '#' or '/'.
 func ValidServiceID(id string) bool { return serviceIDPattern.MatchString(id) }
 
 // NewServiceID returns a random UUID (version 4), the serviceId of an
@@ -209,7 +210,7 @@ func (d *Descriptor) Normalize() {
 // Validate checks a normalized descriptor; errors are 400s naming the field.
 func (d *Descriptor) Validate() error {
 	if !ValidServiceID(d.ServiceID) {
-		return apperr.Invalidf("invalid serviceId %q: use 1 to 128 letters, digits, '.', '_', ':' or '-'", d.ServiceID)
+		return apperr.Invalidf("invalid serviceId %q: use 1 to 64 letters, digits, '.', '_', ':' or '-'", d.ServiceID)
 	}
 	if d.ApplinkID != "" && d.ApplinkID != d.ServiceID {
 		return apperr.Invalidf("applinkId %q must be empty or equal to serviceId %q", d.ApplinkID, d.ServiceID)

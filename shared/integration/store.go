@@ -155,8 +155,8 @@ type RefPublisher interface {
 // (shared/queue.Queue).
 type Queue interface {
 	RefPublisher
-	// Receive takes up to max messages, waiting up to wait for the first.
-	Receive(ctx context.Context, max int, wait time.Duration) ([]Received, error)
+	// Receive takes up to n messages, waiting up to wait for the first.
+	Receive(ctx context.Context, n int, wait time.Duration) ([]Received, error)
 	// Delete removes received messages.
 	Delete(ctx context.Context, handles []string) error
 	// ChangeVisibility hides received messages for d more.

@@ -197,15 +197,11 @@ func (r *run) drain(ctx context.Context) error {
 			byGroup[k] = append(byGroup[k], m)
 		}
 		if len(malformed) > 0 {
-			r.s.d.logger().WarnContext(ctx, "deleting malformed outbound references", "count", len(malformed))
-			if err := r.s.d.Queue.Delete(ctx, malformed); err != nil {
-				return fmt.Errorf("delete malformed references: %w", err)
-			}
+			r.s.d.logger().WarnContext(ctx, "sync: deleting malformed outbound references", "count", len(malformed))
+			r.queueErr(ctx, r.s.d.Queue.Delete(ctx, malformed))
 		}
 		for _, k := range order {
-			if err := r.handle(ctx, r.group(ctx, k), byGroup[k]); err != nil {
-				return err
-			}
+			r.handle(ctx, r.group(ctx, k), byGroup[k])
 		}
 	}
 	return nil
@@ -240,22 +236,26 @@ func handles(recv []Received) []string {
 	return out
 }
 
-// handle processes the references of one integration from one receive. It
-// answers only queue errors; the others are recorded on the group.
-func (r *run) handle(ctx context.Context, g *group, recv []Received) error {
+// handle processes the references of one integration from one receive.
+// Errors are recorded on the group or logged: a reference SQS fails to
+// delete or hide comes back later and is then settled or skipped again.
+func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 	switch g.state {
 	case groupGone:
 		// Nothing can be delivered to an integration that does not exist.
 		r.rep.Settled += len(recv)
-		return r.s.d.Queue.Delete(ctx, handles(recv))
+		r.queueErr(ctx, r.s.d.Queue.Delete(ctx, handles(recv)))
+		return
 	case groupDisabled:
 		r.rep.Skipped += len(recv)
-		return r.s.d.Queue.ChangeVisibility(ctx, handles(recv), r.s.opt.DisabledDelay)
+		r.queueErr(ctx, r.s.d.Queue.ChangeVisibility(ctx, handles(recv), r.s.opt.DisabledDelay))
+		return
 	case groupFailed, groupBusy, groupBroken:
 		// Keep them away for the rest of this run; the next run retries.
 		r.rep.Skipped += len(recv)
 		hide := min(max(r.stopAt.Sub(r.s.d.now())+30*time.Second, 30*time.Second), 12*time.Hour)
-		return r.s.d.Queue.ChangeVisibility(ctx, handles(recv), hide)
+		r.queueErr(ctx, r.s.d.Queue.ChangeVisibility(ctx, handles(recv), hide))
+		return
 	}
 	var unknown []Ref
 	for _, m := range recv {
@@ -276,10 +276,16 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) error {
 	}
 	r.rep.Settled += len(done)
 	r.rep.Skipped += len(recv) - len(done)
-	if len(done) == 0 {
-		return nil
+	if len(done) > 0 {
+		r.queueErr(ctx, r.s.d.Queue.Delete(ctx, done))
 	}
-	return r.s.d.Queue.Delete(ctx, done)
+}
+
+// queueErr logs a failed delete or hide of references.
+func (r *run) queueErr(ctx context.Context, err error) {
+	if err != nil {
+		r.s.d.logger().WarnContext(ctx, "sync: outbound queue operation failed", "error", err.Error())
+	}
 }
 
 // work loads the referenced messages and, when one of them is still NEW,

@@ -1,0 +1,323 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// IntegrationStore keeps integration descriptors in the WikiTable
+// (pk T#t#INTEG, sk <serviceId>) and applies the tracker's links callback
+// to requirement rows.
+type IntegrationStore struct {
+	db    API
+	table string
+	reqs  *RequirementStore
+}
+
+var (
+	_ integration.Store     = (*IntegrationStore)(nil)
+	_ integration.LinkStore = (*IntegrationStore)(nil)
+)
+
+// NewIntegrationStore returns an IntegrationStore on table.
+func NewIntegrationStore(db API, table string) *IntegrationStore {
+	return &IntegrationStore{db: db, table: table, reqs: NewRequirementStore(db, table)}
+}
+
+// igItem is the DynamoDB shape of an integration. The descriptor fields
+// and the credentials are written by Create/Update (guarded by rev); the
+// sync bookkeeping (sweepFrom, lastErrorMailAt, lease) only by their own
+// conditional updates, so neither side overwrites the other.
+type igItem struct {
+	PK           string `dynamodbav:"pk"`
+	SK           string `dynamodbav:"sk"`
+	ServiceID    string `dynamodbav:"serviceId"`
+	ApplinkID    string `dynamodbav:"applinkId"`
+	Label        string `dynamodbav:"label"`
+	DisplayURL   string `dynamodbav:"displayUrl"`
+	RPCURL       string `dynamodbav:"rpcUrl"`
+	Endpoint     string `dynamodbav:"endpoint"`
+	Email        string `dynamodbav:"sendErrorsToEmail"`
+	Throttle     int    `dynamodbav:"throttleMinutes"`
+	UserKey      string `dynamodbav:"userKey"`
+	Username     string `dynamodbav:"username"`
+	Version      int    `dynamodbav:"version"`
+	Status       string `dynamodbav:"status"`
+	Token        string `dynamodbav:"token"`
+	IncomingHash string `dynamodbav:"incomingTokenHash"`
+	Rev          int64  `dynamodbav:"rev"`
+	CreatedAt    string `dynamodbav:"createdAt"`
+	UpdatedAt    string `dynamodbav:"updatedAt"`
+	SweepFrom    string `dynamodbav:"sweepFrom,omitempty"`
+	LastMail     int64  `dynamodbav:"lastErrorMailAt,omitempty"` // unix ms
+	LeaseOwner   string `dynamodbav:"leaseOwner,omitempty"`
+	LeaseUntil   int64  `dynamodbav:"leaseUntil,omitempty"` // unix ms
+}
+
+func igPK(tenant string) string { return tenantPrefix(tenant) + "INTEG" }
+
+func igKey(tenant, serviceID string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: igPK(tenant)},
+		"sk": &types.AttributeValueMemberS{Value: serviceID},
+	}
+}
+
+func igTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func igNewItem(tenant string, d *integration.Descriptor) igItem {
+	it := igItem{
+		PK: igPK(tenant), SK: d.ServiceID, ServiceID: d.ServiceID, ApplinkID: d.ApplinkID, Label: d.Label,
+		DisplayURL: d.DisplayURL, RPCURL: d.RPCURL, Endpoint: d.Endpoint, Email: d.SendErrorsToEmail,
+		Throttle: d.SendErrorsToEmailThrottle, UserKey: d.UserKey, Username: d.Username, Version: d.Version,
+		Status: string(d.Status), Token: d.Token, IncomingHash: d.IncomingTokenHash, Rev: d.Rev,
+		CreatedAt: igTime(d.CreatedAt), UpdatedAt: igTime(d.UpdatedAt), SweepFrom: d.SweepFrom,
+	}
+	if !d.LastErrorMail.IsZero() {
+		it.LastMail = d.LastErrorMail.UnixMilli()
+	}
+	return it
+}
+
+func (it *igItem) entity() *integration.Descriptor {
+	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
+	updated, _ := time.Parse(time.RFC3339Nano, it.UpdatedAt)
+	d := &integration.Descriptor{
+		ServiceID: it.ServiceID, ApplinkID: it.ApplinkID, Label: it.Label, DisplayURL: it.DisplayURL,
+		RPCURL: it.RPCURL, Endpoint: it.Endpoint, SendErrorsToEmail: it.Email, SendErrorsToEmailThrottle: it.Throttle,
+		UserKey: it.UserKey, Username: it.Username, Version: it.Version, Status: integration.Status(it.Status),
+		Token: it.Token, IncomingTokenHash: it.IncomingHash, SweepFrom: it.SweepFrom, Rev: it.Rev,
+		CreatedAt: created, UpdatedAt: updated,
+	}
+	if it.LastMail > 0 {
+		d.LastErrorMail = time.UnixMilli(it.LastMail).UTC()
+	}
+	return d
+}
+
+func igDecode(av map[string]types.AttributeValue) (*integration.Descriptor, error) {
+	var it igItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return nil, errorf("decode integration", err)
+	}
+	return it.entity(), nil
+}
+
+// List returns the tenant's integrations ordered by serviceId.
+func (s *IntegrationStore) List(ctx context.Context, tenant string) ([]*integration.Descriptor, error) {
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: igPK(tenant)}},
+	})
+	var out []*integration.Descriptor
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, errorf("list integrations", err)
+		}
+		for _, av := range page.Items {
+			d, err := igDecode(av)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// Get returns one integration (strongly consistent), or apperr.ErrNotFound.
+func (s *IntegrationStore) Get(ctx context.Context, tenant, serviceID string) (*integration.Descriptor, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: igKey(tenant, serviceID), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, errorf("get integration", err)
+	}
+	if out.Item == nil {
+		return nil, apperr.ErrNotFound
+	}
+	return igDecode(out.Item)
+}
+
+// Create stores a new integration with rev 1; apperr.ErrConflict when the
+// serviceId is taken.
+func (s *IntegrationStore) Create(ctx context.Context, tenant string, d *integration.Descriptor) error {
+	it := igNewItem(tenant, d)
+	it.Rev = 1
+	av, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return errorf("encode integration", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if err := translate(err, "create integration"); err != nil {
+		return err
+	}
+	d.Rev = 1
+	return nil
+}
+
+// Update writes the descriptor fields and credentials when the stored rev
+// is d.Rev, and sets d.Rev to the next one; apperr.ErrNotFound when the
+// integration is absent, apperr.ErrConflict when it changed concurrently.
+func (s *IntegrationStore) Update(ctx context.Context, tenant string, d *integration.Descriptor) error {
+	it := igNewItem(tenant, d)
+	set := func(u expression.UpdateBuilder, name string, v any) expression.UpdateBuilder {
+		return u.Set(expression.Name(name), expression.Value(v))
+	}
+	u := expression.UpdateBuilder{}
+	u = set(u, "applinkId", it.ApplinkID)
+	u = set(u, "label", it.Label)
+	u = set(u, "displayUrl", it.DisplayURL)
+	u = set(u, "rpcUrl", it.RPCURL)
+	u = set(u, "endpoint", it.Endpoint)
+	u = set(u, "sendErrorsToEmail", it.Email)
+	u = set(u, "throttleMinutes", it.Throttle)
+	u = set(u, "userKey", it.UserKey)
+	u = set(u, "username", it.Username)
+	u = set(u, "version", it.Version)
+	u = set(u, "status", it.Status)
+	u = set(u, "token", it.Token)
+	u = set(u, "incomingTokenHash", it.IncomingHash)
+	u = set(u, "updatedAt", it.UpdatedAt)
+	u = set(u, "rev", d.Rev+1)
+	cond := expression.AttributeExists(expression.Name("pk")).And(expression.Name("rev").Equal(expression.Value(d.Rev)))
+	expr, err := expression.NewBuilder().WithUpdate(u).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("build integration update: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: igKey(tenant, d.ServiceID), UpdateExpression: expr.Update(),
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if _, gerr := s.Get(ctx, tenant, d.ServiceID); errors.Is(gerr, apperr.ErrNotFound) {
+			return apperr.ErrNotFound
+		}
+	}
+	if err := translate(err, "update integration"); err != nil {
+		return err
+	}
+	d.Rev++
+	return nil
+}
+
+// igConditional runs a conditional update and reports whether the
+// condition held.
+func (s *IntegrationStore) igConditional(ctx context.Context, tenant, serviceID string, u expression.UpdateBuilder, cond expression.ConditionBuilder, what string) (bool, error) {
+	expr, err := expression.NewBuilder().WithUpdate(u).WithCondition(cond).Build()
+	if err != nil {
+		return false, fmt.Errorf("build %s: %w", what, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: igKey(tenant, serviceID), UpdateExpression: expr.Update(),
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, errorf(what, err)
+	}
+	return true, nil
+}
+
+// ClaimErrorMail records now as the last error e-mail time when the
+// previous one is at least every old; of concurrent callers one wins.
+func (s *IntegrationStore) ClaimErrorMail(ctx context.Context, tenant, serviceID string, now time.Time, every time.Duration) (bool, error) {
+	name := expression.Name("lastErrorMailAt")
+	cond := expression.AttributeExists(expression.Name("pk")).And(
+		expression.AttributeNotExists(name).Or(name.LessThanEqual(expression.Value(now.Add(-every).UnixMilli()))))
+	return s.igConditional(ctx, tenant, serviceID, expression.Set(name, expression.Value(now.UnixMilli())), cond, "claim the error e-mail")
+}
+
+// AcquireLease makes owner the only sync run delivering to the integration
+// until until, unless another owner holds an unexpired lease.
+func (s *IntegrationStore) AcquireLease(ctx context.Context, tenant, serviceID, owner string, now, until time.Time) (bool, error) {
+	o, u := expression.Name("leaseOwner"), expression.Name("leaseUntil")
+	cond := expression.AttributeExists(expression.Name("pk")).And(expression.Or(
+		expression.AttributeNotExists(u), u.LessThan(expression.Value(now.UnixMilli())), o.Equal(expression.Value(owner))))
+	upd := expression.Set(o, expression.Value(owner)).Set(u, expression.Value(until.UnixMilli()))
+	return s.igConditional(ctx, tenant, serviceID, upd, cond, "lease integration")
+}
+
+// ReleaseLease ends owner's lease; nothing happens when owner does not
+// hold it.
+func (s *IntegrationStore) ReleaseLease(ctx context.Context, tenant, serviceID, owner string) error {
+	o := expression.Name("leaseOwner")
+	_, err := s.igConditional(ctx, tenant, serviceID, expression.Remove(o).Remove(expression.Name("leaseUntil")),
+		o.Equal(expression.Value(owner)), "release the integration lease")
+	return err
+}
+
+// SetSweepFrom stores where the next sweep of the integration's outbox
+// starts (nothing happens when the integration is gone).
+func (s *IntegrationStore) SetSweepFrom(ctx context.Context, tenant, serviceID, from string) error {
+	_, err := s.igConditional(ctx, tenant, serviceID, expression.Set(expression.Name("sweepFrom"), expression.Value(from)),
+		expression.AttributeExists(expression.Name("pk")), "set the sweep mark")
+	return err
+}
+
+// ReplaceIssueLinks applies the links callback of serviceID: it reads the
+// named requirement rows (⌈n/100⌉ BatchGetItem), answers a not-found error
+// naming the first that does not exist without writing anything, replaces
+// their links of serviceID (integration.ReplaceLinks), and writes the
+// changed rows with their jira search index changes (the same items the
+// page indexing writes: only for current ACTIVE rows) with ⌈writes/25⌉
+// BatchWriteItem. The rows are read and written without a condition: a
+// page save racing with the callback may win; the tracker's next sync
+// sends the links again.
+func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
+	ids := make([]RequirementID, len(sets))
+	for i, set := range sets {
+		ids[i] = RequirementID{SpaceKey: set.SpaceKey, Key: set.Key, Baseline: set.Baseline}
+	}
+	rows, err := s.reqs.GetMany(ctx, tenant, ids)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if r := rows[RequirementID{SpaceKey: id.SpaceKey, Key: keyU(id.Key), Baseline: id.Baseline}]; r == nil || r.Status == "" {
+			return 0, notFound(id)
+		}
+	}
+	var changed []*requirement.Requirement
+	var writes []types.WriteRequest
+	for i, set := range sets {
+		r := rows[RequirementID{SpaceKey: ids[i].SpaceKey, Key: keyU(ids[i].Key), Baseline: ids[i].Baseline}]
+		old := *r // ReplaceLinks gives r a new Issues slice; old keeps the previous one
+		if !integration.ReplaceLinks(r, serviceID, set.Links) {
+			continue
+		}
+		ix, err := ixDiff(tenant, &old, r)
+		if err != nil {
+			return 0, err
+		}
+		changed = append(changed, r)
+		writes = append(writes, ix...)
+	}
+	if len(changed) == 0 {
+		return 0, nil
+	}
+	if err := s.reqs.Put(ctx, tenant, changed); err != nil {
+		return 0, err
+	}
+	if err := BatchWrite(ctx, s.db, s.table, writes); err != nil {
+		return 0, err
+	}
+	return len(changed), nil
+}

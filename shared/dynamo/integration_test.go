@@ -1,0 +1,398 @@
+package dynamo_test
+
+// Tests of IntegrationStore, OutboxStore and SettingsStore on DynamoDB
+// Local through infra/testenv (no TestMain here: see tracker_test.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+type igEnv struct {
+	db       *dynamodb.Client
+	table    string
+	calls    *testenv.CallCounter
+	integ    *dynamo.IntegrationStore
+	outbox   *dynamo.OutboxStore
+	settings *dynamo.SettingsStore
+	reqs     *dynamo.RequirementStore
+}
+
+func igNew(t *testing.T) *igEnv {
+	t.Helper()
+	env := testenv.AWS(t)
+	calls := testenv.DynamoCallCounter()
+	db := dynamodb.NewFromConfig(env.Config, calls.Options)
+	return &igEnv{db: db, table: env.WikiTable, calls: calls, integ: dynamo.NewIntegrationStore(db, env.WikiTable), outbox: dynamo.NewOutboxStore(db, env.WikiTable),
+		settings: dynamo.NewSettingsStore(db, env.WikiTable), reqs: dynamo.NewRequirementStore(db, env.WikiTable)}
+}
+
+func igDescriptor(id string) *integration.Descriptor {
+	d := &integration.Descriptor{ServiceID: id, ApplinkID: id, RPCURL: "https://jira.example.com", Version: 4, Token: "secret",
+		SendErrorsToEmail: "ops@example.com", SendErrorsToEmailThrottle: 30, IncomingTokenHash: "abc", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	d.Normalize()
+	return d
+}
+
+func TestIntegrationStoreCRUD(t *testing.T) {
+	t.Parallel()
+	e := igNew(t)
+	ctx := context.Background()
+	d := igDescriptor("jira-1")
+	if err := e.integ.Create(ctx, "demo", d); err != nil || d.Rev != 1 {
+		t.Fatalf("Create: %v (rev %d)", err, d.Rev)
+	}
+	if err := e.integ.Create(ctx, "demo", igDescriptor("jira-1")); !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("duplicate Create = %v", err)
+	}
+	if err := e.integ.Create(ctx, "demo", igDescriptor("jira-0")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.integ.Get(ctx, "demo", "jira-1")
+	if err != nil || got.Token != "secret" || got.Endpoint != integration.DefaultEndpoint || got.Status != integration.Active || got.SendErrorsToEmailThrottle != 30 {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	if _, err := e.integ.Get(ctx, "acme", "jira-1"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("other tenant Get = %v", err)
+	}
+	list, err := e.integ.List(ctx, "demo")
+	if err != nil || len(list) != 2 || list[0].ServiceID != "jira-0" {
+		t.Fatalf("List = %v, %v", list, err)
+	}
+
+	// Sync bookkeeping survives a descriptor update.
+	if err := e.integ.SetSweepFrom(ctx, "demo", "jira-1", "0000abc"); err != nil {
+		t.Fatal(err)
+	}
+	got.Label, got.Status = "Jira", integration.Disabled
+	if err := e.integ.Update(ctx, "demo", got); err != nil || got.Rev != 2 {
+		t.Fatalf("Update: %v (rev %d)", err, got.Rev)
+	}
+	stale := *got
+	stale.Rev = 1
+	if err := e.integ.Update(ctx, "demo", &stale); !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("stale Update = %v", err)
+	}
+	missing := igDescriptor("nope")
+	if err := e.integ.Update(ctx, "demo", missing); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("Update of a missing integration = %v", err)
+	}
+	got, _ = e.integ.Get(ctx, "demo", "jira-1")
+	if got.Label != "Jira" || got.Status != integration.Disabled || got.SweepFrom != "0000abc" {
+		t.Fatalf("after Update %+v", got)
+	}
+}
+
+func TestIntegrationStoreMailClaimAndLease(t *testing.T) {
+	t.Parallel()
+	e := igNew(t)
+	ctx := context.Background()
+	if err := e.integ.Create(ctx, "demo", igDescriptor("j")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i, tt := range []struct {
+		at   time.Time
+		want bool
+	}{{now, true}, {now.Add(time.Minute), false}, {now.Add(59 * time.Minute), false}, {now.Add(60 * time.Minute), true}} {
+		ok, err := e.integ.ClaimErrorMail(ctx, "demo", "j", tt.at, time.Hour)
+		if err != nil || ok != tt.want {
+			t.Fatalf("claim %d = %v, %v; want %v", i, ok, err, tt.want)
+		}
+	}
+	if ok, err := e.integ.ClaimErrorMail(ctx, "acme", "j", now, 0); ok || err != nil {
+		t.Fatalf("claim on a missing integration = %v, %v", ok, err)
+	}
+
+	if ok, _ := e.integ.AcquireLease(ctx, "demo", "j", "run-1", now, now.Add(time.Minute)); !ok {
+		t.Fatal("first lease refused")
+	}
+	if ok, _ := e.integ.AcquireLease(ctx, "demo", "j", "run-2", now.Add(time.Second), now.Add(time.Minute)); ok {
+		t.Fatal("second owner got a held lease")
+	}
+	if ok, _ := e.integ.AcquireLease(ctx, "demo", "j", "run-1", now, now.Add(time.Minute)); !ok {
+		t.Fatal("owner could not renew")
+	}
+	if ok, _ := e.integ.AcquireLease(ctx, "demo", "j", "run-2", now.Add(2*time.Minute), now.Add(3*time.Minute)); !ok {
+		t.Fatal("expired lease not taken over")
+	}
+	if err := e.integ.ReleaseLease(ctx, "demo", "j", "run-1"); err != nil {
+		t.Fatal(err) // not the owner any more: nothing happens
+	}
+	if err := e.integ.ReleaseLease(ctx, "demo", "j", "run-2"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := e.integ.AcquireLease(ctx, "demo", "j", "run-3", now, now.Add(time.Minute)); !ok {
+		t.Fatal("released lease not available")
+	}
+}
+
+func obMessages(sid string, n int, at time.Time) []*outbox.Message {
+	msgs := make([]*outbox.Message, n)
+	for i := range msgs {
+		msgs[i] = &outbox.Message{ID: outbox.NewID(at.Add(time.Duration(i))), ServiceID: sid, State: outbox.New, CreatedAt: at,
+			Type: outbox.Link, SpaceKey: "DEMO", Key: fmt.Sprintf("REQ-%04d", i), ObjectKey: "PROJ-1", Relationship: "tests"}
+	}
+	return msgs
+}
+
+func obRefs(tenant string, msgs []*outbox.Message) []integration.Ref {
+	refs := make([]integration.Ref, len(msgs))
+	for i, m := range msgs {
+		refs[i] = integration.RefOf(tenant, m)
+	}
+	return refs
+}
+
+func TestOutboxStore(t *testing.T) {
+	t.Parallel()
+	e := igNew(t)
+	ctx := context.Background()
+	old := time.Now().Add(-10 * time.Minute)
+	msgs := obMessages("j", 150, old)
+	if err := e.outbox.Put(ctx, "demo", msgs); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.outbox.Put(ctx, "acme", obMessages("j", 3, old.Add(time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+
+	if n, err := e.outbox.CountNew(ctx, "demo", "j", ""); err != nil || n != 150 {
+		t.Fatalf("CountNew = %d, %v", n, err)
+	}
+	list, err := e.outbox.List(ctx, "demo", "j", "", 10, false)
+	if err != nil || len(list) != 10 || list[0].ID != msgs[0].ID || list[9].ID != msgs[9].ID || list[0].Key != "REQ-0000" {
+		t.Fatalf("List = %d, %v", len(list), err)
+	}
+
+	// Pending: every NEW message not yet in SQS, across tenants, oldest first.
+	var pending []integration.Pending
+	err = e.outbox.Pending(ctx, time.Now(), func(p []integration.Pending) (bool, error) {
+		pending = append(pending, p...)
+		return true, nil
+	})
+	if err != nil || len(pending) != 153 {
+		t.Fatalf("Pending = %d, %v", len(pending), err)
+	}
+	if err := e.outbox.Pending(ctx, old.Add(-time.Second), func([]integration.Pending) (bool, error) {
+		t.Fatal("messages newer than the cutoff are pending")
+		return false, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Enqueued: out of the pending partition (120 > one transaction of 100).
+	if err := e.outbox.MarkEnqueued(ctx, obRefs("demo", msgs[:120])); err != nil {
+		t.Fatal(err)
+	}
+	pending = nil
+	_ = e.outbox.Pending(ctx, time.Now(), func(p []integration.Pending) (bool, error) {
+		pending = append(pending, p...)
+		return true, nil
+	})
+	if len(pending) != 33 || pending[0].Message.ID != msgs[120].ID || pending[0].Tenant != "demo" {
+		t.Fatalf("Pending after MarkEnqueued = %d", len(pending))
+	}
+
+	// Done, with per-message responses; a deleted one is skipped.
+	if err := e.outbox.Delete(ctx, "demo", "j", msgs[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.outbox.Delete(ctx, "demo", "j", msgs[1].ID); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("second Delete = %v", err)
+	}
+	outcomes := []integration.Outcome{}
+	for i, r := range obRefs("demo", msgs[:105]) {
+		outcomes = append(outcomes, integration.Outcome{Ref: r, LastResponse: fmt.Sprintf("HTTP 200: OK %d", i)})
+	}
+	if err := e.outbox.MarkDone(ctx, outcomes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.outbox.Get(ctx, "demo", "j", msgs[1].ID); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("MarkDone resurrected a deleted message: %v", err)
+	}
+	m, err := e.outbox.Get(ctx, "demo", "j", msgs[104].ID)
+	if err != nil || m.State != outbox.Done || m.LastResponse != "HTTP 200: OK 104" {
+		t.Fatalf("Get = %+v, %v", m, err)
+	}
+	if n, _ := e.outbox.CountNew(ctx, "demo", "j", ""); n != 45 {
+		t.Fatalf("CountNew after done = %d", n)
+	}
+	// The listing: NEW only by default, DONE too on request; oldest first.
+	list, _ = e.outbox.List(ctx, "demo", "j", "", 1000, false)
+	if len(list) != 45 || list[0].ID != msgs[105].ID {
+		t.Fatalf("NEW listing = %d", len(list))
+	}
+	list, _ = e.outbox.List(ctx, "demo", "j", "", 1000, true)
+	if len(list) != 149 || list[0].ID != msgs[0].ID || list[0].State != outbox.Done {
+		t.Fatalf("full listing = %d", len(list))
+	}
+	// From an id prefix.
+	if n, _ := e.outbox.CountNew(ctx, "demo", "j", msgs[140].ID[:16]); n != 10 {
+		t.Fatalf("CountNew from = %d", n)
+	}
+
+	// A failure is recorded on NEW messages only.
+	if err := e.outbox.RecordFailure(ctx, obRefs("demo", msgs[100:110]), "HTTP 500"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.outbox.GetMany(ctx, obRefs("demo", msgs[100:110]))
+	if err != nil || len(got) != 10 {
+		t.Fatalf("GetMany = %d, %v", len(got), err)
+	}
+	for i, m := range msgs[100:110] {
+		g := got[integration.RefOf("demo", m)]
+		want := "HTTP 500"
+		if i < 5 {
+			want = fmt.Sprintf("HTTP 200: OK %d", 100+i)
+		}
+		if g.LastResponse != want {
+			t.Fatalf("message %d last response %q, want %q", 100+i, g.LastResponse, want)
+		}
+	}
+
+	// ScanNew pages through NEW messages in order.
+	var scanned []string
+	err = e.outbox.ScanNew(ctx, "demo", "j", "", func(p []*outbox.Message) (bool, error) {
+		for _, m := range p {
+			scanned = append(scanned, m.ID)
+		}
+		return true, nil
+	})
+	if err != nil || len(scanned) != 45 || !slices.IsSorted(scanned) {
+		t.Fatalf("ScanNew = %d, %v", len(scanned), err)
+	}
+	// Another tenant's message is another key.
+	if _, err := e.outbox.Get(ctx, "acme", "j", msgs[120].ID); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("cross-tenant Get = %v", err)
+	}
+}
+
+func TestOutboxStoreCallCounts(t *testing.T) {
+	t.Parallel()
+	e := igNew(t)
+	ctx := context.Background()
+	msgs := obMessages("j", 1000, time.Now())
+	if err := e.outbox.Put(ctx, "demo", msgs); err != nil {
+		t.Fatal(err)
+	}
+	e.calls.Reset()
+	outcomes := make([]integration.Outcome, len(msgs))
+	for i, r := range obRefs("demo", msgs) {
+		outcomes[i] = integration.Outcome{Ref: r, LastResponse: "HTTP 200: OK"}
+	}
+	if err := e.outbox.MarkDone(ctx, outcomes); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.calls.Count("TransactWriteItems"); n != 10 || e.calls.Total() != 10 {
+		t.Fatalf("MarkDone of 1000 used %v", e.calls.Counts())
+	}
+}
+
+func TestSettingsStore(t *testing.T) {
+	t.Parallel()
+	e := igNew(t)
+	ctx := context.Background()
+	if s, err := e.settings.Get(ctx, "demo"); err != nil || s.IsolateSpaces {
+		t.Fatalf("default settings = %+v, %v", s, err)
+	}
+	if err := e.settings.Put(ctx, "demo", integration.Settings{IsolateSpaces: true}); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := e.settings.Get(ctx, "demo"); !s.IsolateSpaces {
+		t.Fatal("isolateSpaces not stored")
+	}
+	if s, _ := e.settings.Get(ctx, "acme"); s.IsolateSpaces {
+		t.Fatal("settings leaked to another tenant")
+	}
+}
+
+func TestReplaceIssueLinks(t *testing.T) {
+	t.Parallel()
+	e := igNew(t)
+	ctx := context.Background()
+	reqs := []*requirement.Requirement{
+		{SpaceKey: "DEMO", Key: "REQ-1", Status: requirement.Active, Issues: []requirement.IssueLink{
+			{IssueKey: "PROJ-1", Relationship: "implements"}, {ServiceID: "j", IssueKey: "PROJ-2", Relationship: "tests"}}},
+		{SpaceKey: "DEMO", Key: "REQ-2", Status: requirement.Deleted},
+		{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 3, Status: requirement.Archived},
+	}
+	if err := e.reqs.Put(ctx, "demo", reqs); err != nil {
+		t.Fatal(err)
+	}
+	// The page indexing wrote the index items of REQ-1's links.
+	for _, k := range []string{"PROJ-1", "PROJ-2"} {
+		if err := igPutIndex(ctx, e, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sets := func(s ...integration.LinkSet) []integration.LinkSet { return s }
+	link := func(k, rel string) requirement.IssueLink {
+		return requirement.IssueLink{ServiceID: "j", IssueKey: k, Relationship: rel}
+	}
+	_, err := e.integ.ReplaceIssueLinks(ctx, "demo", "j", sets(
+		integration.LinkSet{SpaceKey: "DEMO", Key: "REQ-1", Links: []requirement.IssueLink{link("PROJ-3", "tests")}},
+		integration.LinkSet{SpaceKey: "DEMO", Key: "REQ-9"}))
+	if !errors.Is(err, apperr.ErrNotFound) || !strings.Contains(err.Error(), "DEMO/REQ-9") {
+		t.Fatalf("unknown requirement = %v", err)
+	}
+	if r, _ := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 2 {
+		t.Fatal("a refused callback wrote")
+	}
+
+	n, err := e.integ.ReplaceIssueLinks(ctx, "demo", "j", sets(
+		integration.LinkSet{SpaceKey: "DEMO", Key: "req-1", Links: []requirement.IssueLink{link("PROJ-3", "tests"), link("PROJ-1", "tests")}},
+		integration.LinkSet{SpaceKey: "DEMO", Key: "REQ-2", Links: []requirement.IssueLink{link("PROJ-4", "tests")}},
+		integration.LinkSet{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 3, Links: []requirement.IssueLink{link("PROJ-5", "tests")}}))
+	if err != nil || n != 3 {
+		t.Fatalf("ReplaceIssueLinks = %d, %v", n, err)
+	}
+	r, _ := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	want := []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: "implements"}, link("PROJ-3", "tests"), link("PROJ-1", "tests")}
+	if !slices.Equal(r.Issues, want) {
+		t.Fatalf("REQ-1 issues = %+v", r.Issues)
+	}
+	// jira index: PROJ-2 gone, PROJ-1 kept, PROJ-3 added; the DELETED and
+	// the archived requirement get no index items.
+	for issue, want := range map[string][]string{"PROJ-1": {"REQ-1"}, "proj-3": {"REQ-1"}, "PROJ-2": nil, "PROJ-4": nil, "PROJ-5": nil} {
+		var got []string
+		if err := e.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(id dynamo.RequirementID) bool {
+			got = append(got, id.Key)
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("index %s = %v, want %v", issue, got, want)
+		}
+	}
+	if r, _ := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 3}); len(r.Issues) != 1 || r.Issues[0].IssueKey != "PROJ-5" {
+		t.Fatalf("archived copy issues = %+v", r.Issues)
+	}
+}
+
+// igPutIndex writes the jira index item of DEMO/REQ-1 as the page indexing
+// does (dynamo/index.go).
+func igPutIndex(ctx context.Context, e *igEnv, issue string) error {
+	_, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &e.table, Item: map[string]types.AttributeValue{
+		"pk":       &types.AttributeValueMemberS{Value: "T#demo#IX#J#" + strings.ToLower(issue)},
+		"sk":       &types.AttributeValueMemberS{Value: "REQ-1#DEMO"},
+		"spaceKey": &types.AttributeValueMemberS{Value: "DEMO"},
+		"key":      &types.AttributeValueMemberS{Value: "REQ-1"},
+	}})
+	return err
+}

@@ -1,0 +1,70 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/integration"
+)
+
+// SettingsStore keeps the tenant's wiki admin settings in the WikiTable
+// (pk T#t#SETTINGS, sk SETTINGS). The search reads IsolateSpaces with Get.
+type SettingsStore struct {
+	db    API
+	table string
+}
+
+var _ integration.SettingsStore = (*SettingsStore)(nil)
+
+// NewSettingsStore returns a SettingsStore on table.
+func NewSettingsStore(db API, table string) *SettingsStore {
+	return &SettingsStore{db: db, table: table}
+}
+
+type stItem struct {
+	PK            string `dynamodbav:"pk"`
+	SK            string `dynamodbav:"sk"`
+	IsolateSpaces bool   `dynamodbav:"isolateSpaces"`
+	UpdatedAt     string `dynamodbav:"updatedAt"`
+}
+
+func stKey(tenant string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: tenantPrefix(tenant) + "SETTINGS"},
+		"sk": &types.AttributeValueMemberS{Value: "SETTINGS"},
+	}
+}
+
+// Get returns the tenant's settings with one GetItem; the defaults
+// (isolateSpaces false) when they were never set.
+func (s *SettingsStore) Get(ctx context.Context, tenant string) (integration.Settings, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: stKey(tenant)})
+	if err != nil {
+		return integration.Settings{}, errorf("get settings", err)
+	}
+	if out.Item == nil {
+		return integration.Settings{}, nil
+	}
+	var it stItem
+	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
+		return integration.Settings{}, errorf("decode settings", err)
+	}
+	return integration.Settings{IsolateSpaces: it.IsolateSpaces}, nil
+}
+
+// Put stores the tenant's settings.
+func (s *SettingsStore) Put(ctx context.Context, tenant string, st integration.Settings) error {
+	av, err := attributevalue.MarshalMap(stItem{
+		PK: tenantPrefix(tenant) + "SETTINGS", SK: "SETTINGS", IsolateSpaces: st.IsolateSpaces,
+		UpdatedAt: time.Now().UTC().Format(time.RFC3339Nano),
+	})
+	if err != nil {
+		return errorf("encode settings", err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: av})
+	return translate(err, "put settings")
+}

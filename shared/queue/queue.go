@@ -1,0 +1,191 @@
+// Package queue is the SQS adapter of the outbound queue: a FIFO queue whose
+// messages are references to outbox messages ({"tenant","serviceId","id"}),
+// one message group per integration (tenant#serviceId) and the outbox
+// message id as deduplication id. It implements integration.Queue over the
+// few SQS operations it needs; the outbox in DynamoDB stays the record of
+// truth.
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/reqtrace/reqtrace/shared/integration"
+)
+
+// API is the part of the SQS client the queue uses.
+type API interface {
+	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, opts ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
+	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+}
+
+var _ API = (*sqs.Client)(nil)
+
+// Queue is the outbound FIFO queue at one URL.
+type Queue struct {
+	api API
+	url string
+}
+
+var _ integration.Queue = (*Queue)(nil)
+
+// New returns the queue at url.
+func New(api API, url string) *Queue { return &Queue{api: api, url: url} }
+
+// body is the JSON of a reference.
+type body struct {
+	Tenant    string `json:"tenant"`
+	ServiceID string `json:"serviceId"`
+	ID        string `json:"id"`
+}
+
+// GroupID is the message group of an integration: tenant#serviceId (at
+// most 63+1+64 = 128 characters, SQS's limit).
+func GroupID(tenant, serviceID string) string { return tenant + "#" + serviceID }
+
+// sendParallel bounds the SendMessageBatch calls in flight. Order inside a
+// group does not matter for delivery: the sync function delivers in outbox
+// id order.
+const sendParallel = 8
+
+// Publish sends refs with SendMessageBatch, 10 per call, up to 8 calls in
+// parallel, and answers the refs SQS accepted; the error lists how many it
+// did not. A ref sent twice within SQS's 5-minute deduplication window is
+// accepted and stored once.
+func (q *Queue) Publish(ctx context.Context, refs []integration.Ref) ([]integration.Ref, error) {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		sent []integration.Ref
+		errs []error
+		sem  = make(chan struct{}, sendParallel)
+	)
+	for chunk := range slices.Chunk(refs, 10) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ok, err := q.sendChunk(ctx, chunk)
+			mu.Lock()
+			sent = append(sent, ok...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return sent, errors.Join(errs...)
+}
+
+func (q *Queue) sendChunk(ctx context.Context, chunk []integration.Ref) ([]integration.Ref, error) {
+	entries := make([]types.SendMessageBatchRequestEntry, len(chunk))
+	for i, r := range chunk {
+		b, err := json.Marshal(body{Tenant: r.Tenant, ServiceID: r.ServiceID, ID: r.ID})
+		if err != nil {
+			return nil, fmt.Errorf("encode reference: %w", err)
+		}
+		entries[i] = types.SendMessageBatchRequestEntry{
+			Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(b)),
+			MessageGroupId: aws.String(GroupID(r.Tenant, r.ServiceID)), MessageDeduplicationId: aws.String(r.ID),
+		}
+	}
+	out, err := q.api.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &q.url, Entries: entries})
+	if err != nil {
+		return nil, fmt.Errorf("send %d references: %w", len(chunk), err)
+	}
+	sent := make([]integration.Ref, 0, len(out.Successful))
+	for _, s := range out.Successful {
+		if i, err := strconv.Atoi(aws.ToString(s.Id)); err == nil && i >= 0 && i < len(chunk) {
+			sent = append(sent, chunk[i])
+		}
+	}
+	if len(out.Failed) > 0 {
+		f := out.Failed[0]
+		return sent, fmt.Errorf("send references: %d refused (first: %s %s)", len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+	}
+	return sent, nil
+}
+
+// Receive takes up to n (at most 10) references, long-polling up to wait
+// (whole seconds, at most 20) for the first. A body that is not a
+// reference comes back Malformed, to be deleted.
+func (q *Queue) Receive(ctx context.Context, n int, wait time.Duration) ([]integration.Received, error) {
+	out, err := q.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: &q.url, MaxNumberOfMessages: int32(min(max(n, 1), 10)),
+		WaitTimeSeconds:             int32(min(max(wait/time.Second, 0), 20)),
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("receive references: %w", err)
+	}
+	recv := make([]integration.Received, 0, len(out.Messages))
+	for _, m := range out.Messages {
+		r := integration.Received{Handle: aws.ToString(m.ReceiptHandle)}
+		r.Receives, _ = strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+		var b body
+		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &b); err != nil || b.Tenant == "" || b.ServiceID == "" || b.ID == "" {
+			r.Malformed = true
+		} else {
+			r.Ref = integration.Ref{Tenant: b.Tenant, ServiceID: b.ServiceID, ID: b.ID}
+		}
+		recv = append(recv, r)
+	}
+	return recv, nil
+}
+
+// Delete removes received messages, 10 per DeleteMessageBatch. Entries SQS
+// refuses (a receipt handle gone stale after the visibility timeout) are
+// reported in the error; their messages come back and are then ignored.
+func (q *Queue) Delete(ctx context.Context, handles []string) error {
+	var errs []error
+	for chunk := range slices.Chunk(handles, 10) {
+		entries := make([]types.DeleteMessageBatchRequestEntry, len(chunk))
+		for i, h := range chunk {
+			entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h)}
+		}
+		out, err := q.api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q.url, Entries: entries})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("delete %d references: %w", len(chunk), err))
+			continue
+		}
+		if len(out.Failed) > 0 {
+			errs = append(errs, fmt.Errorf("delete references: %d refused (first: %s)", len(out.Failed), aws.ToString(out.Failed[0].Code)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ChangeVisibility hides received messages for d (whole seconds, at most
+// 12 hours), 10 per ChangeMessageVisibilityBatch.
+func (q *Queue) ChangeVisibility(ctx context.Context, handles []string, d time.Duration) error {
+	secs := int32(min(max(d/time.Second, 0), 12*time.Hour/time.Second))
+	var errs []error
+	for chunk := range slices.Chunk(handles, 10) {
+		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(chunk))
+		for i, h := range chunk {
+			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h), VisibilityTimeout: secs}
+		}
+		out, err := q.api.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &q.url, Entries: entries})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("hide %d references: %w", len(chunk), err))
+			continue
+		}
+		if len(out.Failed) > 0 {
+			errs = append(errs, fmt.Errorf("hide references: %d refused (first: %s)", len(out.Failed), aws.ToString(out.Failed[0].Code)))
+		}
+	}
+	return errors.Join(errs...)
+}
