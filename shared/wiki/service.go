@@ -140,6 +140,18 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		}
 	}
 
+	// The tracker is the master of issue links: links it reported through
+	// the links callback stay until it reports otherwise, even when the
+	// page does not show them. Only links of jira macros naming no
+	// integration exist solely because of the page.
+	for _, id := range p.order {
+		if r := p.next[id]; r.Status == requirement.Active {
+			if before := p.before(id); before != nil {
+				r.Issues = keepTrackerLinks(r.Issues, before.Issues)
+			}
+		}
+	}
+
 	change, err := p.build(ctx, s.store)
 	if err != nil {
 		return nil, fmt.Errorf("index page %s: %w", in.ID, err)
@@ -211,6 +223,21 @@ func resolve(deps []requirement.Dependency, space string) []requirement.Dependen
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// keepTrackerLinks returns the page's links followed by the stored links of
+// an integration that the page does not repeat.
+func keepTrackerLinks(page, stored []requirement.IssueLink) []requirement.IssueLink {
+	out := page
+	for _, l := range stored {
+		if l.ServiceID == "" {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(o requirement.IssueLink) bool { return linkID(o) == linkID(l) }) {
+			out = append(out, l)
 		}
 	}
 	return out

@@ -331,6 +331,35 @@ func TestOutboxMessages(t *testing.T) {
 	}
 }
 
+func TestTrackerLinksSurviveSaves(t *testing.T) {
+	svc, mem := newService(t)
+	mem.AddIntegration(tenant, "jira-1")
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1"), Jira("PROJ-2", ""))))
+	// The tracker's links callback added PROJ-7.
+	r := mustRow(t, mem, "DEMO", "REQ-1")
+	r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: "jira-1", IssueKey: "PROJ-7", Relationship: "implements"})
+	mem.PutRow(tenant, r)
+	sent := len(mem.Outbox)
+
+	// The page drops both macros: the integration's links stay (the tracker
+	// is their master), the link of the macro naming no integration goes.
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	want := []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements"}, {ServiceID: "jira-1", IssueKey: "PROJ-7", Relationship: "implements"}}
+	if got := mustRow(t, mem, "DEMO", "REQ-1").Issues; !slices.Equal(got, want) {
+		t.Fatalf("issues %+v", got)
+	}
+	// Showing PROJ-7 on the page is not news to the tracker.
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-7", "jira-1"))))
+	if len(mem.Outbox) != sent {
+		t.Fatalf("messages %+v", mem.Outbox[sent:])
+	}
+	// A move carries them to the new row.
+	save(t, svc, "100", "NEW", specs(req("REQ-1", "One", "High")))
+	if got := mustRow(t, mem, "NEW", "REQ-1").Issues; len(got) != 2 {
+		t.Fatalf("moved issues %+v", got)
+	}
+}
+
 func TestNoIntegrationNoMessage(t *testing.T) {
 	svc, mem := newService(t)
 	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", ""))))
