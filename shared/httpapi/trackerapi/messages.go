@@ -40,13 +40,16 @@ func (d messageDTO) entity() tracker.Message {
 	return m
 }
 
+// jsonSpace is JSON's whitespace (bytes.TrimSpace would also trim
+// characters JSON refuses, such as \v).
+const jsonSpace = " \t\r\n"
+
 // decodeMessages reads the body of POST /rest/reqs/1/api: a JSON array of
 // message objects. A body that is not such an array, or a field of the
 // wrong JSON type, is a 400 for the whole request (the sender is broken);
 // whether each message makes sense is judged later, message by message.
 func decodeMessages(body []byte) ([]tracker.Message, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '[' {
+	if start := bytes.TrimLeft(body, jsonSpace); len(start) == 0 || start[0] != '[' {
 		return nil, apperr.Invalidf("the body must be a JSON array of messages")
 	}
 	var raws []json.RawMessage

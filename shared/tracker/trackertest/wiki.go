@@ -174,7 +174,7 @@ func (w *Wiki) serve(rw http.ResponseWriter, r *http.Request) {
 			}
 		}
 		answer(rw, http.StatusOK, map[string]any{"results": results, "offset": 0, "limit": 50, "count": len(results)})
-	case len(parts) == 4 && parts[0] == "integration" && parts[1] == w.serviceID && parts[3] == "version":
+	case len(parts) == 3 && parts[0] == "integration" && parts[1] == w.serviceID && parts[2] == "version":
 		switch r.Method {
 		case http.MethodGet:
 			answer(rw, http.StatusOK, map[string]int{"version": w.version, "max": w.max})
@@ -189,7 +189,7 @@ func (w *Wiki) serve(rw http.ResponseWriter, r *http.Request) {
 		default:
 			fail(rw, http.StatusMethodNotAllowed, "method not allowed")
 		}
-	case len(parts) == 4 && parts[0] == "integration" && parts[1] == w.serviceID && parts[3] == "links" && r.Method == http.MethodPut:
+	case len(parts) == 3 && parts[0] == "integration" && parts[1] == w.serviceID && parts[2] == "links" && r.Method == http.MethodPut:
 		body, _ := io.ReadAll(r.Body)
 		var sets []LinkSet
 		if err := json.Unmarshal(body, &sets); err != nil {

@@ -1,0 +1,420 @@
+package trackerapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"
+)
+
+func TestRoutesMatchTemplate(t *testing.T) {
+	t.Parallel()
+	rt := httpapi.NewRouter(auth.Tracker, nil)
+	(&trackerapi.Handler{}).Register(rt)
+	tmpl, err := samtemplate.Load("../../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, ok := tmpl.Function("TrackerApiFunction")
+	if !ok {
+		t.Fatal("no TrackerApiFunction in template.yaml")
+	}
+	want := map[string]bool{}
+	for _, r := range fn.Routes {
+		want[r.Method+" "+r.Path] = true
+	}
+	got := map[string]bool{}
+	for _, r := range rt.Routes() {
+		got[r.Method+" "+r.Path] = true
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("routes %v, template %v", got, want)
+	}
+	access := map[string]httpapi.Access{}
+	for _, r := range rt.Routes() {
+		access[r.Method+" "+r.Path] = r.Access
+	}
+	for route, a := range map[string]httpapi.Access{
+		"GET /rest/reqs/1/api":                          httpapi.Anonymous,
+		"GET /rest/reqs/1/openapi":                      httpapi.Anonymous,
+		"POST /rest/reqs/1/api":                         httpapi.LinkOnly,
+		"PUT /rest/reqs/1/api/{applinkId}":              httpapi.Admin,
+		"GET /rest/reqs/1/api/{applinkId}":              httpapi.Admin,
+		"PUT /rest/reqs/1/api/{applinkId}/mode":         httpapi.Admin,
+		"PUT /rest/reqs/1/api/{applinkId}/version":      httpapi.AdminOrOwnLink,
+		"GET /rest/reqs/1/api/{applinkId}/requirements": httpapi.Member,
+	} {
+		if access[route] != a {
+			t.Errorf("%s: access %v, want %v", route, access[route], a)
+		}
+	}
+}
+
+type applinkOut struct {
+	ApplinkID     string `json:"applinkId"`
+	Name          string `json:"name"`
+	URL           string `json:"url"`
+	ServiceID     string `json:"serviceId"`
+	Mode          string `json:"mode"`
+	Version       int    `json:"version"`
+	HasToken      bool   `json:"hasToken"`
+	IncomingToken string `json:"incomingToken"`
+}
+
+func TestApplinkRegistration(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	if h.link == "" {
+		t.Fatal("no incoming token on creation")
+	}
+	body := `{"name":"Docs","url":"https://docs.example.com/","token":"s3cret"}`
+
+	// Access.
+	h.expect("PUT", "/rest/reqs/1/api/docs", "", body, 401)
+	h.expect("PUT", "/rest/reqs/1/api/docs", demoUser, body, 403)
+	h.expect("PUT", "/rest/reqs/1/api/docs", h.link, body, 403)
+	h.expect("PUT", "/rest/reqs/1/api/docs", wikiUser, body, 401)
+	h.expect("GET", "/rest/reqs/1/api/wiki-1", demoUser, "", 403)
+	h.expect("GET", "/rest/reqs/1/api/wiki-1", acmeAdmin, "", 404, "wiki-1 not found")
+	h.expect("GET", "/rest/reqs/1/api/nope", demoAdmin, "", 404)
+
+	// Creation: defaults, incoming token once, wiki token never.
+	var created applinkOut
+	h.json("PUT", "/rest/reqs/1/api/docs", demoAdmin, body, 200, &created)
+	want := applinkOut{ApplinkID: "docs", Name: "Docs", URL: "https://docs.example.com", ServiceID: "docs",
+		Mode: "AUTO", Version: 4, HasToken: true, IncomingToken: created.IncomingToken}
+	if created != want || !strings.HasPrefix(created.IncomingToken, "rt_") {
+		t.Errorf("created %+v", created)
+	}
+	rec := h.do("GET", "/rest/reqs/1/api/docs", demoAdmin, "")
+	if strings.Contains(rec.Body.String(), "s3cret") || strings.Contains(rec.Body.String(), "incomingToken") || rec.Code != 200 {
+		t.Errorf("GET shows tokens: %s", rec.Body)
+	}
+	// acme may use the same id: another applink.
+	var acme applinkOut
+	h.json("PUT", "/rest/reqs/1/api/docs", acmeAdmin, `{"url":"http://acme.test"}`, 200, &acme)
+	if acme.IncomingToken == "" || acme.HasToken {
+		t.Errorf("acme's applink %+v", acme)
+	}
+
+	// Update: no token shown, fields kept; what GET answered can be sent back.
+	back := h.do("GET", "/rest/reqs/1/api/docs", demoAdmin, "").Body.String()
+	var updated applinkOut
+	h.json("PUT", "/rest/reqs/1/api/docs", demoAdmin, back, 200, &updated)
+	if updated.IncomingToken != "" || !updated.HasToken || updated.Name != "Docs" {
+		t.Errorf("updated %+v", updated)
+	}
+	// The new applink's token works for its own applink.
+	h.expect("PUT", "/rest/reqs/1/api/docs/version", created.IncomingToken, "3", 200, `"version":3`)
+	h.expect("PUT", "/rest/reqs/1/api/wiki-1/version", created.IncomingToken, "3", 403)
+
+	// Rotation: a new token; the old one is refused.
+	var rotated applinkOut
+	h.json("PUT", "/rest/reqs/1/api/docs", demoAdmin, `{"name":"Docs","url":"https://docs.example.com","rotateToken":true}`, 200, &rotated)
+	if rotated.IncomingToken == "" || rotated.IncomingToken == created.IncomingToken {
+		t.Fatalf("rotation: %+v", rotated)
+	}
+	h.expect("POST", "/rest/reqs/1/api", created.IncomingToken, `[]`, 401)
+	h.expect("POST", "/rest/reqs/1/api", rotated.IncomingToken, `[]`, 200)
+
+	// Bad input.
+	for _, tc := range []struct{ path, ctype, body, msg string }{
+		{"/rest/reqs/1/api/docs", "application/json", `{"url":"ftp://x"}`, "invalid url"},
+		{"/rest/reqs/1/api/docs", "application/json", `{"url":"/wiki"}`, "invalid url"},
+		{"/rest/reqs/1/api/docs", "application/json", `{}`, "invalid url"},
+		{"/rest/reqs/1/api/do%20cs", "application/json", body, "invalid applinkId"},
+		{"/rest/reqs/1/api/" + strings.Repeat("a", 129), "application/json", body, "invalid applinkId"},
+		{"/rest/reqs/1/api/docs", "application/json", `{"url":"http://x","colour":"red"}`, "unknown field"},
+		{"/rest/reqs/1/api/docs", "application/json", `{"url":5}`, "wrong JSON type"},
+		{"/rest/reqs/1/api/docs", "application/json", `{"url":"http://x","applinkId":"other"}`, "not the path"},
+		{"/rest/reqs/1/api/docs", "application/json", `{"url":"http://x","mode":"auto"}`, "unknown mode"},
+		{"/rest/reqs/1/api/docs", "application/json", `[1]`, "wrong JSON type"},
+	} {
+		rec := h.doType("PUT", tc.path, demoAdmin, tc.ctype, tc.body)
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), tc.msg) {
+			t.Errorf("PUT %s %s: %d %s, want 400 with %q", tc.path, tc.body, rec.Code, rec.Body, tc.msg)
+		}
+	}
+	if rec := h.doType("PUT", "/rest/reqs/1/api/docs", demoAdmin, "text/plain", body); rec.Code != 415 {
+		t.Errorf("text/plain: %d", rec.Code)
+	}
+}
+
+func TestModeAndVersion(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	mode := "/rest/reqs/1/api/wiki-1/mode"
+	version := "/rest/reqs/1/api/wiki-1/version"
+
+	h.expect("PUT", mode, demoAdmin, `"MANUAL"`, 200, `{"applinkId":"wiki-1","mode":"MANUAL"}`)
+	h.expect("PUT", mode, demoAdmin, ` "DISABLED" `, 200, `"mode":"DISABLED"`)
+	for _, body := range []string{`"manual"`, `"ON"`, `""`, `5`, `null`, `["AUTO"]`, `{"mode":"AUTO"}`, `"AUTO" "MANUAL"`, `AUTO`} {
+		h.expect("PUT", mode, demoAdmin, body, 400)
+	}
+	if rec := h.doType("PUT", mode, demoAdmin, "text/plain", `"AUTO"`); rec.Code != 415 {
+		t.Errorf("mode as text/plain: %d", rec.Code)
+	}
+	if rec := h.doType("PUT", mode, demoAdmin, "", `"AUTO"`); rec.Code != 415 {
+		t.Errorf("mode without content type: %d", rec.Code)
+	}
+	h.expect("PUT", mode, demoUser, `"AUTO"`, 403)
+	h.expect("PUT", mode, h.link, `"AUTO"`, 403)
+	h.expect("PUT", mode, "", `"AUTO"`, 401)
+	h.expect("PUT", mode, acmeAdmin, `"AUTO"`, 404)
+	h.expect("PUT", "/rest/reqs/1/api/nope/mode", demoAdmin, `"AUTO"`, 404)
+
+	for _, tc := range []struct {
+		body string
+		want int
+	}{{"7", 4}, {"4", 4}, {"2", 2}, {"1", 1}} {
+		h.expect("PUT", version, demoAdmin, tc.body, 200, fmt.Sprintf(`{"applinkId":"wiki-1","version":%d}`, tc.want))
+	}
+	h.expect("PUT", version, h.link, "3", 200, `"version":3`) // the wiki's own credential
+	for _, body := range []string{`0`, `-1`, `"4"`, `4.5`, `null`, `true`, `[4]`, `1e400`} {
+		h.expect("PUT", version, demoAdmin, body, 400)
+	}
+	h.expect("PUT", version, demoUser, `4`, 403)
+	h.expect("PUT", version, acmeAdmin, `4`, 404)
+	var a applinkOut
+	h.json("GET", "/rest/reqs/1/api/wiki-1", demoAdmin, "", 200, &a)
+	if a.Mode != "DISABLED" || a.Version != 3 {
+		t.Errorf("applink now %+v", a)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	acme := func() string {
+		var a applinkOut
+		h.json("PUT", "/rest/reqs/1/api/acme-wiki", acmeAdmin, `{"url":"http://acme.test"}`, 200, &a)
+		return a.IncomingToken
+	}()
+	enc := url.QueryEscape(h.wiki.URL + "/")
+	for _, tc := range []struct {
+		name, query, token, want string
+	}{
+		{"anonymous", "", "", `{"user":null,"versions":{"min":1,"max":4}}`},
+		{"user", "", demoUser, `{"user":"bob","versions":{"min":1,"max":4}}`},
+		{"anonymous asks", "?applinkId=wiki-1", "", `{"user":null,"versions":{"min":1,"max":4},"applinkRecognized":false}`},
+		{"user by id", "?applinkId=wiki-1", demoUser, `"applinkRecognized":true`},
+		{"user by url", "?url=" + enc, demoUser, `"applinkRecognized":true`},
+		{"user, id and other url", "?applinkId=wiki-1&url=http://other.test", demoUser, `"applinkRecognized":false`},
+		{"user unknown", "?applinkId=wiki-9", demoUser, `"applinkRecognized":false`},
+		{"other tenant", "?applinkId=wiki-1", acmeUser, `"applinkRecognized":false`},
+		{"own link", "?applinkId=wiki-1", h.link, `{"user":"link:wiki-1","versions":{"min":1,"max":4},"applinkRecognized":true}`},
+		{"own link by url", "?url=" + enc, h.link, `"applinkRecognized":true`},
+		{"other tenant's link", "?applinkId=wiki-1", acme, `"applinkRecognized":false`},
+		{"bad token", "", "nope", `invalid bearer token`},
+	} {
+		rec := h.do("GET", "/rest/reqs/1/api"+tc.query, tc.token, "")
+		if !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s: %d %s, want %s", tc.name, rec.Code, rec.Body, tc.want)
+		}
+	}
+	h.expect("GET", "/rest/reqs/1/openapi", "", "", 200, "openapi: 3")
+}
+
+type results struct {
+	Results []struct {
+		ID      *int64 `json:"id"`
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	} `json:"results"`
+}
+
+func (r results) statuses() string {
+	var b strings.Builder
+	for _, x := range r.Results {
+		b.WriteString(x.Status[:1])
+	}
+	return b.String()
+}
+
+const goodAndBad = `[
+ {"id":1,"type":"LINK","spaceKey":"DEMO","key":"REQ-1","baseline":null,"estate":"_","objectKey":"PROJ-1","relationship":"implements","authorKey":"u1","authorName":"Ann"},
+ {"id":2,"type":"UPDATED","spaceKey":"DEMO","key":"REQ-1","newHtmlExcerpt":"<p>Log in <script>alert(1)</script>users</p>","newUrl":"/requirements/DEMO/REQ-1"},
+ {"id":3,"type":"RENAMED","spaceKey":"DEMO","key":"REQ-1"},
+ {"id":4,"type":"LINK","spaceKey":"DEMO","key":"REQ-1","objectKey":"PROJ-2"},
+ {"id":5,"type":"LINK","spaceKey":"DEMO","key":"REQ-2","objectKey":"PROJ-2","relationship":"tests","futureField":{"x":1}},
+ {"type":"DELETED","spaceKey":"DEMO","key":"REQ-2"},
+ {"id":7,"type":"MOVED","spaceKey":"DEMO","key":"REQ-3","newSpaceKey":"OTHER","newKey":"REQ-3","newBaseline":null}
+]`
+
+func TestReceive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	var res results
+	h.json("POST", "/rest/reqs/1/api", h.link, goodAndBad, 200, &res)
+	if got := res.statuses(); got != "OOEEOEO" {
+		t.Fatalf("statuses %s: %+v", got, res)
+	}
+	if *res.Results[2].ID != 3 || !strings.Contains(res.Results[2].Message, "unknown message type") ||
+		!strings.Contains(res.Results[3].Message, "relationship is required") ||
+		res.Results[5].ID != nil || !strings.Contains(res.Results[5].Message, "id is required") {
+		t.Errorf("error results %+v", res.Results)
+	}
+	state := func() string {
+		var b strings.Builder
+		for _, issue := range []string{"PROJ-1", "PROJ-2"} {
+			views, err := h.svc.IssueLinks(ctx, "demo", issue, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range views {
+				fmt.Fprintf(&b, "%s %s %s %q %q %v\n", v.IssueKey, v.Req, v.Relationship, v.HTMLExcerpt, v.GenericURL, v.Deleted)
+			}
+		}
+		return b.String()
+	}
+	first := state()
+	want := `PROJ-1 wiki-1:DEMO/REQ-1 implements "<p>Log in users</p>" "/requirements/DEMO/REQ-1" false
+PROJ-2 wiki-1:DEMO/REQ-2 tests "" "" false
+`
+	if first != want {
+		t.Errorf("state after the batch:\n%s\nwant\n%s", first, want)
+	}
+	// Idempotent: the same batch again, same answers, same state.
+	var again results
+	h.json("POST", "/rest/reqs/1/api", h.link, goodAndBad, 200, &again)
+	if again.statuses() != res.statuses() || state() != first {
+		t.Errorf("second delivery: %s\n%s", again.statuses(), state())
+	}
+
+	// Whole-request refusals.
+	for _, tc := range []struct{ body, msg string }{
+		{`{"id":1}`, "JSON array"},
+		{`"x"`, "JSON array"},
+		{`[1,2]`, "not a JSON object"},
+		{`[{"id":1,"type":"DELETED","spaceKey":"S","key":"K","baseline":"2"}]`, "message 0: wrong JSON type for baseline"},
+		{`[{"id":"one","type":"DELETED"}]`, "wrong JSON type for id"},
+		{`[{"id":1.5,"type":"DELETED"}]`, "wrong JSON type for id"},
+		{`[{"id":1,"type":7}]`, "wrong JSON type for type"},
+		{`[{"id":1,"type":"UPDATED","spaceKey":"S","key":"K","newHtmlExcerpt":{"p":1}}]`, "newHtmlExcerpt"},
+		{`[{"id":1}`, "malformed JSON"},
+		{`[] []`, "unexpected data"},
+		{``, "empty body"},
+	} {
+		rec := h.do("POST", "/rest/reqs/1/api", h.link, tc.body)
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), tc.msg) {
+			t.Errorf("POST %s: %d %s, want 400 with %q", tc.body, rec.Code, rec.Body, tc.msg)
+		}
+	}
+	if state() != first {
+		t.Error("a refused request changed the state")
+	}
+	big := `[{"id":1,"type":"UPDATED","spaceKey":"S","key":"K","newHtmlExcerpt":"` + strings.Repeat("x", 1<<20) + `"}]`
+	h.expect("POST", "/rest/reqs/1/api", h.link, big, 413)
+	if rec := h.doType("POST", "/rest/reqs/1/api", h.link, "text/plain", `[]`); rec.Code != 415 {
+		t.Errorf("text/plain: %d", rec.Code)
+	}
+
+	// Only an applink's credential may send messages.
+	h.expect("POST", "/rest/reqs/1/api", "", `[]`, 401)
+	h.expect("POST", "/rest/reqs/1/api", demoAdmin, `[]`, 403)
+	h.expect("POST", "/rest/reqs/1/api", wikiUser, `[]`, 401)
+}
+
+func TestReceiveOtherTenant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	// acme's wiki has its own applink, also called wiki-1.
+	var acme applinkOut
+	h.json("PUT", "/rest/reqs/1/api/wiki-1", acmeAdmin, `{"url":"http://acme.test"}`, 200, &acme)
+	h.expect("POST", "/rest/reqs/1/api", acme.IncomingToken,
+		`[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"REQ-1","objectKey":"PROJ-1","relationship":"implements"}]`, 200, `"OK"`)
+	if views, _ := h.svc.IssueLinks(ctx, "demo", "PROJ-1", ""); len(views) != 0 {
+		t.Errorf("acme's wiki wrote demo's links: %+v", views)
+	}
+	if views, _ := h.svc.IssueLinks(ctx, "acme", "PROJ-1", ""); len(views) != 1 {
+		t.Errorf("acme's link: %+v", views)
+	}
+	// A rotated credential is refused.
+	h.json("PUT", "/rest/reqs/1/api/wiki-1", acmeAdmin, `{"url":"http://acme.test","rotateToken":true}`, 200, nil)
+	h.expect("POST", "/rest/reqs/1/api", acme.IncomingToken, `[]`, 401)
+}
+
+func TestReceiveModes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"MANUAL"`, 200)
+	batch := `[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"REQ-1","objectKey":"PROJ-1","relationship":"implements"},
+	           {"id":2,"type":"LINK","spaceKey":"DEMO","key":"REQ-1"}]`
+	for range 2 {
+		var res results
+		h.json("POST", "/rest/reqs/1/api", h.link, batch, 200, &res)
+		if res.statuses() != "OE" || res.Results[0].Message != "pending" {
+			t.Fatalf("MANUAL: %+v", res)
+		}
+	}
+	if views, _ := h.svc.IssueLinks(ctx, "demo", "PROJ-1", ""); len(views) != 0 {
+		t.Errorf("MANUAL applied a message: %+v", views)
+	}
+	if p, _ := h.store.ListPending(ctx, "demo"); len(p) != 1 {
+		t.Errorf("%d pending, want 1", len(p))
+	}
+	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"DISABLED"`, 200)
+	h.expect("POST", "/rest/reqs/1/api", h.link, batch, 409, "DISABLED")
+	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"AUTO"`, 200)
+	h.expect("POST", "/rest/reqs/1/api", h.link, batch, 200, `"applied"`)
+}
+
+func TestLinkDialog(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.wiki.SetRequirement("DEMO", "REQ-1", "<p>one</p>")
+	h.wiki.SetVersion(2, 4)
+	h.expect("PUT", "/rest/reqs/1/api/wiki-1/version", demoAdmin, `2`, 200)
+
+	path := "/rest/reqs/1/api/wiki-1/requirements?q=" + url.QueryEscape("key ~ 'REQ-%'") + "&limit=10"
+	var out struct {
+		Results []struct {
+			Key string `json:"key"`
+		} `json:"results"`
+		Count int `json:"count"`
+	}
+	h.json("GET", path, demoUser, "", 200, &out)
+	if out.Count != 1 || out.Results[0].Key != "REQ-1" {
+		t.Errorf("search answer %+v", out)
+	}
+	if s := h.wiki.Searches(); len(s) != 1 || s[0] != "limit=10&q=key+~+%27REQ-%25%27" {
+		t.Errorf("the wiki saw %q", s)
+	}
+	// Upgraded on both sides from 2 to 4.
+	if v := h.wiki.Version(); v != 4 {
+		t.Errorf("wiki version %d, want 4", v)
+	}
+	var a applinkOut
+	h.json("GET", "/rest/reqs/1/api/wiki-1", demoAdmin, "", 200, &a)
+	if a.Version != 4 {
+		t.Errorf("applink version %d, want 4", a.Version)
+	}
+
+	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements?q="+url.QueryEscape("((("), demoUser, "", 400, "unexpected end of query", `"position":3`)
+	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements?limit=x", demoUser, "", 400, "limit")
+	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements", "", "", 401)
+	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements", h.link, "", 403)
+	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements", acmeUser, "", 404)
+	h.wiki.SetDown(true)
+	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements", demoUser, "", 502, "wiki under maintenance")
+}
+
+func TestLinkDialogNeedsWikiToken(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.json("PUT", "/rest/reqs/1/api/bare", demoAdmin, `{"url":"`+h.wiki.URL+`"}`, 200, nil)
+	h.expect("GET", "/rest/reqs/1/api/bare/requirements", demoUser, "", 409, "no wiki token")
+	// A wrong token: the wiki refuses it, the user learns why.
+	h.json("PUT", "/rest/reqs/1/api/bare", demoAdmin, `{"url":"`+h.wiki.URL+`","token":"wrong"}`, 200, nil)
+	h.expect("GET", "/rest/reqs/1/api/bare/requirements", demoUser, "", 502, "refused the tracker's credential")
+}
