@@ -16,10 +16,8 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
-	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
-	"github.com/reqtrace/reqtrace/shared/openapi"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -36,8 +34,7 @@ func run(ctx context.Context) error {
 	}
 	reader := wiki.NewService(dynamo.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
 	router := deps.Router(auth.Wiki)
-	(&requirements.Handler{Requirements: reader}).Register(router)
-	router.Handle("GET /rest/reqs/1/openapi", httpapi.Anonymous, openapi.Handler(openapi.Wiki))
+	(&requirements.Handler{Requirements: reader}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

@@ -1,8 +1,8 @@
 // Package requirements is the WikiRequirements route group: requirement
 // reads (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), the page view
 // (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the search route (served by
-// the Search field), and the routes the spec says must not be used (405
-// with Allow, 410). It also owns the JSON shape of a requirement
+// the Search field), the routes the spec says must not be used (405 with
+// Allow, 410) and the wiki's OpenAPI document (GET /rest/reqs/1/openapi). It also owns the JSON shape of a requirement
 // (CONTRACT.md §3), which search answers reuse through FromEntity.
 package requirements
 
@@ -15,6 +15,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/openapi"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -41,8 +42,8 @@ type Handler struct {
 	Search httpapi.HandlerFunc
 }
 
-// Register declares the routes of WikiRequirements in template.yaml except
-// GET /rest/reqs/1/openapi, which main registers.
+// Register declares the routes of WikiRequirements in template.yaml,
+// including the wiki's OpenAPI document (anonymous).
 func (h *Handler) Register(rt *httpapi.Router) {
 	const space, key = "/rest/reqs/1/requirement2/{spaceKey}", "/rest/reqs/1/requirement2/{spaceKey}/{key}"
 	rt.Handle("GET "+space, httpapi.Reader, h.search)
@@ -54,6 +55,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("DELETE "+key, httpapi.Anonymous, readOnly)
 	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Anonymous, requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
+	rt.Handle("GET /rest/reqs/1/openapi", httpapi.Anonymous, openapi.Handler(openapi.Wiki))
 }
 
 // Requirement is the JSON of a requirement (CONTRACT.md §3).
