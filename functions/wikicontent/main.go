@@ -5,22 +5,27 @@
 // /rest/reqs/1/sync (410).
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
-// AUTH_TABLE (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
-// TENANT_BURST. Writes to WIKI_TABLE: pages, requirement rows and their
-// reverse dependency stubs, search index items, the spaces registry, and
-// outbound messages (state NEW, not yet enqueued: the sync function
-// enqueues pending messages) in the same transactions as the changes they
-// report. Reads integration ids from WIKI_TABLE and tokens from AUTH_TABLE.
+// AUTH_TABLE, OUTBOUND_QUEUE_URL (required); LOG_LEVEL, AUTH_CACHE_TTL,
+// TENANT_RATE, TENANT_BURST. Writes to WIKI_TABLE: pages, requirement rows
+// and their reverse dependency stubs, search index items, the spaces
+// registry, and outbound messages in the same transactions as the changes
+// they report; then sends references to those messages to the outbound SQS
+// queue (the sync function enqueues any that did not get there). Reads
+// integration ids from WIKI_TABLE and tokens from AUTH_TABLE.
 // docs/indexing.md describes the write path.
 package main
 
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi/content"
+	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/queue"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -31,11 +36,15 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE")
+	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE", "OUTBOUND_QUEUE_URL")
 	if err != nil {
 		return err
 	}
 	pages := wiki.NewService(dynamo.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
+	pages.Publisher = integration.NewPublisher(
+		queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL),
+		dynamo.NewOutboxStore(deps.DynamoDB, deps.Config.WikiTable),
+	)
 	router := deps.Router(auth.Wiki)
 	(&content.Handler{Pages: pages}).Register(router)
 	lambdaapp.ServeHTTP(router)

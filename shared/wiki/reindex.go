@@ -89,7 +89,7 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	if !slices.Equal(next.Keys, pg.Keys) {
 		change.PutPage, change.ExpectVersion = &next, pg.Version
 	}
-	if err := s.store.Commit(ctx, tenant, change); err != nil {
+	if err := s.commit(ctx, tenant, change); err != nil {
 		return nil, fmt.Errorf("reindex page %s: %w", id, err)
 	}
 	return res, nil
@@ -162,7 +162,7 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 	if err != nil {
 		return nil, fmt.Errorf("gather excerpts of page %s: %w", id, err)
 	}
-	if err := s.store.Commit(ctx, tenant, change); err != nil {
+	if err := s.commit(ctx, tenant, change); err != nil {
 		return nil, fmt.Errorf("gather excerpts of page %s: %w", id, err)
 	}
 	for i, r := range rows {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/page"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
@@ -19,6 +21,17 @@ type Service struct {
 	store Store
 	// Now is the clock (time.Now by default); tests replace it.
 	Now func() time.Time
+	// Publisher, when set, is handed the outbound messages of each committed
+	// change (integration.Publisher sends them to the outbound queue). Its
+	// failure is logged, not returned: the messages are committed, and the
+	// sync function enqueues those still pending.
+	Publisher Publisher
+}
+
+// Publisher hands committed outbound messages onward.
+type Publisher interface {
+	// Publish sends references to msgs to the outbound queue.
+	Publish(ctx context.Context, tenant string, msgs []*outbox.Message) error
 }
 
 // NewService returns a Service on store.
@@ -44,6 +57,28 @@ func (s *Service) Page(ctx context.Context, tenant, id string) (*Page, error) {
 		return nil, err
 	}
 	return s.loadPage(ctx, tenant, id)
+}
+
+// commit applies a change, then publishes its messages.
+func (s *Service) commit(ctx context.Context, tenant string, c *Change) error {
+	if err := s.store.Commit(ctx, tenant, c); err != nil {
+		return err
+	}
+	if s.Publisher == nil {
+		return nil
+	}
+	var msgs []*outbox.Message
+	for _, w := range c.Writes {
+		msgs = append(msgs, w.Messages...)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if err := s.Publisher.Publish(ctx, tenant, msgs); err != nil {
+		slog.WarnContext(ctx, "outbound messages committed but not enqueued; the sync function will enqueue them",
+			"tenant", tenant, "messages", len(msgs), "error", err.Error())
+	}
+	return nil
 }
 
 // takenBy reports whether r is defined by a page other than pageID: then a
@@ -163,7 +198,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	if old == nil || moved {
 		change.RegisterSpace = in.SpaceKey
 	}
-	if err := s.store.Commit(ctx, tenant, change); err != nil {
+	if err := s.commit(ctx, tenant, change); err != nil {
 		return nil, fmt.Errorf("save page %s: %w", in.ID, err)
 	}
 	return res, nil
@@ -195,7 +230,7 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 		return fmt.Errorf("unindex page %s: %w", id, err)
 	}
 	change.DeletePage, change.ExpectVersion = id, old.Version
-	if err := s.store.Commit(ctx, tenant, change); err != nil {
+	if err := s.commit(ctx, tenant, change); err != nil {
 		return fmt.Errorf("delete page %s: %w", id, err)
 	}
 	return nil

@@ -425,3 +425,51 @@ func TestTenantIsolation(t *testing.T) {
 		t.Fatalf("view: %v", err)
 	}
 }
+
+// publisher is a fake wiki.Publisher.
+type publisher struct {
+	publish func(tenant string, msgs []*outbox.Message) error
+}
+
+func (p publisher) Publish(_ context.Context, tenant string, msgs []*outbox.Message) error {
+	return p.publish(tenant, msgs)
+}
+
+func TestPublishAfterCommit(t *testing.T) {
+	svc, mem := newService(t)
+	mem.AddIntegration(tenant, "jira-1")
+	var got []string
+	fail := false
+	svc.Publisher = publisher{publish: func(tn string, msgs []*outbox.Message) error {
+		if len(mem.Outbox) == 0 {
+			t.Error("published before the commit")
+		}
+		for _, m := range msgs {
+			got = append(got, tn+" "+string(m.Type)+" "+m.Key)
+		}
+		if fail {
+			return errors.New("sqs down")
+		}
+		return nil
+	}}
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1")), req("REQ-2", "Two", "")))
+	if !slices.Equal(got, []string{"demo LINK REQ-1"}) {
+		t.Fatalf("published %v", got)
+	}
+	// No message, no publish; a failed publish does not fail the save.
+	got, fail = nil, true
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1"))))
+	if len(got) != 0 {
+		t.Fatalf("published %v", got)
+	}
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One changed", "High", Jira("PROJ-1", "jira-1"))))
+	if !slices.Equal(got, []string{"demo UPDATED REQ-1"}) {
+		t.Fatalf("published %v", got)
+	}
+	// A failed commit publishes nothing.
+	got = nil
+	mem.Fail = func(*wiki.Change) error { return apperr.Conflictf("page 100 changed concurrently") }
+	if _, err := svc.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "x"}); err == nil || len(got) != 0 {
+		t.Fatalf("err %v published %v", err, got)
+	}
+}
