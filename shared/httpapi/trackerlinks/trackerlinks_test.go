@@ -1,0 +1,343 @@
+package trackerlinks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
+)
+
+func TestRoutesMatchTemplate(t *testing.T) {
+	t.Parallel()
+	rt := httpapi.NewRouter(auth.Tracker, nil)
+	(&trackerlinks.Handler{}).Register(rt)
+	tmpl, err := samtemplate.Load("../../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, ok := tmpl.Function("TrackerLinks")
+	if !ok {
+		t.Fatal("no TrackerLinks in template.yaml")
+	}
+	want := map[string]bool{}
+	for _, r := range fn.Routes {
+		want[r.Method+" "+r.Path] = true
+	}
+	got := map[string]bool{}
+	for _, r := range rt.Routes() {
+		got[r.Method+" "+r.Path] = true
+		if r.Access != httpapi.Member {
+			t.Errorf("%s %s: access %v, want Member", r.Method, r.Path, r.Access)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("routes %v, template %v", got, want)
+	}
+}
+
+func TestFixedString(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var s string
+	h.json("GET", "/rest/reqs/1/issuelinks", demoUser, "", 200, &s)
+	if s != trackerlinks.NotImplemented {
+		t.Errorf("got %q", s)
+	}
+	h.expect("GET", "/rest/reqs/1/issuelinks", "", "", 401)
+	h.expect("GET", "/rest/reqs/1/issuelinks", h.link, "", 403)
+}
+
+// link is an issue link as GET answers it.
+type link struct {
+	IssueKey           string `json:"issueKey"`
+	ApplinkID          string `json:"applinkId"`
+	SpaceKey           string `json:"spaceKey"`
+	Key                string `json:"key"`
+	BaselineNumber     *int   `json:"baselineNumber"`
+	Relationship       string `json:"relationship"`
+	GenericURL         string `json:"genericUrl"`
+	HTMLExcerpt        string `json:"htmlExcerpt"`
+	RequirementDeleted bool   `json:"requirementDeleted"`
+}
+
+func (l link) String() string {
+	b := "-"
+	if l.BaselineNumber != nil {
+		b = fmt.Sprint(*l.BaselineNumber)
+	}
+	return fmt.Sprintf("%s:%s/%s@%s:%s", l.IssueKey, l.SpaceKey, l.Key, b, l.Relationship)
+}
+
+func names(ls []link) string {
+	var parts []string
+	for _, l := range ls {
+		parts = append(parts, l.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+func item(key, rel string, extra string) string {
+	return `{"applinkId":"wiki-1","spaceKey":"DEMO","key":"` + key + `","relationship":"` + rel + `"` + extra + `}`
+}
+
+func TestIssueLinksCRUD(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	path := "/rest/reqs/1/issuelinks/PROJ-1"
+
+	var got []link
+	h.json("POST", path, demoUser, "["+
+		item("REQ-1", "implements", `,"baselineNumber":null,"genericUrl":"/requirements/DEMO/REQ-1","htmlExcerpt":"<p onclick=\"steal()\">Log in<script>alert(1)</script> users &amp; admins</p>"`)+","+
+		item("REQ-2", "implements", `,"baselineNumber":2`)+","+
+		item("REQ-2", "tests", "")+","+
+		item("REQ-1", "implements", "")+"]", 200, &got)
+	if n := names(got); n != "PROJ-1:DEMO/REQ-1@-:implements PROJ-1:DEMO/REQ-2@-:tests PROJ-1:DEMO/REQ-2@2:implements" {
+		t.Fatalf("after POST: %s", n)
+	}
+	if got[0].HTMLExcerpt != "<p>Log in users &amp; admins</p>" || got[0].GenericURL != "/requirements/DEMO/REQ-1" || got[0].ApplinkID != "wiki-1" {
+		t.Errorf("stored excerpt: %+v", got[0])
+	}
+	// The same link again: still one.
+	h.json("POST", path, demoUser, "["+item("REQ-1", "implements", "")+"]", 200, &got)
+	if len(got) != 3 {
+		t.Errorf("duplicate POST: %s", names(got))
+	}
+
+	// Another issue updates REQ-1's excerpt: PROJ-1 sees it.
+	h.json("POST", "/rest/reqs/1/issuelinks/PROJ-2", demoUser, "["+item("REQ-1", "implements", `,"htmlExcerpt":"<b>New text</b>"`)+"]", 200, nil)
+	h.json("GET", path+"?relationship=implements", demoUser, "", 200, &got)
+	if names(got) != "PROJ-1:DEMO/REQ-1@-:implements PROJ-1:DEMO/REQ-2@2:implements" || got[0].HTMLExcerpt != "<p><b>New text</b></p>" {
+		t.Errorf("GET ?relationship=implements: %s %q", names(got), got[0].HTMLExcerpt)
+	}
+
+	// PUT limited to a relationship replaces only those links.
+	h.json("PUT", path+"?relationship=implements", demoUser, "["+item("REQ-3", "implements", "")+"]", 200, &got)
+	if n := names(got); n != "PROJ-1:DEMO/REQ-2@-:tests PROJ-1:DEMO/REQ-3@-:implements" {
+		t.Errorf("after PUT ?relationship=implements: %s", n)
+	}
+	// What GET answered can be sent back: PUT without filter replaces all.
+	var one []link
+	h.json("GET", path+"?relationship=implements", demoUser, "", 200, &one)
+	body, _ := json.Marshal(one)
+	h.json("PUT", path, demoUser, string(body), 200, &got)
+	if n := names(got); n != "PROJ-1:DEMO/REQ-3@-:implements" {
+		t.Errorf("after PUT: %s", n)
+	}
+
+	// DELETE takes references; absent ones are fine.
+	rec := h.do("DELETE", path, demoUser, "["+item("REQ-3", "implements", "")+","+item("REQ-9", "implements", "")+"]")
+	if rec.Code != 204 || rec.Body.Len() != 0 {
+		t.Errorf("DELETE: %d %s", rec.Code, rec.Body)
+	}
+	h.expect("GET", path, demoUser, "", 200, "[]")
+	// PROJ-2 keeps its link and the shared excerpt.
+	h.json("GET", "/rest/reqs/1/issuelinks/PROJ-2", demoUser, "", 200, &got)
+	if len(got) != 1 || got[0].HTMLExcerpt != "<p><b>New text</b></p>" {
+		t.Errorf("PROJ-2: %+v", got)
+	}
+	// Another tenant sees nothing.
+	h.expect("GET", "/rest/reqs/1/issuelinks/PROJ-2", acmeUser, "", 200, "[]")
+}
+
+func TestIssueLinksBadInput(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	path := "/rest/reqs/1/issuelinks/PROJ-1"
+	good := "[" + item("REQ-1", "implements", "") + "]"
+	for _, tc := range []struct {
+		method, path, token, body string
+		status                    int
+		msg                       string
+	}{
+		{"POST", path, demoUser, `[{"applinkId":"wiki-9","spaceKey":"DEMO","key":"R","relationship":"r"}]`, 404, "wiki-9 not found"},
+		{"POST", path, acmeUser, good, 404, "wiki-1 not found"},
+		{"DELETE", path, acmeUser, good, 404, "wiki-1 not found"},
+		{"POST", path, demoUser, "[" + item("REQ-1", "implements", `,"baselineNumber":"2"`) + "]", 400, "wrong JSON type for baselineNumber"},
+		{"POST", path, demoUser, "[" + item("REQ-1", "implements", `,"htmlExcerpt":5`) + "]", 400, "wrong JSON type"},
+		{"POST", path, demoUser, item("REQ-1", "implements", ""), 400, "wrong JSON type"},
+		{"POST", path, demoUser, `null`, 400, "JSON array"},
+		{"POST", path, demoUser, "[" + item("REQ-1", "implements", `,"colour":"red"`) + "]", 400, "unknown field"},
+		{"POST", path, demoUser, "[" + item("REQ-1", "implements", `,"issueKey":"PROJ-2"`) + "]", 400, "not the path"},
+		{"POST", path, demoUser, "[" + item("REQ-1", "", "") + "]", 400, "item 0: relationship is required"},
+		{"POST", path, demoUser, "[" + item("REQ#1", "implements", "") + "]", 400, "invalid key"},
+		{"POST", path, demoUser, "[" + item("REQ-1", "implements", `,"baselineNumber":-1`) + "]", 400, "baseline"},
+		{"POST", path, demoUser, "[" + item("REQ-1", "implements", `,"genericUrl":"javascript:alert(1)"`) + "]", 400, "genericUrl"},
+		{"POST", "/rest/reqs/1/issuelinks/A%23B", demoUser, good, 400, "issueKey"},
+		{"PUT", path + "?relationship=a%23b", demoUser, good, 400, "relationship"},
+		{"GET", "/rest/reqs/1/issuelinks/A%20B", demoUser, "", 400, "issueKey"},
+		{"POST", path, "", good, 401, ""},
+		{"POST", path, h.link, good, 403, ""},
+		{"POST", path, wikiUser, good, 401, ""},
+		{"POST", path, demoUser, "[" + item("REQ-1", "implements", `,"htmlExcerpt":"`+strings.Repeat("x", 1<<20)+`"`) + "]", 413, ""},
+	} {
+		rec := h.do(tc.method, tc.path, tc.token, tc.body)
+		if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.msg) {
+			t.Errorf("%s %s %.80s: %d %.200s, want %d with %q", tc.method, tc.path, tc.body, rec.Code, rec.Body, tc.status, tc.msg)
+		}
+	}
+	if rec := h.doType("POST", path, demoUser, "text/plain", good); rec.Code != 415 {
+		t.Errorf("text/plain: %d", rec.Code)
+	}
+	h.expect("GET", path, demoUser, "", 200, "[]")
+}
+
+type syncAnswer struct {
+	Links []struct {
+		IssueKey       string `json:"issueKey"`
+		ApplinkID      string `json:"applinkId"`
+		SpaceKey       string `json:"spaceKey"`
+		Key            string `json:"key"`
+		BaselineNumber *int   `json:"baselineNumber"`
+		Relationship   string `json:"relationship"`
+	} `json:"links"`
+	Requirements int `json:"requirements"`
+}
+
+func (s syncAnswer) pairs() string {
+	var parts []string
+	for _, l := range s.Links {
+		parts = append(parts, l.IssueKey+"-"+l.Key)
+	}
+	return strings.Join(parts, " ")
+}
+
+// setupSyncRule links A to R1 and R2, B to R2 and C to R3, with old texts,
+// and gives the wiki new texts.
+func setupSyncRule(h *harness) {
+	h.t.Helper()
+	for issue, keys := range map[string][]string{"A": {"R1", "R2"}, "B": {"R2"}, "C": {"R3"}} {
+		var items []string
+		for _, k := range keys {
+			items = append(items, item(k, "implements", `,"htmlExcerpt":"<p>old `+k+`</p>"`))
+		}
+		h.json("POST", "/rest/reqs/1/issuelinks/"+issue, demoUser, "["+strings.Join(items, ",")+"]", 200, nil)
+	}
+	for _, k := range []string{"R1", "R2", "R3"} {
+		h.wiki.SetRequirement("DEMO", k, "<p>new "+k+"</p>")
+	}
+}
+
+func TestSyncRule(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	setupSyncRule(h)
+
+	var res syncAnswer
+	h.json("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 200, &res)
+	if res.pairs() != "A-R1 A-R2 B-R2" || res.Requirements != 2 {
+		t.Errorf("sync answer %+v", res)
+	}
+	l := res.Links[0]
+	if l.ApplinkID != "wiki-1" || l.SpaceKey != "DEMO" || l.BaselineNumber != nil || l.Relationship != "implements" {
+		t.Errorf("link %+v", l)
+	}
+	calls := h.wiki.LinkCalls()
+	if len(calls) != 1 {
+		t.Fatalf("%d links callbacks, want 1", len(calls))
+	}
+	var sent []string
+	for _, set := range calls[0] {
+		for _, l := range set.Links {
+			sent = append(sent, l.IssueKey+"-"+set.Key)
+		}
+		if set.Baseline != nil {
+			t.Errorf("baseline %v sent for a current version", *set.Baseline)
+		}
+	}
+	if strings.Join(sent, " ") != "A-R1 A-R2 B-R2" {
+		t.Errorf("the wiki received %v", sent)
+	}
+	// B sees R2's new text; C, not synchronised, keeps R3's old one.
+	var got []link
+	h.json("GET", "/rest/reqs/1/issuelinks/B", demoUser, "", 200, &got)
+	if got[0].HTMLExcerpt != "<p>new R2</p>" {
+		t.Errorf("B sees %q", got[0].HTMLExcerpt)
+	}
+	h.json("GET", "/rest/reqs/1/issuelinks/C", demoUser, "", 200, &got)
+	if got[0].HTMLExcerpt != "<p>old R3</p>" {
+		t.Errorf("C sees %q", got[0].HTMLExcerpt)
+	}
+
+	// Both spellings of the list.
+	h.json("PUT", "/rest/reqs/1/sync?issues=C&issues=B,A", demoUser, "", 200, &res)
+	if res.pairs() != "A-R1 A-R2 B-R2 C-R3" || res.Requirements != 3 {
+		t.Errorf("second sync %+v", res)
+	}
+
+	// A requirement the wiki lost: flagged, not sent.
+	h.json("POST", "/rest/reqs/1/issuelinks/A", demoUser, "["+item("GONE", "implements", "")+"]", 200, nil)
+	h.json("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 200, &res)
+	if res.pairs() != "A-R1 A-R2 B-R2" {
+		t.Errorf("sync with a lost requirement: %s", res.pairs())
+	}
+	h.json("GET", "/rest/reqs/1/issuelinks/A", demoUser, "", 200, &got)
+	if got[0].Key != "GONE" || !got[0].RequirementDeleted {
+		t.Errorf("lost requirement: %+v", got[0])
+	}
+}
+
+func TestSyncWikiDown(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	setupSyncRule(h)
+	h.wiki.SetDown(true)
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 502, "wiki under maintenance", "nothing was changed")
+	var got []link
+	h.json("GET", "/rest/reqs/1/issuelinks/A", demoUser, "", 200, &got)
+	if got[0].HTMLExcerpt != "<p>old R1</p>" {
+		t.Errorf("a failed sync changed the excerpt: %q", got[0].HTMLExcerpt)
+	}
+	if len(h.wiki.LinkCalls()) != 0 {
+		t.Error("links were sent")
+	}
+}
+
+func TestManualMessagesWaitForSync(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"MANUAL"`, 200)
+	batch := `[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"R1","objectKey":"A","relationship":"implements"},
+	           {"id":2,"type":"UPDATED","spaceKey":"DEMO","key":"R1","newHtmlExcerpt":"<p>from message</p>"},
+	           {"id":3,"type":"LINK","spaceKey":"DEMO","key":"R7","objectKey":"Z","relationship":"implements"}]`
+	h.expect("POST", "/rest/reqs/1/api", h.link, batch, 200, `"pending"`)
+	h.expect("GET", "/rest/reqs/1/issuelinks/A", demoUser, "", 200, "[]")
+
+	h.wiki.SetRequirement("DEMO", "R1", "<p>from the wiki</p>")
+	var res syncAnswer
+	h.json("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 200, &res)
+	if res.pairs() != "A-R1" || res.Requirements != 1 {
+		t.Errorf("sync %+v", res)
+	}
+	var got []link
+	h.json("GET", "/rest/reqs/1/issuelinks/A", demoUser, "", 200, &got)
+	if len(got) != 1 || got[0].HTMLExcerpt != "<p>from the wiki</p>" {
+		t.Errorf("A after sync: %+v", got)
+	}
+	// The message about Z is not covered: still pending, Z has no link.
+	p, err := h.store.ListPending(ctx, "demo")
+	if err != nil || len(p) != 1 || p[0].Message.ObjectKey != "Z" {
+		t.Errorf("pending %+v, %v", p, err)
+	}
+	h.expect("GET", "/rest/reqs/1/issuelinks/Z", demoUser, "", 200, "[]")
+}
+
+func TestSyncBadInput(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.expect("PUT", "/rest/reqs/1/sync", demoUser, "", 400, "issues is required")
+	h.expect("PUT", "/rest/reqs/1/sync?issues=,", demoUser, "", 400, "issues is required")
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A%23B", demoUser, "", 400, "issueKey")
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A", "", "", 401)
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A", h.link, "", 403)
+	h.expect("GET", "/rest/reqs/1/sync", demoUser, "", 405)
+	// Nothing linked: nothing to send.
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 200, `{"links":[],"requirements":0}`)
+}
