@@ -1,0 +1,306 @@
+package query
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// AccessKind says which index an Access reads.
+type AccessKind int
+
+// The access paths. For each, the condition Holds checks is given; an index
+// serving the access must agree with it exactly.
+const (
+	// AccessKey: Fold(Key) equals one of Values (already folded).
+	AccessKey AccessKind = iota + 1
+	// AccessKeyPrefix: Fold(Key) starts with Values[0] (folded, not empty).
+	AccessKeyPrefix
+	// AccessProperty: a property whose Fold(name) is Name (folded) has a
+	// value equal (exactly) to one of Values.
+	AccessProperty
+	// AccessPage: Origin.PageID equals one of Values (exactly).
+	AccessPage
+	// AccessIssue: an issue link whose relationship is Name (normalised; ""
+	// = any) has an IssueKey equal (exactly) to one of Values.
+	AccessIssue
+	// AccessTo: a Dependency whose relationship is Name ("" = any) names one
+	// of Refs (the requirement references it).
+	AccessTo
+	// AccessFrom: a ReverseDependency whose relationship is Name ("" = any)
+	// names one of Refs (it references the requirement). Equivalently: the
+	// Dependencies of Refs name the requirement.
+	AccessFrom
+	// AccessBaseline: Baseline equals one of Values (decimal, never "0").
+	AccessBaseline
+	// AccessSpace: SpaceKey equals one of Values (exactly).
+	AccessSpace
+	// AccessStatus: Fold(Status) equals one of Values (folded: ACTIVE, ...).
+	AccessStatus
+	// AccessUnion: for at least one element of Branches, every Access of
+	// that element holds.
+	AccessUnion
+)
+
+var accessNames = map[AccessKind]string{
+	AccessKey: "key", AccessKeyPrefix: "key-prefix", AccessProperty: "property", AccessPage: "page",
+	AccessIssue: "issue", AccessTo: "to", AccessFrom: "from", AccessBaseline: "baseline",
+	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union",
+}
+
+// String names the access kind.
+func (k AccessKind) String() string {
+	if s, ok := accessNames[k]; ok {
+		return s
+	}
+	return "?"
+}
+
+// Access is one index access path that can drive a search. It is a
+// NECESSARY condition of the expression it came from: every requirement that
+// Match accepts satisfies it (Holds), so a planner may fetch the candidates
+// of one Access and filter them with Match. It is not sufficient: Match must
+// still run on every candidate.
+type Access struct {
+	Kind AccessKind
+	// Name is the folded property name (AccessProperty) or the normalised
+	// relationship (AccessIssue, AccessTo, AccessFrom; "" = any).
+	Name string
+	// Values are alternatives: the access holds when one of them does. They
+	// are deduplicated and never empty, except for AccessUnion.
+	Values []string
+	// Refs are Values parsed with ParseRef (AccessTo, AccessFrom only).
+	Refs []Ref
+	// Branches are, for AccessUnion, one list of accesses per OR branch: a
+	// planner picks one Access per branch and unions their candidates.
+	Branches [][]Access
+}
+
+// Drivers returns the accesses that can drive a search for e, in query
+// order. A predicate counts when it is e itself or a member of e's top-level
+// AND chain; an OR (at the top or inside that chain) counts as one
+// AccessUnion when every branch has at least one access. Indexable
+// predicates: key = 'X', key ~ 'PREFIX%' (a single trailing '%' and a
+// non-empty prefix; no wildcard at all counts as key = 'X'), @Name = 'V',
+// page = 'N', jira[@rel] = 'X', to[@rel] = 'X', from[@rel] = 'X',
+// baseline = N, space = 'S', status = 'S', and IN lists of all of these.
+// NOT, !=, NOT IN, IS [NOT] NULL, text, parent, child and the comparisons
+// never drive. A nil result means no index helps.
+//
+// Selectivity, as a rule of thumb for choosing one: key, then issue, to,
+// from, page, key prefix, property, baseline, and last status and space.
+func Drivers(e Expr) []Access {
+	switch n := e.(type) {
+	case *And:
+		return append(Drivers(n.Left), Drivers(n.Right)...)
+	case *Or:
+		return unionDrivers(n)
+	case *Compare:
+		return compareDrivers(n)
+	case *In:
+		if !n.Not {
+			return eqDrivers(n.Field, n.Values)
+		}
+	}
+	return nil
+}
+
+func unionDrivers(n *Or) []Access {
+	var branches [][]Access
+	for _, b := range orBranches(n, nil) {
+		d := Drivers(b)
+		if len(d) == 0 {
+			return nil
+		}
+		branches = append(branches, d)
+	}
+	return []Access{{Kind: AccessUnion, Branches: branches}}
+}
+
+// orBranches flattens a tree of ORs into its branches, left to right.
+func orBranches(e Expr, out []Expr) []Expr {
+	if n, ok := e.(*Or); ok {
+		return orBranches(n.Right, orBranches(n.Left, out))
+	}
+	return append(out, e)
+}
+
+func compareDrivers(n *Compare) []Access {
+	switch {
+	case n.Op == OpEq:
+		return eqDrivers(n.Field, []Value{n.Value})
+	case n.Op == OpLike && n.Field.Kind == FieldKey:
+		text, prefix, ok := likePrefix(n.Value.Text)
+		switch {
+		case ok && prefix:
+			return []Access{{Kind: AccessKeyPrefix, Values: []string{text}}}
+		case ok:
+			return []Access{{Kind: AccessKey, Values: []string{text}}}
+		}
+	}
+	return nil
+}
+
+// eqDrivers is the access for `f = v1 OR f = v2 ...`.
+func eqDrivers(f Field, vals []Value) []Access {
+	a := Access{Name: f.Name}
+	convert := func(v string) (string, bool) { return v, true }
+	switch f.Kind {
+	case FieldKey:
+		a.Kind, convert = AccessKey, folded
+	case FieldProperty:
+		a.Kind, a.Name = AccessProperty, Fold(f.Name)
+	case FieldPage:
+		a.Kind = AccessPage
+	case FieldJira:
+		a.Kind = AccessIssue
+	case FieldTo, FieldFrom:
+		return refDrivers(f, vals)
+	case FieldBaseline:
+		a.Kind, convert = AccessBaseline, canonicalBaseline
+	case FieldSpace:
+		a.Kind = AccessSpace
+	case FieldStatus:
+		a.Kind, convert = AccessStatus, folded
+	default:
+		return nil
+	}
+	a.Values = convertValues(vals, convert)
+	if len(a.Values) == 0 {
+		return nil
+	}
+	return []Access{a}
+}
+
+// refDrivers is the access for to/from: values that cannot name a
+// requirement are dropped.
+func refDrivers(f Field, vals []Value) []Access {
+	a := Access{Kind: AccessTo, Name: f.Name}
+	if f.Kind == FieldFrom {
+		a.Kind = AccessFrom
+	}
+	for _, v := range vals {
+		if r, ok := ParseRef(v.Text); ok && !slices.Contains(a.Refs, r) {
+			a.Refs = append(a.Refs, r)
+			a.Values = append(a.Values, r.String())
+		}
+	}
+	if len(a.Refs) == 0 {
+		return nil
+	}
+	return []Access{a}
+}
+
+// convertValues converts, drops the values that can match nothing, and
+// deduplicates.
+func convertValues(vals []Value, convert func(string) (string, bool)) []string {
+	var out []string
+	for _, v := range vals {
+		if c, ok := convert(v.Text); ok && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func folded(v string) (string, bool) { return Fold(v), true }
+
+// canonicalBaseline returns the decimal form of a non-zero integer value:
+// "3", "03" and "3.0" all give "3". Other values match no baseline.
+func canonicalBaseline(v string) (string, bool) {
+	if !isNumber(v) {
+		return "", false
+	}
+	neg, whole, frac := splitNumber(v)
+	if frac != "" || whole == "" {
+		return "", false
+	}
+	if neg {
+		whole = "-" + whole
+	}
+	n, err := strconv.Atoi(whole)
+	if err != nil {
+		return "", false
+	}
+	return strconv.Itoa(n), true
+}
+
+// Holds reports whether r satisfies the access: the definition an index
+// serving it must agree with (see the AccessKind constants).
+func (a Access) Holds(r *requirement.Requirement) bool {
+	switch a.Kind {
+	case AccessKey:
+		return slices.Contains(a.Values, Fold(r.Key))
+	case AccessKeyPrefix:
+		return len(a.Values) > 0 && strings.HasPrefix(Fold(r.Key), a.Values[0])
+	case AccessProperty:
+		return anyIn(propertyValues(r.Properties, a.Name), a.Values)
+	case AccessPage:
+		return slices.Contains(a.Values, r.Origin.PageID)
+	case AccessIssue:
+		return anyIn(issueKeys(r.Issues, a.Name), a.Values)
+	case AccessTo:
+		return refsHold(withRel(r.Dependencies, a.Name), r.SpaceKey, a.Refs)
+	case AccessFrom:
+		return refsHold(withRel(r.ReverseDependencies, a.Name), r.SpaceKey, a.Refs)
+	case AccessBaseline:
+		return r.Baseline != 0 && slices.Contains(a.Values, strconv.Itoa(r.Baseline))
+	case AccessSpace:
+		return slices.Contains(a.Values, r.SpaceKey)
+	case AccessStatus:
+		return slices.Contains(a.Values, Fold(string(r.Status)))
+	case AccessUnion:
+		return slices.ContainsFunc(a.Branches, func(b []Access) bool { return allHold(b, r) })
+	}
+	return false
+}
+
+func allHold(accesses []Access, r *requirement.Requirement) bool {
+	for _, a := range accesses {
+		if !a.Holds(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func anyIn(have, want []string) bool {
+	return slices.ContainsFunc(have, func(h string) bool { return slices.Contains(want, h) })
+}
+
+func refsHold(deps []requirement.Dependency, home string, want []Ref) bool {
+	for _, d := range deps {
+		space := linkSpace(d, home)
+		if slices.ContainsFunc(want, func(w Ref) bool { return w.matches(space, d.Key) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders the access for logs and plan explanations, e.g.
+// `property[CATEGORY] IN ('Functional')`.
+func (a Access) String() string {
+	if a.Kind == AccessUnion {
+		parts := make([]string, len(a.Branches))
+		for i, b := range a.Branches {
+			inner := make([]string, len(b))
+			for j, x := range b {
+				inner[j] = x.String()
+			}
+			parts[i] = "[" + strings.Join(inner, " AND ") + "]"
+		}
+		return "union(" + strings.Join(parts, ", ") + ")"
+	}
+	quoted := make([]string, len(a.Values))
+	for i, v := range a.Values {
+		quoted[i] = quote(v)
+	}
+	name := a.Kind.String()
+	if a.Name != "" {
+		name += "[" + a.Name + "]"
+	}
+	return name + " IN (" + strings.Join(quoted, ", ") + ")"
+}

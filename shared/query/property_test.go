@@ -1,0 +1,205 @@
+package query
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// gen builds random well-formed trees from a vocabulary close to the
+// fixture's, so that random queries match some rows.
+type gen struct{ rng *rand.Rand }
+
+func (g gen) pick(s ...string) string { return s[g.rng.IntN(len(s))] }
+
+func (g gen) query() Expr {
+	if g.rng.IntN(20) == 0 {
+		return &FullText{Text: g.text()}
+	}
+	return g.expr(4)
+}
+
+func (g gen) expr(depth int) Expr {
+	if depth == 0 || g.rng.IntN(3) == 0 {
+		return g.predicate()
+	}
+	switch g.rng.IntN(3) {
+	case 0:
+		return &Or{Left: g.expr(depth - 1), Right: g.expr(depth - 1)}
+	case 1:
+		return &And{Left: g.expr(depth - 1), Right: g.expr(depth - 1)}
+	}
+	return &Not{X: g.expr(depth - 1)}
+}
+
+// plannable builds the shapes Drivers looks into: AND chains and ORs of
+// mostly positive predicates.
+func (g gen) plannable(depth int) Expr {
+	if depth == 0 || g.rng.IntN(4) == 0 {
+		if g.rng.IntN(4) == 0 {
+			return g.expr(1)
+		}
+		f := g.field()
+		if g.rng.IntN(3) == 0 {
+			return &In{Field: f, Values: []Value{g.likely(f), g.likely(f)}}
+		}
+		op := OpEq
+		if f.Kind == FieldKey && g.rng.IntN(2) == 0 {
+			op = OpLike
+		}
+		return &Compare{Field: f, Op: op, Value: g.likely(f)}
+	}
+	if g.rng.IntN(3) == 0 {
+		return &Or{Left: g.plannable(depth - 1), Right: g.plannable(depth - 1)}
+	}
+	return &And{Left: g.plannable(depth - 1), Right: g.plannable(depth - 1)}
+}
+
+func (g gen) predicate() Expr {
+	f := g.field()
+	switch g.rng.IntN(4) {
+	case 0:
+		vals := []Value{g.value()}
+		for g.rng.IntN(2) == 0 {
+			vals = append(vals, g.value())
+		}
+		return &In{Field: f, Not: g.rng.IntN(3) == 0, Values: vals}
+	case 1:
+		return &IsNull{Field: f, Not: g.rng.IntN(2) == 0}
+	}
+	for {
+		if op := Op(1 + g.rng.IntN(int(OpGe))); f.Kind.Allows(op) {
+			return &Compare{Field: f, Op: op, Value: g.value()}
+		}
+	}
+}
+
+func (g gen) field() Field {
+	f := Field{Kind: FieldKind(1 + g.rng.IntN(int(FieldProperty)))}
+	switch {
+	case f.Kind == FieldProperty:
+		f.Name = g.pick("Category", "category", "Main Category", "Date", "a(b)", "x'y", `back\slash`, "Größe", "@at", "=")
+	case f.Kind.TakesRel() && g.rng.IntN(2) == 0:
+		f.Name = requirement.NormalizeRelationship(g.pick("refines", "dependency", "Business Rule", "Implements", "tests", "x(y)", "a\\b"))
+	}
+	return f
+}
+
+func (g gen) value() Value {
+	if g.rng.IntN(4) == 0 {
+		return Value{Text: g.pick("3", "0", "-1.5", "007", "123", "124", "2", "99999999999999999999"), Number: true}
+	}
+	return Value{Text: g.text()}
+}
+
+// likely returns, more often than not, a value that some fixture row has.
+func (g gen) likely(f Field) Value {
+	if g.rng.IntN(3) == 0 {
+		return g.value()
+	}
+	var v string
+	switch f.Kind {
+	case FieldKey, FieldTo, FieldFrom, FieldParent, FieldChild:
+		v = g.pick("REQ-000", "req-001", "REQ-0%", "DEMO/REQ-001", "REQ-002", "OTHER/X-1", "x-1")
+	case FieldText:
+		v = g.pick("Root requirement", "Other space")
+	case FieldSpace:
+		v = g.pick("DEMO", "OTHER")
+	case FieldStatus:
+		v = g.pick("active", "DELETED", "ARCHIVED")
+	case FieldPage:
+		v = g.pick("123", "124", "200")
+	case FieldBaseline:
+		v = g.pick("3", "3.0", "03")
+	case FieldJira:
+		v = g.pick("PROJ-1", "PROJ-2", "PROJ-3")
+	default:
+		v = g.pick("Functional", "Performance", "Security", "Non-Functional", "2024-03-01")
+	}
+	return Value{Text: v}
+}
+
+func (g gen) text() string {
+	return g.pick("REQ-001", "req-00%", "REQ-000", "DEMO/REQ-000", "X-1", "OTHER/X-1", "a/b/c", "Functional",
+		"Performance", "123", "PROJ-2", "%", "%LOG%", "%100\\%%", "2024-01-01", "it's", `a\b`, "", "ACTIVE",
+		"deleted", "3", "DEMO", "OTHER", "login", "Größe")
+}
+
+// TestRandomRoundTrip: random tree → String → Parse gives the same tree.
+func TestRandomRoundTrip(t *testing.T) {
+	t.Parallel()
+	g := gen{rand.New(rand.NewPCG(7, 11))}
+	for range 3000 {
+		e := g.query()
+		assertRoundTrip(t, e)
+		if s := e.String(); len(s) <= MaxQueryLength {
+			if _, err := Parse(s); err != nil {
+				t.Fatalf("Parse(%q): %v", s, err)
+			}
+		}
+	}
+}
+
+// TestRandomSemantics checks, on random trees and the fixture, that every
+// driver is a necessary condition, and the documented equivalences of
+// !=, IN and NOT IN.
+func TestRandomSemantics(t *testing.T) {
+	t.Parallel()
+	g := gen{rand.New(rand.NewPCG(3, 5))}
+	reqs := fixture()
+	for i := range 6000 {
+		e := g.query()
+		if i%2 == 0 {
+			e = g.plannable(3)
+		}
+		env := graphEnv(t, reqs, e)
+		drivers := Drivers(e)
+		for _, r := range reqs {
+			if !Match(e, r, env) {
+				continue
+			}
+			for _, d := range drivers {
+				if !d.Holds(r) {
+					t.Fatalf("%s matches %s but its driver %v does not hold", e, id(r), d)
+				}
+			}
+		}
+		if p, ok := g.predicate().(*In); ok {
+			checkEquivalences(t, p, reqs)
+		}
+	}
+}
+
+// checkEquivalences: `f IN (a, b)` = `f = a OR f = b`; `f NOT IN (a, b)` =
+// `f IS NOT NULL AND NOT f IN (a, b)`; `f != a` = `f IS NOT NULL AND NOT f = a`.
+func checkEquivalences(t *testing.T, in *In, reqs []*requirement.Requirement) {
+	t.Helper()
+	if !in.Field.Kind.Allows(OpNe) {
+		return
+	}
+	positive := &In{Field: in.Field, Values: in.Values}
+	var ors Expr
+	for _, v := range in.Values {
+		var eq Expr = &Compare{Field: in.Field, Op: OpEq, Value: v}
+		if ors != nil {
+			eq = &Or{Left: ors, Right: eq}
+		}
+		ors = eq
+	}
+	present := &IsNull{Field: in.Field, Not: true}
+	first := in.Values[0]
+	pairs := [][2]Expr{
+		{positive, ors},
+		{&In{Field: in.Field, Not: true, Values: in.Values}, &And{Left: present, Right: &Not{X: positive}}},
+		{&Compare{Field: in.Field, Op: OpNe, Value: first}, &And{Left: present, Right: &Not{X: &Compare{Field: in.Field, Op: OpEq, Value: first}}}},
+	}
+	for _, p := range pairs {
+		env := graphEnv(t, reqs, &And{Left: p[0], Right: p[1]})
+		for _, r := range reqs {
+			if Match(p[0], r, env) != Match(p[1], r, env) {
+				t.Fatalf("on %s, %s and %s differ", id(r), p[0], p[1])
+			}
+		}
+	}
+}
