@@ -186,9 +186,9 @@ func (s *WikiStore) Children(ctx context.Context, tenant, parentID string) ([]*w
 	return pages, nil
 }
 
-// pgWrite returns the conditional write of a page: a put (p != nil) or a
-// delete of id; expect is the version it replaces, 0 when the page must
-// not exist yet.
+// pgWrite writes a page conditionally: a put of the encoded item put, or
+// (put nil) a delete of page id; expect is the version it replaces, 0 when
+// the page must not exist yet. A failed condition is apperr.ErrConflict.
 func (s *WikiStore) pgWrite(ctx context.Context, tenant string, put map[string]types.AttributeValue, id string, expect int) error {
 	cond := expression.AttributeNotExists(expression.Name("pk"))
 	if expect > 0 {
