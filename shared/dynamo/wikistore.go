@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -132,6 +133,10 @@ func (ss wsStringSet) MarshalDynamoDBAttributeValue() (types.AttributeValue, err
 	return &types.AttributeValueMemberSS{Value: ss}, nil
 }
 
+// wsMaxRow is the most a requirement row may weigh: DynamoDB's 400 KB per
+// item, less a margin for the estimate.
+const wsMaxRow = 400*1024 - 4096
+
 // Limits of one TransactWriteItems call (DynamoDB: 100 elements, 4 MB).
 const (
 	wsTxItems = 100
@@ -169,7 +174,8 @@ func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requireme
 }
 
 // Commit applies a change (wiki.Store). Everything is encoded first, so a
-// page too large to store fails with nothing written. Then, in order:
+// page or a requirement too large to store fails (apperr.TooLarge) with
+// nothing written. Then, in order:
 //
 //  1. the space is registered (one conditional PutItem, when asked);
 //  2. reverse dependencies of other rows are edited with ADD/DELETE
@@ -201,6 +207,10 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		av, err := newRequirementItem(tenant, w.New).marshal()
 		if err != nil {
 			return err
+		}
+		if size := wsItemSize(av); size > wsMaxRow {
+			return apperr.TooLargef("requirement %s/%s cannot be stored: its text, excerpt and links take %d bytes, "+
+				"over the %d bytes a requirement may take; shorten its description", w.New.SpaceKey, w.New.Key, size, wsMaxRow)
 		}
 		ix, err := ixDiff(tenant, w.Old, w.New)
 		if err != nil {

@@ -429,6 +429,26 @@ func TestWikiStorePageTooLarge(t *testing.T) {
 	}
 }
 
+func TestWikiStoreRequirementTooLarge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	// 300 KB of words: the page compresses well under the limit, but the
+	// requirement's text and excerpt together exceed an item.
+	words := strings.Repeat("lorem ipsum dolor sit amet ", 300<<10/27)
+	body := "<p>" + wt.Def("REQ-0") + " small</p><p>" + wt.Def("REQ-1") + " " + words + "</p>"
+	_, err := e.service.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "Big", Body: body})
+	if e := apperr.As(err); e == nil || e.Code != apperr.TooLarge || !strings.Contains(e.Message, "requirement DEMO/REQ-1") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-0"}); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("REQ-0 stored: %v", err)
+	}
+	if _, err := e.store.Page(ctx, "demo", "100"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("page stored: %v", err)
+	}
+}
+
 func TestWikiStoreTenantIsolation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
