@@ -8,7 +8,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/requirement"
-	. "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
 // The spec's requirement status table (§3), row by row.
@@ -22,7 +22,7 @@ func TestReindexStatusOnly(t *testing.T) {
 	// REQ-1 stays as saved; REQ-2 is defined by page 100 first, so page 200's
 	// definition is a duplicate until page 100 drops it.
 	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High"), req("REQ-2", "Two by 100", "Low")))
-	save(t, svc, "200", "DEMO", specs(req("REQ-2", "Two by 200", "High"), req("REQ-3", "Three", "Low", Jira("PROJ-3", "jira-1"))))
+	save(t, svc, "200", "DEMO", specs(req("REQ-2", "Two by 200", "High"), req("REQ-3", "Three", "Low", wt.Jira("PROJ-3", "jira-1"))))
 	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
 	if r := mustRow(t, mem, "DEMO", "REQ-2"); r.Status != requirement.Deleted {
 		t.Fatalf("REQ-2 %+v", r)
@@ -34,7 +34,7 @@ func TestReindexStatusOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg.Body = specs(req("REQ-2", "Two by 200", "High"), req("REQ-3", "Three", "Low", Jira("PROJ-3", "jira-1")), req("REQ-4", "Four", "Low"))
+	pg.Body = specs(req("REQ-2", "Two by 200", "High"), req("REQ-3", "Three", "Low", wt.Jira("PROJ-3", "jira-1")), req("REQ-4", "Four", "Low"))
 	pg.Keys = append(pg.Keys, "GONE")
 	mem.PutPage(tenant, pg)
 	r3 := mustRow(t, mem, "DEMO", "REQ-3")
@@ -105,7 +105,7 @@ func TestViewGathersFlaggedExcerpts(t *testing.T) {
 	ctx := context.Background()
 	svc, mem := newService(t)
 	mem.AddIntegration(tenant, "jira-1")
-	save(t, svc, "200", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1")), req("REQ-2", "Two", "Low")))
+	save(t, svc, "200", "DEMO", specs(req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1")), req("REQ-2", "Two", "Low")))
 	// The stored index drifted from the body (as after a parser change).
 	r1 := mustRow(t, mem, "DEMO", "REQ-1")
 	r1.Text, r1.HTMLExcerpt, r1.Properties = "old", "<p>old</p>", nil

@@ -12,14 +12,14 @@ import (
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
-	. "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
 const tenant = "demo"
 
-func newService(t *testing.T) (*wiki.Service, *Mem) {
+func newService(t *testing.T) (*wiki.Service, *wt.Mem) {
 	t.Helper()
-	mem := NewMem()
+	mem := wt.NewMem()
 	svc := wiki.NewService(mem)
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	svc.Now = func() time.Time { now = now.Add(time.Second); return now }
@@ -28,11 +28,11 @@ func newService(t *testing.T) (*wiki.Service, *Mem) {
 
 // specs is a requirements table: key, description, priority, implements.
 func specs(rows ...string) string {
-	return Table(append([]string{TH("Key", "Description", "Priority", "Implements")}, rows...)...)
+	return wt.Table(append([]string{wt.TH("Key", "Description", "Priority", "Implements")}, rows...)...)
 }
 
 func req(key, text, prio string, extra ...string) string {
-	return TR(Def(key), "<p>"+text+"</p>", prio, strings.Join(extra, " "))
+	return wt.TR(wt.Def(key), "<p>"+text+"</p>", prio, strings.Join(extra, " "))
 }
 
 func save(t *testing.T, svc *wiki.Service, id, space, body string) *wiki.Result {
@@ -44,7 +44,7 @@ func save(t *testing.T, svc *wiki.Service, id, space, body string) *wiki.Result 
 	return res
 }
 
-func mustRow(t *testing.T, mem *Mem, space, key string) *requirement.Requirement {
+func mustRow(t *testing.T, mem *wt.Mem, space, key string) *requirement.Requirement {
 	t.Helper()
 	r := mem.Row(tenant, space, key)
 	if r == nil {
@@ -61,7 +61,7 @@ func statuses(res *wiki.Result) []string {
 	return out
 }
 
-func lastCommit(t *testing.T, mem *Mem) *wiki.Change {
+func lastCommit(t *testing.T, mem *wt.Mem) *wiki.Change {
 	t.Helper()
 	if len(mem.Commits) == 0 {
 		t.Fatal("no commit")
@@ -72,9 +72,9 @@ func lastCommit(t *testing.T, mem *Mem) *wiki.Change {
 func TestSaveNewPage(t *testing.T) {
 	svc, mem := newService(t)
 	res := save(t, svc, "100", "DEMO", specs(
-		req("REQ-1", "Log in "+Link("", "REQ-2"), "High", Jira("PROJ-1", "jira-1")),
+		req("REQ-1", "Log in "+wt.Link("", "REQ-2"), "High", wt.Jira("PROJ-1", "jira-1")),
 		req("REQ-2", "Log out", "Low"),
-	)+"<p>"+Def("P-1")+" Paragraph requirement</p>")
+	)+"<p>"+wt.Def("P-1")+" Paragraph requirement</p>")
 	if got := statuses(res); !slices.Equal(got, []string{"DEMO/REQ-1=ACTIVE", "DEMO/REQ-2=ACTIVE", "DEMO/P-1=ACTIVE"}) {
 		t.Fatalf("statuses %v", got)
 	}
@@ -170,13 +170,13 @@ func TestSaveMovesPage(t *testing.T) {
 	svc, mem := newService(t)
 	mem.AddIntegration(tenant, "jira-1")
 	save(t, svc, "100", "DEMO", specs(
-		req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1")),
+		req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1")),
 		req("REQ-2", "Two", "Low"),
 	))
 	before := len(mem.Outbox)
 
 	res := save(t, svc, "100", "OTHER", specs(
-		req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1"), Jira("PROJ-2", "jira-1")),
+		req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1"), wt.Jira("PROJ-2", "jira-1")),
 		req("REQ-3", "Three", "Low"),
 	))
 	want := []string{"OTHER/REQ-1=ACTIVE", "OTHER/REQ-3=ACTIVE", "DEMO/REQ-1=MOVED", "DEMO/REQ-2=DELETED"}
@@ -227,7 +227,7 @@ func TestReverseDependencies(t *testing.T) {
 	svc, mem := newService(t)
 	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
 	// Page 200 references REQ-1 (another page) and X-1 (defined nowhere).
-	save(t, svc, "200", "DEMO", specs(req("REQ-5", "Five "+Link("", "REQ-1")+" "+Link("OTHER", "X-1"), "")))
+	save(t, svc, "200", "DEMO", specs(req("REQ-5", "Five "+wt.Link("", "REQ-1")+" "+wt.Link("OTHER", "X-1"), "")))
 	c := lastCommit(t, mem)
 	if len(c.RDeps) != 2 {
 		t.Fatalf("rdep edits %+v", c.RDeps)
@@ -257,7 +257,7 @@ func TestReverseDependencies(t *testing.T) {
 		t.Fatalf("references %v %v", refs, err)
 	}
 	// Changing the relationship removes one member and adds another.
-	save(t, svc, "200", "DEMO", Table(TH("Key", "Description", "Refines"), TR(Def("REQ-5"), "Five", Link("", "REQ-1"))))
+	save(t, svc, "200", "DEMO", wt.Table(wt.TH("Key", "Description", "Refines"), wt.TR(wt.Def("REQ-5"), "Five", wt.Link("", "REQ-1"))))
 	want := []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-5", Relationship: "refines"}}
 	if r := mustRow(t, mem, "DEMO", "REQ-1"); !slices.Equal(r.ReverseDependencies, want) {
 		t.Fatalf("REQ-1 rdeps %+v", r.ReverseDependencies)
@@ -289,9 +289,9 @@ func TestOutboxMessages(t *testing.T) {
 		return out
 	}
 	body := specs(
-		req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1")),
-		req("REQ-2", "Two", "Low", Jira("PROJ-2", "")),
-		req("REQ-3", "Three", "Low", Jira("PROJ-3", "unknown")),
+		req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1")),
+		req("REQ-2", "Two", "Low", wt.Jira("PROJ-2", "")),
+		req("REQ-3", "Three", "Low", wt.Jira("PROJ-3", "unknown")),
 		req("REQ-4", "Four", "Low"),
 	)
 	save(t, svc, "100", "DEMO", body)
@@ -310,8 +310,8 @@ func TestOutboxMessages(t *testing.T) {
 	}
 	// Excerpt changes and a removed requirement.
 	save(t, svc, "100", "DEMO", specs(
-		req("REQ-1", "One changed", "High", Jira("PROJ-1", "jira-1")),
-		req("REQ-3", "Three changed", "Low", Jira("PROJ-3", "unknown")),
+		req("REQ-1", "One changed", "High", wt.Jira("PROJ-1", "jira-1")),
+		req("REQ-3", "Three changed", "Low", wt.Jira("PROJ-3", "unknown")),
 		req("REQ-4", "Four changed", "Low"),
 	))
 	want = []string{"DELETED jira-1 REQ-2  ", "DELETED jira-2 REQ-2  ", "UPDATED jira-1 REQ-1  "}
@@ -334,7 +334,7 @@ func TestOutboxMessages(t *testing.T) {
 func TestTrackerLinksSurviveSaves(t *testing.T) {
 	svc, mem := newService(t)
 	mem.AddIntegration(tenant, "jira-1")
-	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1"), Jira("PROJ-2", ""))))
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1"), wt.Jira("PROJ-2", ""))))
 	// The tracker's links callback added PROJ-7.
 	r := mustRow(t, mem, "DEMO", "REQ-1")
 	r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: "jira-1", IssueKey: "PROJ-7", Relationship: "implements"})
@@ -349,7 +349,7 @@ func TestTrackerLinksSurviveSaves(t *testing.T) {
 		t.Fatalf("issues %+v", got)
 	}
 	// Showing PROJ-7 on the page is not news to the tracker.
-	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-7", "jira-1"))))
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", wt.Jira("PROJ-7", "jira-1"))))
 	if len(mem.Outbox) != sent {
 		t.Fatalf("messages %+v", mem.Outbox[sent:])
 	}
@@ -362,7 +362,7 @@ func TestTrackerLinksSurviveSaves(t *testing.T) {
 
 func TestNoIntegrationNoMessage(t *testing.T) {
 	svc, mem := newService(t)
-	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", ""))))
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", wt.Jira("PROJ-1", ""))))
 	if len(mem.Outbox) != 0 {
 		t.Fatalf("messages %+v", mem.Outbox)
 	}
@@ -385,7 +385,7 @@ func TestSaveRejectsBadInput(t *testing.T) {
 		{"bad parent", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", ParentID: "a-b"}, "invalid parentId"},
 		{"own parent", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", ParentID: "1"}, "parentId"},
 		{"malformed", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p><b>x</p>"}, ""},
-		{"bad key", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p>" + Def("bad key") + " x</p>"}, ""},
+		{"bad key", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p>" + wt.Def("bad key") + " x</p>"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -452,17 +452,17 @@ func TestPublishAfterCommit(t *testing.T) {
 		}
 		return nil
 	}}
-	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1")), req("REQ-2", "Two", "")))
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1")), req("REQ-2", "Two", "")))
 	if !slices.Equal(got, []string{"demo LINK REQ-1"}) {
 		t.Fatalf("published %v", got)
 	}
 	// No message, no publish; a failed publish does not fail the save.
 	got, fail = nil, true
-	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", Jira("PROJ-1", "jira-1"))))
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1"))))
 	if len(got) != 0 {
 		t.Fatalf("published %v", got)
 	}
-	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One changed", "High", Jira("PROJ-1", "jira-1"))))
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One changed", "High", wt.Jira("PROJ-1", "jira-1"))))
 	if !slices.Equal(got, []string{"demo UPDATED REQ-1"}) {
 		t.Fatalf("published %v", got)
 	}
