@@ -372,6 +372,41 @@ func TestWikiStoreSaveCallCounts(t *testing.T) {
 	}
 }
 
+// Reverse dependencies on another page's rows cost one transaction per 100
+// rows changed, whatever the number of edges.
+func TestWikiStoreCrossPageRDepsCallCounts(t *testing.T) {
+	t.Parallel()
+	e := wsNew(t)
+	e.save(t, "demo", "100", "DEMO", wsBigPage(150, false))
+	rows := []string{wt.TH("Key", "Description")}
+	for i := range 150 {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("REF-%d", i)), fmt.Sprintf("<p>see %s and %s</p>",
+			wt.Link("", fmt.Sprintf("BIG-%d", i)), wt.Link("OTHER", fmt.Sprintf("NOPE-%d", i)))))
+	}
+	e.calls.Reset()
+	e.save(t, "demo", "200", "DEMO", wt.Table(rows...))
+	// 300 targets on other pages (150 rows of page 100, 150 new stubs).
+	if got, want := e.calls.Count("TransactWriteItems"), wsCeil(300, 100); got != want {
+		t.Fatalf("TransactWriteItems %d, want %d (%v)", got, want, e.calls.Counts())
+	}
+	if r := e.get(t, "demo", "DEMO", "BIG-7"); !slices.Contains(r.ReverseDependencies, requirement.Dependency{SpaceKey: "DEMO", Key: "REF-7", Relationship: "dependency"}) {
+		t.Fatalf("BIG-7 rdeps %+v", r.ReverseDependencies)
+	}
+	// Dropping every link removes the 300 members again, in as many calls.
+	rows = rows[:1]
+	for i := range 150 {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("REF-%d", i)), "<p>no links</p>"))
+	}
+	e.calls.Reset()
+	e.save(t, "demo", "200", "DEMO", wt.Table(rows...))
+	if got, want := e.calls.Count("TransactWriteItems"), wsCeil(300, 100); got != want {
+		t.Fatalf("TransactWriteItems %d, want %d (%v)", got, want, e.calls.Counts())
+	}
+	if r := e.get(t, "demo", "DEMO", "BIG-7"); len(r.ReverseDependencies) != 1 || r.ReverseDependencies[0].Key != "BIG-8" {
+		t.Fatalf("BIG-7 rdeps %+v", r.ReverseDependencies)
+	}
+}
+
 func wsMapsEqual(a, b map[string]int) bool {
 	for k, v := range a {
 		if b[k] != v {
