@@ -1,0 +1,613 @@
+package dynamo
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// BaselineStore implements baseline.Store and baseline.Source on the
+// WikiTable. A baseline is the record pk T#t#S#<SPACE>, sk BL#<n8>; its
+// archived copies are requirement rows in partition T#t#S#<SPACE>#B#<n8>
+// (written with RequirementStore.Put, so they carry the gsi1 keys of
+// archived copies); the number counter is pk T#t#S#<SPACE>, sk BLCOUNTER.
+//
+// Visibility rule: an archived copy exists for readers only when the
+// record of its baseline exists. Copies are written before the record and
+// deleted after it, so a failed or half-done freeze or delete leaves
+// nothing visible. docs/baselines.md has the details.
+type BaselineStore struct {
+	db    API
+	table string
+	reqs  *RequirementStore
+	wiki  *WikiStore
+	// ReadPageSize is the Limit of each Query that reads a space's rows.
+	// DynamoDB Local slows down sharply on 1 MB pages of large items, so
+	// the default is a few hundred rows.
+	ReadPageSize int32
+}
+
+var (
+	_ baseline.Store  = (*BaselineStore)(nil)
+	_ baseline.Source = (*BaselineStore)(nil)
+)
+
+// NewBaselineStore returns a BaselineStore on table.
+func NewBaselineStore(db API, table string) *BaselineStore {
+	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500}
+}
+
+// blCounterSK is the sort key of a space's baseline number counter.
+const blCounterSK = "BLCOUNTER"
+
+// blMaxPages is the most bytes the compressed page summary may take in a
+// baseline record (items are limited to 400 KB); a larger summary is not
+// stored and Pages computes it from the copies instead.
+const blMaxPages = 256 << 10
+
+func blSK(n int) string { return fmt.Sprintf("BL#%08d", n) }
+
+func blKey(tenant, space string, n int) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
+		"sk": &types.AttributeValueMemberS{Value: blSK(n)},
+	}
+}
+
+// blItem is the DynamoDB shape of a baseline record.
+type blItem struct {
+	PK        string `dynamodbav:"pk"`
+	SK        string `dynamodbav:"sk"`
+	Space     string `dynamodbav:"spaceKey"`
+	Number    int    `dynamodbav:"number"`
+	Name      string `dynamodbav:"name"`
+	Label     string `dynamodbav:"label"`
+	CEO       string `dynamodbav:"ceo"`
+	Instant   bool   `dynamodbav:"instant,omitempty"`
+	CreatedAt string `dynamodbav:"createdAt"`
+	CreatedBy string `dynamodbav:"createdBy"`
+	Count     int    `dynamodbav:"count"`
+	// Pages is the gzip-compressed JSON page summary; absent when too large.
+	Pages []byte `dynamodbav:"pages,omitempty"`
+}
+
+// blPage is one page of the compressed summary.
+type blPage struct {
+	ID    string `json:"i"`
+	Title string `json:"t"`
+	Count int    `json:"c"`
+}
+
+// blMeta is every record attribute but the page summary.
+var blMeta = expression.NamesList(expression.Name("spaceKey"), expression.Name("number"), expression.Name("name"),
+	expression.Name("label"), expression.Name("ceo"), expression.Name("instant"), expression.Name("createdAt"),
+	expression.Name("createdBy"), expression.Name("count"))
+
+func blNewItem(tenant string, b *baseline.Baseline, pages []baseline.PageCount) (blItem, error) {
+	it := blItem{
+		PK: spacePK(tenant, b.SpaceKey), SK: blSK(b.Number), Space: b.SpaceKey, Number: b.Number, Name: b.Name,
+		Label: b.Label, CEO: b.CEO, Instant: b.Instant, CreatedAt: b.CreatedAt.UTC().Format(time.RFC3339Nano),
+		CreatedBy: b.CreatedBy, Count: b.Count,
+	}
+	list := make([]blPage, 0, len(pages))
+	for _, p := range pages {
+		list = append(list, blPage{ID: p.PageID, Title: p.Title, Count: p.Count})
+	}
+	raw, err := json.Marshal(list)
+	if err != nil {
+		return it, fmt.Errorf("encode page summary: %w", err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(raw); err != nil {
+		return it, fmt.Errorf("compress page summary: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return it, fmt.Errorf("compress page summary: %w", err)
+	}
+	if buf.Len() <= blMaxPages {
+		it.Pages = buf.Bytes()
+	}
+	return it, nil
+}
+
+func (it *blItem) entity() *baseline.Baseline {
+	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
+	return &baseline.Baseline{
+		SpaceKey: it.Space, Number: it.Number, Name: it.Name, Label: it.Label, CEO: it.CEO, Instant: it.Instant,
+		CreatedAt: created, CreatedBy: it.CreatedBy, Count: it.Count,
+	}
+}
+
+func blDecode(av map[string]types.AttributeValue) (*blItem, error) {
+	var it blItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return nil, errorf("decode baseline", err)
+	}
+	return &it, nil
+}
+
+func blNotFound(space string, n int) *apperr.Error {
+	return apperr.NotFoundf("baseline %d not found in space %s", n, space)
+}
+
+// NextNumber allocates the next number of the space with one UpdateItem
+// ADD on the counter: DynamoDB applies concurrent ADDs one after the
+// other, so every caller gets its own number.
+func (s *BaselineStore) NextNumber(ctx context.Context, tenant, space string) (int, error) {
+	expr, err := expression.NewBuilder().WithUpdate(expression.Add(expression.Name("n"), expression.Value(1))).Build()
+	if err != nil {
+		return 0, fmt.Errorf("build counter update: %w", err)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table,
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
+			"sk": &types.AttributeValueMemberS{Value: blCounterSK},
+		},
+		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValues: types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, errorf("allocate baseline number", err)
+	}
+	var got struct {
+		N int `dynamodbav:"n"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Attributes, &got); err != nil || got.N < 1 {
+		return 0, fmt.Errorf("allocate baseline number: unexpected counter %v (%v)", out.Attributes["n"], err)
+	}
+	if got.N > maxBaseline {
+		return 0, apperr.Conflictf("space %s has used all %d baseline numbers", space, maxBaseline)
+	}
+	return got.N, nil
+}
+
+// PutCopies writes archived copies with RequirementStore.Put: ⌈n/25⌉
+// BatchWriteItem calls in parallel, unprocessed items retried.
+func (s *BaselineStore) PutCopies(ctx context.Context, tenant string, copies []*requirement.Requirement) error {
+	for _, c := range copies {
+		if c.Baseline < 1 || c.Baseline > maxBaseline || c.Status != requirement.Archived {
+			return fmt.Errorf("put copies: %s/%s is not an archived copy (baseline %d, status %q)", c.SpaceKey, c.Key, c.Baseline, c.Status)
+		}
+	}
+	if err := s.reqs.Put(ctx, tenant, copies); err != nil {
+		return fmt.Errorf("write archived copies: %w", err)
+	}
+	return nil
+}
+
+// DeleteCopies deletes every item of baseline n's partition: one
+// keys-only Query per 1,000 items, then ⌈n/25⌉ BatchWriteItem deletes in
+// parallel.
+func (s *BaselineStore) DeleteCopies(ctx context.Context, tenant, space string, n int) error {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(baselinePK(tenant, space, n)))).
+		WithProjection(expression.NamesList(expression.Name("pk"), expression.Name("sk"))).Build()
+	if err != nil {
+		return fmt.Errorf("build copies query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), Limit: aws.Int32(1000),
+	})
+	var deletes []types.WriteRequest
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return errorf("list archived copies", err)
+		}
+		for _, av := range out.Items {
+			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{"pk": av["pk"], "sk": av["sk"]}}})
+		}
+	}
+	if err := BatchWrite(ctx, s.db, s.table, deletes); err != nil {
+		return fmt.Errorf("delete archived copies: %w", err)
+	}
+	return nil
+}
+
+// Commit writes the record on condition that it does not exist; with
+// retitle, one TransactWriteItems also sets the page's title to the name
+// (and bumps its version, as any change of a page does) on condition that
+// the page exists.
+func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.Baseline, pages []baseline.PageCount, retitle bool) error {
+	it, err := blNewItem(tenant, b, pages)
+	if err != nil {
+		return err
+	}
+	av, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return errorf("encode baseline", err)
+	}
+	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
+	if err != nil {
+		return fmt.Errorf("build baseline condition: %w", err)
+	}
+	put := &types.Put{
+		TableName: &s.table, Item: av, ConditionExpression: absent.Condition(),
+		ExpressionAttributeNames: absent.Names(), ExpressionAttributeValues: absent.Values(),
+	}
+	if !retitle {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
+			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return apperr.Wrap(apperr.Conflictf("baseline %d of space %s exists already", b.Number, b.SpaceKey), err)
+		}
+		if err != nil {
+			return errorf("write baseline", err)
+		}
+		return nil
+	}
+	upd, err := expression.NewBuilder().
+		WithCondition(expression.AttributeExists(expression.Name("pk"))).
+		WithUpdate(expression.Set(expression.Name("title"), expression.Value(b.Name)).
+			Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
+			Set(expression.Name("updatedAt"), expression.Value(b.CreatedAt.UTC().Format(time.RFC3339Nano))).
+			Set(expression.Name("updatedBy"), expression.Value(b.CreatedBy))).Build()
+	if err != nil {
+		return fmt.Errorf("build page title update: %w", err)
+	}
+	items := []types.TransactWriteItem{{Put: put}, {Update: &types.Update{
+		TableName: &s.table, Key: pgKey(tenant, b.CEO), ConditionExpression: upd.Condition(),
+		UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+	}}}
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil {
+			return nil
+		}
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) {
+			return errorf("write baseline and page title", err)
+		}
+		codes := make([]string, 2)
+		for i, r := range tce.CancellationReasons {
+			if i < len(codes) {
+				codes[i] = aws.ToString(r.Code)
+			}
+		}
+		switch {
+		case codes[0] == "ConditionalCheckFailed":
+			return apperr.Wrap(apperr.Conflictf("baseline %d of space %s exists already", b.Number, b.SpaceKey), err)
+		case codes[1] == "ConditionalCheckFailed":
+			return apperr.Wrap(apperr.NotFoundf("ceo: page %s not found (it was deleted during the freeze)", b.CEO), err)
+		case attempt < 8 && (codes[0] == "TransactionConflict" || codes[1] == "TransactionConflict"):
+			continue
+		}
+		return errorf("write baseline and page title", err)
+	}
+}
+
+// List returns the records of the space in number order (one Query on the
+// BL# range of the space partition; page summaries are not read).
+func (s *BaselineStore) List(ctx context.Context, tenant, space string) ([]*baseline.Baseline, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(spacePK(tenant, space))).
+			And(expression.Key("sk").BeginsWith("BL#"))).
+		WithProjection(blMeta).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build baselines query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	list := []*baseline.Baseline{}
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, errorf("list baselines", err)
+		}
+		for _, av := range out.Items {
+			it, err := blDecode(av)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, it.entity())
+		}
+	}
+	return list, nil
+}
+
+// Numbers returns the numbers of the baselines of the space that exist:
+// the archived copies a search may show are exactly those of these
+// baselines (one Query reading only sort keys).
+func (s *BaselineStore) Numbers(ctx context.Context, tenant, space string) (map[int]bool, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(spacePK(tenant, space))).
+			And(expression.Key("sk").BeginsWith("BL#"))).
+		WithProjection(expression.NamesList(expression.Name("sk"))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build baselines query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	nums := map[int]bool{}
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, errorf("list baselines", err)
+		}
+		for _, av := range out.Items {
+			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
+				if n, err := strconv.Atoi(strings.TrimPrefix(sk.Value, "BL#")); err == nil {
+					nums[n] = true
+				}
+			}
+		}
+	}
+	return nums, nil
+}
+
+// Exists reports whether baseline n of the space exists (one GetItem of
+// the record's key only), for readers of archived copies.
+func (s *BaselineStore) Exists(ctx context.Context, tenant, space string, n int) (bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: blKey(tenant, space, n), ProjectionExpression: aws.String("pk"),
+	})
+	if err != nil {
+		return false, errorf("get baseline", err)
+	}
+	return out.Item != nil, nil
+}
+
+// Get returns one record without its page summary, or apperr.ErrNotFound.
+func (s *BaselineStore) Get(ctx context.Context, tenant, space string, n int) (*baseline.Baseline, error) {
+	proj, err := expression.NewBuilder().WithProjection(blMeta).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build baseline projection: %w", err)
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: blKey(tenant, space, n),
+		ProjectionExpression: proj.Projection(), ExpressionAttributeNames: proj.Names(),
+	})
+	if err != nil {
+		return nil, errorf("get baseline", err)
+	}
+	if out.Item == nil {
+		return nil, blNotFound(space, n)
+	}
+	it, err := blDecode(out.Item)
+	if err != nil {
+		return nil, err
+	}
+	return it.entity(), nil
+}
+
+// SetLabel sets the label with one conditional UpdateItem.
+func (s *BaselineStore) SetLabel(ctx context.Context, tenant, space string, n int, label string) (*baseline.Baseline, error) {
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.AttributeExists(expression.Name("pk"))).
+		WithUpdate(expression.Set(expression.Name("label"), expression.Value(label))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build label update: %w", err)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: blKey(tenant, space, n), ConditionExpression: expr.Condition(),
+		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil, apperr.Wrap(blNotFound(space, n), err)
+	}
+	if err != nil {
+		return nil, errorf("label baseline", err)
+	}
+	it, err := blDecode(out.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	return it.entity(), nil
+}
+
+// Delete deletes the record first (conditionally: apperr.ErrNotFound when
+// absent), which hides the baseline at once, then its copies. A failure
+// while deleting copies leaves them orphaned but invisible.
+func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.table, Key: blKey(tenant, space, n), ConditionExpression: aws.String("attribute_exists(pk)"),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return apperr.Wrap(blNotFound(space, n), err)
+	}
+	if err != nil {
+		return errorf("delete baseline", err)
+	}
+	return s.DeleteCopies(ctx, tenant, space, n)
+}
+
+// Pages returns the page summary stored in the record (one GetItem); for
+// a summary too large to store it counts the copies' origin pages (one
+// Query per 1 MB of copies).
+func (s *BaselineStore) Pages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: blKey(tenant, space, n)})
+	if err != nil {
+		return nil, errorf("get baseline", err)
+	}
+	if out.Item == nil {
+		return nil, blNotFound(space, n)
+	}
+	it, err := blDecode(out.Item)
+	if err != nil {
+		return nil, err
+	}
+	if it.Pages == nil {
+		return s.blCountPages(ctx, tenant, space, n)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(it.Pages))
+	if err != nil {
+		return nil, fmt.Errorf("decompress page summary: %w", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("decompress page summary: %w", err)
+	}
+	var list []blPage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("decode page summary: %w", err)
+	}
+	pages := make([]baseline.PageCount, 0, len(list))
+	for _, p := range list {
+		pages = append(pages, baseline.PageCount{PageID: p.ID, Title: p.Title, Count: p.Count})
+	}
+	return pages, nil
+}
+
+// blCountPages counts the copies of baseline n by origin page.
+func (s *BaselineStore) blCountPages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(baselinePK(tenant, space, n))).
+			And(expression.Key("sk").BeginsWith("R#"))).
+		WithProjection(expression.NamesList(expression.Name("pageId"), expression.Name("pageTitle"), expression.Name("status"))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build copies query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), Limit: aws.Int32(1000),
+	})
+	byID := map[string]*baseline.PageCount{}
+	var order []string
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, errorf("count pages of baseline", err)
+		}
+		for _, av := range out.Items {
+			var row struct {
+				PageID string `dynamodbav:"pageId"`
+				Title  string `dynamodbav:"pageTitle"`
+				Status string `dynamodbav:"status"`
+			}
+			if err := attributevalue.UnmarshalMap(av, &row); err != nil {
+				return nil, errorf("decode archived copy", err)
+			}
+			if row.Status == "" {
+				continue
+			}
+			pc := byID[row.PageID]
+			if pc == nil {
+				pc = &baseline.PageCount{PageID: row.PageID, Title: row.Title}
+				byID[row.PageID] = pc
+				order = append(order, row.PageID)
+			}
+			pc.Count++
+		}
+	}
+	pages := make([]baseline.PageCount, 0, len(order))
+	for _, id := range order {
+		pages = append(pages, *byID[id])
+	}
+	return pages, nil
+}
+
+// SpaceExists reports whether the space is registered (one GetItem) or,
+// failing that, holds at least one requirement row (one Query of one key).
+func (s *BaselineStore) SpaceExists(ctx context.Context, tenant, space string) (bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, ProjectionExpression: aws.String("pk"),
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: spacesPK(tenant)},
+			"sk": &types.AttributeValueMemberS{Value: space},
+		},
+	})
+	if err != nil {
+		return false, errorf("get space", err)
+	}
+	if out.Item != nil {
+		return true, nil
+	}
+	q, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :r)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
+			":r":  &types.AttributeValueMemberS{Value: "R#"},
+		},
+		ProjectionExpression: aws.String("pk"),
+		Limit:                aws.Int32(1),
+	})
+	if err != nil {
+		return false, errorf("query space", err)
+	}
+	return len(q.Items) > 0, nil
+}
+
+// Page returns a page without its body (WikiStore.PageInfo).
+func (s *BaselineStore) Page(ctx context.Context, tenant, id string) (*baseline.Page, error) {
+	p, err := s.wiki.PageInfo(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	return &baseline.Page{ID: p.ID, SpaceKey: p.SpaceKey, Title: p.Title, ParentID: p.ParentID, Keys: p.Keys}, nil
+}
+
+// Children returns a page's children (WikiStore.Children: one Query on
+// gsi1 T#t#CHILDREN#<id>).
+func (s *BaselineStore) Children(ctx context.Context, tenant, id string) ([]*baseline.Page, error) {
+	kids, err := s.wiki.Children(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*baseline.Page, 0, len(kids))
+	for _, p := range kids {
+		out = append(out, &baseline.Page{ID: p.ID, SpaceKey: p.SpaceKey, Title: p.Title, ParentID: p.ParentID, Keys: p.Keys})
+	}
+	return out, nil
+}
+
+// SpaceRequirements pages through the current rows of the space
+// (RequirementStore.QuerySpace, ReadPageSize rows per Query).
+func (s *BaselineStore) SpaceRequirements(ctx context.Context, tenant, space string, fn func(*requirement.Requirement) bool) error {
+	return s.reqs.QuerySpace(ctx, tenant, space, "", s.ReadPageSize, fn)
+}
+
+// Requirements reads current rows by key (RequirementStore.GetMany:
+// ⌈n/100⌉ BatchGetItem calls in parallel); stubs are left out.
+func (s *BaselineStore) Requirements(ctx context.Context, tenant, space string, keys []string) ([]*requirement.Requirement, error) {
+	ids := make([]RequirementID, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, RequirementID{SpaceKey: space, Key: k})
+	}
+	rows, err := s.reqs.GetMany(ctx, tenant, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*requirement.Requirement, 0, len(rows))
+	for _, r := range rows {
+		if r.Status != "" {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
