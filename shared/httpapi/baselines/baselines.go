@@ -1,0 +1,269 @@
+// Package baselines is the WikiBaselines route group: every
+// /rest/reqs/1/baseline/... endpoint of spec §4.1 (list, create,
+// create-instant, delete, label, pages) with the JSON of CONTRACT.md §3.
+// Every route needs a wiki user (Member). docs/baselines.md describes the
+// behaviour.
+package baselines
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+)
+
+// Baselines is what the route group needs of the baseline service
+// (baseline.Service implements it).
+type Baselines interface {
+	// List returns a space's baselines: invalid space key, not found.
+	List(ctx context.Context, tenant, space string) ([]*baseline.Baseline, error)
+	// Create freezes a baseline: invalid input (query errors with a
+	// position), not found (space, page), too large.
+	Create(ctx context.Context, tenant, actor, space string, in baseline.CreateInput) (*baseline.Baseline, error)
+	// CreateInstant freezes the requirements of a page (tree): invalid
+	// input, not found, too large.
+	CreateInstant(ctx context.Context, tenant, actor, space string, in baseline.InstantInput) (*baseline.Baseline, error)
+	// Delete deletes a baseline and its copies: invalid input, not found.
+	Delete(ctx context.Context, tenant, space string, n int) error
+	// SetLabel changes a label: invalid input, not found.
+	SetLabel(ctx context.Context, tenant, space string, n int, label string) (*baseline.Baseline, error)
+	// Pages lists the pages of a baseline: invalid input, not found.
+	Pages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error)
+}
+
+var _ Baselines = (*baseline.Service)(nil)
+
+// Handler serves the route group. Register works on a zero Handler (the
+// route-agreement test lists its routes); serving needs Baselines.
+type Handler struct {
+	Baselines Baselines
+}
+
+// Register declares the routes of WikiBaselines in template.yaml.
+func (h *Handler) Register(rt *httpapi.Router) {
+	rt.Handle("GET /rest/reqs/1/baseline/{spaceKey}", httpapi.Member, h.list)
+	rt.Handle("POST /rest/reqs/1/baseline/{spaceKey}/1/create", httpapi.Member, h.create)
+	rt.Handle("POST /rest/reqs/1/baseline/{spaceKey}/1/create-instant", httpapi.Member, h.createInstant)
+	rt.Handle("DELETE /rest/reqs/1/baseline/{spaceKey}/{baseline}", httpapi.Member, h.delete)
+	rt.Handle("PUT /rest/reqs/1/baseline/{spaceKey}/{baseline}/label", httpapi.Member, h.label)
+	rt.Handle("GET /rest/reqs/1/baseline/{spaceKey}/{baseline}/pages", httpapi.Member, h.pages)
+}
+
+// baselineResponse is a Baseline of CONTRACT.md §3. Count and PageLink are
+// sent with expand=details and in the answers of the create routes.
+type baselineResponse struct {
+	SpaceKey  string  `json:"spaceKey"`
+	Number    int     `json:"number"`
+	Name      string  `json:"name"`
+	Label     string  `json:"label"`
+	CEO       string  `json:"ceo"`
+	Instant   bool    `json:"instant"`
+	CreatedAt string  `json:"createdAt"`
+	CreatedBy string  `json:"createdBy"`
+	Count     *int    `json:"count,omitempty"`
+	PageLink  *string `json:"pageLink,omitempty"`
+}
+
+func newBaselineResponse(b *baseline.Baseline, details bool) baselineResponse {
+	out := baselineResponse{
+		SpaceKey: b.SpaceKey, Number: b.Number, Name: b.Name, Label: b.Label, CEO: b.CEO, Instant: b.Instant,
+		CreatedAt: b.CreatedAt.UTC().Format(timeFormat), CreatedBy: b.CreatedBy,
+	}
+	if details {
+		count, link := b.Count, b.PageLink()
+		out.Count, out.PageLink = &count, &link
+	}
+	return out
+}
+
+// timeFormat is how times are sent: RFC 3339 in UTC with milliseconds.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// pageResponse is one page of GET .../{baseline}/pages.
+type pageResponse struct {
+	PageID string `json:"pageId"`
+	Title  string `json:"title"`
+	Count  int    `json:"count"`
+}
+
+// pageID is a page id in a request body: a JSON string or a JSON integer
+// (Confluence page ids are numbers); null leaves it unset.
+type pageID string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *pageID) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	switch {
+	case string(data) == "null":
+		return nil
+	case len(data) > 0 && data[0] == '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return apperr.Invalidf("a page id must be a string or an integer")
+		}
+		*p = pageID(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(data, &n); err != nil {
+		return apperr.Invalidf("a page id must be a string or an integer")
+	}
+	if _, err := n.Int64(); err != nil || strings.HasPrefix(n.String(), "-") {
+		return apperr.Invalidf("a page id must be a string or a non-negative integer, got %s", n)
+	}
+	*p = pageID(n.String())
+	return nil
+}
+
+// createRequest is the body of POST .../1/create.
+type createRequest struct {
+	Name        string `json:"name"`
+	CEO         pageID `json:"ceo"`
+	QueryString string `json:"queryString"`
+}
+
+// instantRequest is the body of POST .../1/create-instant.
+type instantRequest struct {
+	Name                string `json:"name"`
+	FromCEO             pageID `json:"fromCeo"`
+	FromCEOWithChildren bool   `json:"fromCeoWithChildren"`
+}
+
+// principal returns who calls; the router has authenticated Member routes.
+func principal(r *http.Request) (auth.Principal, error) {
+	p, ok := auth.FromContext(r.Context())
+	if !ok {
+		return p, errors.New("no principal on an authenticated route")
+	}
+	return p, nil
+}
+
+// details reports whether expand (a comma-separated list) asks for details.
+func details(r *http.Request) bool {
+	for _, v := range r.URL.Query()["expand"] {
+		if slices.ContainsFunc(strings.Split(v, ","), func(s string) bool { return strings.EqualFold(strings.TrimSpace(s), "details") }) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	list, err := h.Baselines.List(r.Context(), p.Tenant, r.PathValue("spaceKey"))
+	if err != nil {
+		return err
+	}
+	expand := details(r)
+	out := make([]baselineResponse, 0, len(list))
+	for _, b := range list {
+		out = append(out, newBaselineResponse(b, expand))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	var in createRequest
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	b, err := h.Baselines.Create(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"),
+		baseline.CreateInput{Name: in.Name, CEO: string(in.CEO), QueryString: in.QueryString})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, newBaselineResponse(b, true))
+	return nil
+}
+
+func (h *Handler) createInstant(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	var in instantRequest
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	b, err := h.Baselines.CreateInstant(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"),
+		baseline.InstantInput{Name: in.Name, FromCEO: string(in.FromCEO), WithChildren: in.FromCEOWithChildren})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, newBaselineResponse(b, true))
+	return nil
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	n, err := baseline.ParseNumber(r.PathValue("baseline"))
+	if err != nil {
+		return err
+	}
+	if err := h.Baselines.Delete(r.Context(), p.Tenant, r.PathValue("spaceKey"), n); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h *Handler) label(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	n, err := baseline.ParseNumber(r.PathValue("baseline"))
+	if err != nil {
+		return err
+	}
+	label, err := httpapi.ReadText(r)
+	if err != nil {
+		return err
+	}
+	b, err := h.Baselines.SetLabel(r.Context(), p.Tenant, r.PathValue("spaceKey"), n, label)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, newBaselineResponse(b, true))
+	return nil
+}
+
+func (h *Handler) pages(w http.ResponseWriter, r *http.Request) error {
+	p, err := principal(r)
+	if err != nil {
+		return err
+	}
+	n, err := baseline.ParseNumber(r.PathValue("baseline"))
+	if err != nil {
+		return err
+	}
+	pages, err := h.Baselines.Pages(r.Context(), p.Tenant, r.PathValue("spaceKey"), n)
+	if err != nil {
+		return err
+	}
+	out := make([]pageResponse, 0, len(pages))
+	for _, pg := range pages {
+		out = append(out, pageResponse{PageID: pg.PageID, Title: pg.Title, Count: pg.Count})
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
