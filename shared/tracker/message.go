@@ -109,7 +109,7 @@ func (m Message) Validate(applinkID string) error {
 			return apperr.Invalidf("a MOVED message must name a new space or key")
 		}
 	case LinkMessage:
-		if err := validateName("objectKey", m.ObjectKey); err != nil {
+		if err := validateIssue("objectKey", m.ObjectKey); err != nil {
 			return err
 		}
 		if err := validateName("relationship", m.Relationship); err != nil {

@@ -75,9 +75,16 @@ func (s *Service) apply(ctx context.Context, tenant, applinkID string, m Message
 	ref := m.Ref(applinkID)
 	switch m.Type {
 	case Updated:
+		// An UPDATED message carries the requirement's new state: an absent
+		// excerpt is an empty one (the wiki omits empty fields), while an
+		// absent URL keeps the stored one.
+		excerpt := m.NewHTMLExcerpt
+		if excerpt == nil {
+			excerpt = new(string)
+		}
 		return s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
 			r.Deleted = false
-			return s.setData(r, m.NewHTMLExcerpt, m.NewURL)
+			return s.setData(r, excerpt, m.NewURL)
 		})
 	case Deleted:
 		// The links stay: the users see the requirement flagged

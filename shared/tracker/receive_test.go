@@ -91,6 +91,16 @@ func TestReceiveAuto(t *testing.T) {
 		t.Errorf("second delivery changed the state:\n%+v\n%+v\n%+v\n%+v", links, links2, reqs, reqs2)
 	}
 
+	// An UPDATED message without excerpt empties it and keeps the URL.
+	onlyURL := msg(1, tracker.Updated, "DEMO", "REQ-1")
+	onlyURL.NewURL = ptr("/requirements/DEMO/REQ-1")
+	if res, err := f.svc.Receive(ctx, tenant, "wiki-1", []tracker.Message{onlyURL}); err != nil || statuses(res) != "O" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if views, _ := f.svc.IssueLinks(ctx, tenant, "PROJ-2", "implements"); views[0].HTMLExcerpt != "" || views[0].GenericURL != "/requirements/DEMO/REQ-1" {
+		t.Errorf("after UPDATED without excerpt: %+v", views[0])
+	}
+
 	// UPDATED clears the deleted flag.
 	if _, err := f.svc.Receive(ctx, tenant, "wiki-1", []tracker.Message{updatedMsg(1, "DEMO", "REQ-2", "<p>Back</p>", "/r")}); err != nil {
 		t.Fatal(err)

@@ -27,10 +27,10 @@ func sentString(sets []tracker.RequirementLinks) string {
 	var parts []string
 	for _, s := range sets {
 		for _, l := range s.Links {
-			parts = append(parts, l.IssueKey+"-"+s.Key)
+			parts = append(parts, l.IssueKey+":"+s.Key)
 		}
 		if len(s.Links) == 0 {
-			parts = append(parts, "none-"+s.Key)
+			parts = append(parts, "none:"+s.Key)
 		}
 	}
 	return strings.Join(parts, " ")
@@ -39,7 +39,7 @@ func sentString(sets []tracker.RequirementLinks) string {
 func linkString(links []tracker.Link) string {
 	var parts []string
 	for _, l := range links {
-		parts = append(parts, l.IssueKey+"-"+l.Req.Key)
+		parts = append(parts, l.IssueKey+":"+l.Req.Key)
 	}
 	return strings.Join(parts, " ")
 }
@@ -48,9 +48,9 @@ func TestSyncRule(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	mustCreate(t, f, "A", "R1", "R2")
-	mustCreate(t, f, "B", "R2")
-	mustCreate(t, f, "C", "R3")
+	mustCreate(t, f, "A-1", "R1", "R2")
+	mustCreate(t, f, "B-1", "R2")
+	mustCreate(t, f, "C-1", "R3")
 
 	f.wiki.requirement = wikiTexts(map[string]string{"R1": "<p>one v2</p>", "R2": "<p>two v2</p>", "R3": "<p>three</p>"})
 	var sent []tracker.RequirementLinks
@@ -61,20 +61,20 @@ func TestSyncRule(t *testing.T) {
 		sent = links
 		return nil
 	}
-	res, err := f.svc.Sync(ctx, tenant, []string{"A", " A", ""})
+	res, err := f.svc.Sync(ctx, tenant, []string{"A-1", " A-1", ""})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := linkString(res.Links); got != "A-R1 A-R2 B-R2" {
+	if got := linkString(res.Links); got != "A-1:R1 A-1:R2 B-1:R2" {
 		t.Errorf("links answered: %s", got)
 	}
-	if got := sentString(sent); got != "A-R1 A-R2 B-R2" {
+	if got := sentString(sent); got != "A-1:R1 A-1:R2 B-1:R2" {
 		t.Errorf("links sent: %s", got)
 	}
 	if res.Requirements != 2 || f.wiki.requirements != 2 {
 		t.Errorf("refreshed %d, fetched %d; want 2, 2", res.Requirements, f.wiki.requirements)
 	}
-	views, _ := f.svc.IssueLinks(ctx, tenant, "B", "")
+	views, _ := f.svc.IssueLinks(ctx, tenant, "B-1", "")
 	if views[0].HTMLExcerpt != "<p>two v2</p>" || views[0].GenericURL != "/requirements/DEMO/R2" {
 		t.Errorf("B does not see the refreshed excerpt: %+v", views[0])
 	}
@@ -95,11 +95,11 @@ func TestSyncWikiDownChangesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	mustCreate(t, f, "A", "R1", "R2")
+	mustCreate(t, f, "A-1", "R1", "R2")
 	if _, err := f.svc.SetMode(ctx, tenant, "wiki-1", "MANUAL"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Receive(ctx, tenant, "wiki-1", []tracker.Message{linkMsg(1, "DEMO", "R1", "A", "tests")}); err != nil {
+	if _, err := f.svc.Receive(ctx, tenant, "wiki-1", []tracker.Message{linkMsg(1, "DEMO", "R1", "A-1", "tests")}); err != nil {
 		t.Fatal(err)
 	}
 	links, reqs := f.store.state(tenant)
@@ -109,7 +109,7 @@ func TestSyncWikiDownChangesNothing(t *testing.T) {
 		}
 		return wikiTexts(map[string]string{"R1": "x"})(tracker.WikiEndpoint{}, space, key, 0)
 	}
-	_, err := f.svc.Sync(ctx, tenant, []string{"A"})
+	_, err := f.svc.Sync(ctx, tenant, []string{"A-1"})
 	if apperr.CodeOf(err) != apperr.BadGateway || !strings.Contains(apperr.As(err).Message, "unreachable") {
 		t.Fatalf("err = %v, want a 502 with the wiki's message", err)
 	}
@@ -126,16 +126,16 @@ func TestSyncAppliesPendingMessages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	mustCreate(t, f, "A", "R1")
-	mustCreate(t, f, "Z", "R9")
+	mustCreate(t, f, "A-1", "R1")
+	mustCreate(t, f, "Z-1", "R9")
 	if _, err := f.svc.SetMode(ctx, tenant, "wiki-1", "MANUAL"); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.svc.Receive(ctx, tenant, "wiki-1", []tracker.Message{
-		linkMsg(1, "DEMO", "R5", "A", "tests"),     // covers issue A
-		movedMsg(2, "DEMO", "R1", "DEMO", "R1new"), // covers R1, linked to A
-		linkMsg(3, "DEMO", "R1new", "B", "tests"),  // covers R1new, the target of 2
-		linkMsg(4, "DEMO", "R9", "Z", "tests"),     // not covered
+		linkMsg(1, "DEMO", "R5", "A-1", "tests"),    // covers issue A
+		movedMsg(2, "DEMO", "R1", "DEMO", "R1new"),  // covers R1, linked to A
+		linkMsg(3, "DEMO", "R1new", "B-1", "tests"), // covers R1new, the target of 2
+		linkMsg(4, "DEMO", "R9", "Z-1", "tests"),    // not covered
 	})
 	if err != nil || statuses(res) != "OOOO" {
 		t.Fatalf("%+v %v", res, err)
@@ -146,21 +146,21 @@ func TestSyncAppliesPendingMessages(t *testing.T) {
 		sent = links
 		return nil
 	}
-	out, err := f.svc.Sync(ctx, tenant, []string{"A"})
+	out, err := f.svc.Sync(ctx, tenant, []string{"A-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := linkString(out.Links); got != "A-R1new B-R1new A-R5" {
+	if got := linkString(out.Links); got != "A-1:R1new B-1:R1new A-1:R5" {
 		t.Errorf("links: %s", got)
 	}
-	if got := sentString(sent); got != "A-R1new B-R1new A-R5" {
+	if got := sentString(sent); got != "A-1:R1new B-1:R1new A-1:R5" {
 		t.Errorf("sent: %s", got)
 	}
 	p, _ := f.store.ListPending(ctx, tenant)
 	if len(p) != 1 || *p[0].Message.ID != 4 {
 		t.Errorf("pending left: %+v", p)
 	}
-	if v, _ := f.svc.IssueLinks(ctx, tenant, "A", "implements"); len(v) != 1 || v[0].Req.Key != "R1new" || v[0].HTMLExcerpt != "<p>one</p>" {
+	if v, _ := f.svc.IssueLinks(ctx, tenant, "A-1", "implements"); len(v) != 1 || v[0].Req.Key != "R1new" || v[0].HTMLExcerpt != "<p>one</p>" {
 		t.Errorf("A implements: %+v", v)
 	}
 }
@@ -169,7 +169,7 @@ func TestSyncMissingAndDeletedRequirements(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
-	mustCreate(t, f, "A", "GONE", "DEL", "MOV")
+	mustCreate(t, f, "A-1", "GONE", "DEL", "MOV")
 	f.wiki.requirement = func(_ tracker.WikiEndpoint, space, key string, _ int) (tracker.WikiRequirement, error) {
 		switch key {
 		case "DEL":
@@ -184,14 +184,14 @@ func TestSyncMissingAndDeletedRequirements(t *testing.T) {
 		sent = links
 		return nil
 	}
-	res, err := f.svc.Sync(ctx, tenant, []string{"A"})
+	res, err := f.svc.Sync(ctx, tenant, []string{"A-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := sentString(sent); got != "A-DEL A-MOV" || res.Requirements != 2 {
+	if got := sentString(sent); got != "A-1:DEL A-1:MOV" || res.Requirements != 2 {
 		t.Errorf("sent %s, refreshed %d", got, res.Requirements)
 	}
-	views, _ := f.svc.IssueLinks(ctx, tenant, "A", "")
+	views, _ := f.svc.IssueLinks(ctx, tenant, "A-1", "")
 	got := map[string]string{}
 	for _, v := range views {
 		got[v.Req.SpaceKey+"/"+v.Req.Key] = fmt.Sprintf("%v %s", v.Deleted, v.HTMLExcerpt)
@@ -229,15 +229,15 @@ func TestSyncRefusals(t *testing.T) {
 	if _, err := f.svc.Register(ctx, tenant, "wiki-1", tracker.Registration{URL: "http://wiki.test", WikiToken: ptr("")}); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, f, "A", "R1")
-	if _, err := f.svc.Sync(ctx, tenant, []string{"A"}); !errors.Is(err, apperr.ErrConflict) {
+	mustCreate(t, f, "A-1", "R1")
+	if _, err := f.svc.Sync(ctx, tenant, []string{"A-1"}); !errors.Is(err, apperr.ErrConflict) {
 		t.Errorf("no wiki token: %v", err)
 	}
 	// DISABLED applinks are left out: nothing to send.
 	if _, err := f.svc.SetMode(ctx, tenant, "wiki-1", "DISABLED"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.Sync(ctx, tenant, []string{"A"})
+	res, err := f.svc.Sync(ctx, tenant, []string{"A-1"})
 	if err != nil || len(res.Links) != 0 {
 		t.Errorf("disabled: %+v, %v", res, err)
 	}
@@ -246,16 +246,16 @@ func TestSyncRefusals(t *testing.T) {
 func TestSyncLinksCallbackFails(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	mustCreate(t, f, "A", "R1")
+	mustCreate(t, f, "A-1", "R1")
 	f.wiki.requirement = wikiTexts(map[string]string{"R1": "<p>fresh</p>"})
 	f.wiki.putLinks = func(tracker.WikiEndpoint, string, []tracker.RequirementLinks) error {
 		return apperr.BadGatewayf("wiki answered 500: boom")
 	}
-	_, err := f.svc.Sync(context.Background(), tenant, []string{"A"})
+	_, err := f.svc.Sync(context.Background(), tenant, []string{"A-1"})
 	if apperr.CodeOf(err) != apperr.BadGateway || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("err = %v", err)
 	}
-	views, _ := f.svc.IssueLinks(context.Background(), tenant, "A", "")
+	views, _ := f.svc.IssueLinks(context.Background(), tenant, "A-1", "")
 	if views[0].HTMLExcerpt != "<p>fresh</p>" {
 		t.Errorf("excerpt %q: the fetched text is the truth and is kept", views[0].HTMLExcerpt)
 	}

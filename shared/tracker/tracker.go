@@ -146,8 +146,22 @@ func validateName(field, s string) error {
 	return nil
 }
 
-// ValidateIssueKey checks an issue key.
-func ValidateIssueKey(key string) error { return validateName("issueKey", key) }
+// issueKeyPattern is the shape of an issue key: a project key, '-' and a
+// number (PROJ-123), as the wiki's links callback requires.
+var issueKeyPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*-[0-9]+$`)
+
+// ValidateIssueKey checks an issue key: PROJECT-123, at most 255 bytes.
+func ValidateIssueKey(key string) error { return validateIssue("issueKey", key) }
+
+func validateIssue(field, key string) error {
+	if key == "" {
+		return apperr.Invalidf("%s is required", field)
+	}
+	if len(key) > maxName || !issueKeyPattern.MatchString(key) {
+		return apperr.Invalidf("invalid %s %q: want a project key, '-' and a number, such as PROJ-123", field, key)
+	}
+	return nil
+}
 
 // ReqRef identifies a wiki requirement from the tracker: the applink of its
 // wiki, its space, its key and its baseline (0 for the current version).

@@ -100,6 +100,8 @@ func TestLinkValidate(t *testing.T) {
 	for name, change := range map[string]func(*tracker.Link){
 		"no issue":          func(l *tracker.Link) { l.IssueKey = "" },
 		"hash in issue":     func(l *tracker.Link) { l.IssueKey = "A#B" },
+		"issue without no.": func(l *tracker.Link) { l.IssueKey = "PROJ" },
+		"issue number only": func(l *tracker.Link) { l.IssueKey = "1-2" },
 		"slash in key":      func(l *tracker.Link) { l.Req.Key = "A/B" },
 		"space in space":    func(l *tracker.Link) { l.Req.SpaceKey = "DE MO" },
 		"no relationship":   func(l *tracker.Link) { l.Relationship = "" },

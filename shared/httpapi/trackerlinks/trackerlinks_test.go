@@ -203,7 +203,7 @@ type syncAnswer struct {
 func (s syncAnswer) pairs() string {
 	var parts []string
 	for _, l := range s.Links {
-		parts = append(parts, l.IssueKey+"-"+l.Key)
+		parts = append(parts, l.IssueKey+":"+l.Key)
 	}
 	return strings.Join(parts, " ")
 }
@@ -212,7 +212,7 @@ func (s syncAnswer) pairs() string {
 // and gives the wiki new texts.
 func setupSyncRule(h *harness) {
 	h.t.Helper()
-	for issue, keys := range map[string][]string{"A": {"R1", "R2"}, "B": {"R2"}, "C": {"R3"}} {
+	for issue, keys := range map[string][]string{"A-1": {"R1", "R2"}, "B-1": {"R2"}, "C-1": {"R3"}} {
 		var items []string
 		for _, k := range keys {
 			items = append(items, item(k, "implements", `,"htmlExcerpt":"<p>old `+k+`</p>"`))
@@ -230,8 +230,8 @@ func TestSyncRule(t *testing.T) {
 	setupSyncRule(h)
 
 	var res syncAnswer
-	h.json("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 200, &res)
-	if res.pairs() != "A-R1 A-R2 B-R2" || res.Requirements != 2 {
+	h.json("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
+	if res.pairs() != "A-1:R1 A-1:R2 B-1:R2" || res.Requirements != 2 {
 		t.Errorf("sync answer %+v", res)
 	}
 	l := res.Links[0]
@@ -245,39 +245,39 @@ func TestSyncRule(t *testing.T) {
 	var sent []string
 	for _, set := range calls[0] {
 		for _, l := range set.Links {
-			sent = append(sent, l.IssueKey+"-"+set.Key)
+			sent = append(sent, l.IssueKey+":"+set.Key)
 		}
 		if set.Baseline != nil {
 			t.Errorf("baseline %v sent for a current version", *set.Baseline)
 		}
 	}
-	if strings.Join(sent, " ") != "A-R1 A-R2 B-R2" {
+	if strings.Join(sent, " ") != "A-1:R1 A-1:R2 B-1:R2" {
 		t.Errorf("the wiki received %v", sent)
 	}
 	// B sees R2's new text; C, not synchronised, keeps R3's old one.
 	var got []link
-	h.json("GET", "/rest/reqs/1/issuelinks/B", demoUser, "", 200, &got)
+	h.json("GET", "/rest/reqs/1/issuelinks/B-1", demoUser, "", 200, &got)
 	if got[0].HTMLExcerpt != "<p>new R2</p>" {
 		t.Errorf("B sees %q", got[0].HTMLExcerpt)
 	}
-	h.json("GET", "/rest/reqs/1/issuelinks/C", demoUser, "", 200, &got)
+	h.json("GET", "/rest/reqs/1/issuelinks/C-1", demoUser, "", 200, &got)
 	if got[0].HTMLExcerpt != "<p>old R3</p>" {
 		t.Errorf("C sees %q", got[0].HTMLExcerpt)
 	}
 
 	// Both spellings of the list.
-	h.json("PUT", "/rest/reqs/1/sync?issues=C&issues=B,A", demoUser, "", 200, &res)
-	if res.pairs() != "A-R1 A-R2 B-R2 C-R3" || res.Requirements != 3 {
+	h.json("PUT", "/rest/reqs/1/sync?issues=C-1&issues=B-1,A-1", demoUser, "", 200, &res)
+	if res.pairs() != "A-1:R1 A-1:R2 B-1:R2 C-1:R3" || res.Requirements != 3 {
 		t.Errorf("second sync %+v", res)
 	}
 
 	// A requirement the wiki lost: flagged, not sent.
-	h.json("POST", "/rest/reqs/1/issuelinks/A", demoUser, "["+item("GONE", "implements", "")+"]", 200, nil)
-	h.json("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 200, &res)
-	if res.pairs() != "A-R1 A-R2 B-R2" {
+	h.json("POST", "/rest/reqs/1/issuelinks/A-1", demoUser, "["+item("GONE", "implements", "")+"]", 200, nil)
+	h.json("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
+	if res.pairs() != "A-1:R1 A-1:R2 B-1:R2" {
 		t.Errorf("sync with a lost requirement: %s", res.pairs())
 	}
-	h.json("GET", "/rest/reqs/1/issuelinks/A", demoUser, "", 200, &got)
+	h.json("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
 	if got[0].Key != "GONE" || !got[0].RequirementDeleted {
 		t.Errorf("lost requirement: %+v", got[0])
 	}
@@ -288,9 +288,9 @@ func TestSyncWikiDown(t *testing.T) {
 	h := newHarness(t)
 	setupSyncRule(h)
 	h.wiki.SetDown(true)
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 502, "wiki under maintenance", "nothing was changed")
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 502, "wiki under maintenance", "nothing was changed")
 	var got []link
-	h.json("GET", "/rest/reqs/1/issuelinks/A", demoUser, "", 200, &got)
+	h.json("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
 	if got[0].HTMLExcerpt != "<p>old R1</p>" {
 		t.Errorf("a failed sync changed the excerpt: %q", got[0].HTMLExcerpt)
 	}
@@ -304,29 +304,29 @@ func TestManualMessagesWaitForSync(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"MANUAL"`, 200)
-	batch := `[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"R1","objectKey":"A","relationship":"implements"},
+	batch := `[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"R1","objectKey":"A-1","relationship":"implements"},
 	           {"id":2,"type":"UPDATED","spaceKey":"DEMO","key":"R1","newHtmlExcerpt":"<p>from message</p>"},
-	           {"id":3,"type":"LINK","spaceKey":"DEMO","key":"R7","objectKey":"Z","relationship":"implements"}]`
+	           {"id":3,"type":"LINK","spaceKey":"DEMO","key":"R7","objectKey":"Z-1","relationship":"implements"}]`
 	h.expect("POST", "/rest/reqs/1/api", h.link, batch, 200, `"pending"`)
-	h.expect("GET", "/rest/reqs/1/issuelinks/A", demoUser, "", 200, "[]")
+	h.expect("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, "[]")
 
 	h.wiki.SetRequirement("DEMO", "R1", "<p>from the wiki</p>")
 	var res syncAnswer
-	h.json("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 200, &res)
-	if res.pairs() != "A-R1" || res.Requirements != 1 {
+	h.json("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
+	if res.pairs() != "A-1:R1" || res.Requirements != 1 {
 		t.Errorf("sync %+v", res)
 	}
 	var got []link
-	h.json("GET", "/rest/reqs/1/issuelinks/A", demoUser, "", 200, &got)
+	h.json("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
 	if len(got) != 1 || got[0].HTMLExcerpt != "<p>from the wiki</p>" {
 		t.Errorf("A after sync: %+v", got)
 	}
 	// The message about Z is not covered: still pending, Z has no link.
 	p, err := h.store.ListPending(ctx, "demo")
-	if err != nil || len(p) != 1 || p[0].Message.ObjectKey != "Z" {
+	if err != nil || len(p) != 1 || p[0].Message.ObjectKey != "Z-1" {
 		t.Errorf("pending %+v, %v", p, err)
 	}
-	h.expect("GET", "/rest/reqs/1/issuelinks/Z", demoUser, "", 200, "[]")
+	h.expect("GET", "/rest/reqs/1/issuelinks/Z-1", demoUser, "", 200, "[]")
 }
 
 func TestSyncBadInput(t *testing.T) {
@@ -335,9 +335,9 @@ func TestSyncBadInput(t *testing.T) {
 	h.expect("PUT", "/rest/reqs/1/sync", demoUser, "", 400, "issues is required")
 	h.expect("PUT", "/rest/reqs/1/sync?issues=,", demoUser, "", 400, "issues is required")
 	h.expect("PUT", "/rest/reqs/1/sync?issues=A%23B", demoUser, "", 400, "issueKey")
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A", "", "", 401)
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A", h.link, "", 403)
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", "", "", 401)
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", h.link, "", 403)
 	h.expect("GET", "/rest/reqs/1/sync", demoUser, "", 405)
 	// Nothing linked: nothing to send.
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A", demoUser, "", 200, `{"links":[],"requirements":0}`)
+	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, `{"links":[],"requirements":0}`)
 }
