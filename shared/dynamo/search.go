@@ -1,0 +1,250 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/search"
+)
+
+// SearchStore implements search.Store and search.Settings on the WikiTable.
+// Every read is a Query on a key-ordered partition (a space, a baseline,
+// the tenant's current or archived key-order index gsi1, a search index
+// partition), a BatchGetItem or a GetItem: never a Scan.
+//
+//	search.Range                 reads
+//	Space, current               pk T#t#S#<SPACE>, sk begins_with R#<prefix>
+//	tenant, current              gsi1 T#t#CUR, gsi1sk begins_with <prefix>
+//	tenant, archived             gsi1 T#t#ARCH, gsi1sk begins_with <prefix>
+//	Space, archived              the same, filtered on the space (an exact
+//	                             key reads <KEYU>#<SPACE># only)
+//	Space, Baseline n            pk T#t#S#<SPACE>#B#<n8>, sk begins_with R#<prefix>
+type SearchStore struct {
+	db       API
+	table    string
+	reqs     *RequirementStore
+	wiki     *WikiStore
+	settings *SettingsStore
+}
+
+var (
+	_ search.Store    = (*SearchStore)(nil)
+	_ search.Settings = (*SearchStore)(nil)
+)
+
+// NewSearchStore returns a SearchStore on table.
+func NewSearchStore(db API, table string) *SearchStore {
+	return &SearchStore{db: db, table: table, reqs: NewRequirementStore(db, table),
+		wiki: NewWikiStore(db, table), settings: NewSettingsStore(db, table)}
+}
+
+// Rows implements search.Store: one Query of the range, Limit limit.
+func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, after search.Token, limit int) ([]*requirement.Requirement, search.Token, error) {
+	in, err := s.srRangeQuery(tenant, r)
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := s.srQuery(ctx, in, after, limit)
+	if err != nil {
+		return nil, "", errorf("query requirements in key order", err)
+	}
+	rows := make([]*requirement.Requirement, 0, len(out.Items))
+	for _, av := range out.Items {
+		row, err := decodeRequirement(av)
+		if err != nil {
+			return nil, "", err
+		}
+		rows = append(rows, row)
+	}
+	next, err := srEncodeToken(out.LastEvaluatedKey)
+	return rows, next, err
+}
+
+// srRangeQuery builds the Query of a range (see SearchStore).
+func (s *SearchStore) srRangeQuery(tenant string, r search.Range) (*dynamodb.QueryInput, error) {
+	prefix := keyU(r.Prefix)
+	var kc expression.KeyConditionBuilder
+	var filter *expression.ConditionBuilder
+	index := ""
+	switch {
+	case r.Baseline > 0 || r.Space != "" && !r.Archived:
+		pk := spacePK(tenant, r.Space)
+		if r.Baseline > 0 {
+			pk = baselinePK(tenant, r.Space, r.Baseline)
+		}
+		kc = expression.Key("pk").Equal(expression.Value(pk))
+		if r.Exact {
+			kc = kc.And(expression.Key("sk").Equal(expression.Value(reqSK(prefix))))
+		} else {
+			kc = kc.And(expression.Key("sk").BeginsWith(reqSK(prefix)))
+		}
+	default:
+		index = "gsi1"
+		pk := curGSI1PK(tenant)
+		if r.Archived {
+			pk = archGSI1PK(tenant)
+		}
+		kc = expression.Key("gsi1pk").Equal(expression.Value(pk))
+		sk := prefix
+		switch {
+		case r.Exact && r.Archived && r.Space != "":
+			sk = prefix + "#" + r.Space + "#"
+		case r.Exact:
+			sk = prefix + "#"
+		case r.Space != "":
+			f := expression.Name("space").Equal(expression.Value(r.Space))
+			filter = &f
+		}
+		if sk != "" {
+			kc = kc.And(expression.Key("gsi1sk").BeginsWith(sk))
+		}
+	}
+	b := expression.NewBuilder().WithKeyCondition(kc)
+	if filter != nil {
+		b = b.WithFilter(*filter)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("build key-order query: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(!r.Desc),
+	}
+	if index != "" {
+		in.IndexName = aws.String(index)
+	}
+	return in, nil
+}
+
+// srQuery runs one page of in from after with at most limit items read.
+func (s *SearchStore) srQuery(ctx context.Context, in *dynamodb.QueryInput, after search.Token, limit int) (*dynamodb.QueryOutput, error) {
+	start, err := srDecodeToken(after)
+	if err != nil {
+		return nil, err
+	}
+	in.ExclusiveStartKey = start
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(min(limit, 1<<30)))
+	}
+	return s.db.Query(ctx, in)
+}
+
+// Index implements search.Store: one Query of an index partition.
+func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexRef, desc bool, after search.Token, limit int) ([]search.ID, search.Token, error) {
+	pk := ixIssuePK(tenant, ix.Value)
+	if ix.Kind == search.IndexProperty {
+		pk = ixPropertyPK(tenant, ix.Name, ix.Value)
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).Build()
+	if err != nil {
+		return nil, "", fmt.Errorf("build index query: %w", err)
+	}
+	out, err := s.srQuery(ctx, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(!desc),
+	}, after, limit)
+	if err != nil {
+		return nil, "", errorf("query search index", err)
+	}
+	ids := make([]search.ID, 0, len(out.Items))
+	for _, av := range out.Items {
+		var it ixItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return nil, "", errorf("decode index item", err)
+		}
+		ids = append(ids, search.ID{SpaceKey: it.Space, Key: it.Key})
+	}
+	next, err := srEncodeToken(out.LastEvaluatedKey)
+	return ids, next, err
+}
+
+// Get implements search.Store with RequirementStore.GetMany: ⌈n/100⌉
+// BatchGetItem calls in parallel.
+func (s *SearchStore) Get(ctx context.Context, tenant string, ids []search.ID) ([]*requirement.Requirement, error) {
+	rids := make([]RequirementID, len(ids))
+	for i, id := range ids {
+		rids[i] = RequirementID{SpaceKey: id.SpaceKey, Key: id.Key, Baseline: id.Baseline}
+	}
+	found, err := s.reqs.GetMany(ctx, tenant, rids)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]*requirement.Requirement, 0, len(found))
+	for _, r := range found {
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// PageKeys implements search.Store with one GetItem of the page (its body
+// is not read).
+func (s *SearchStore) PageKeys(ctx context.Context, tenant, pageID string) (string, []string, error) {
+	p, err := s.wiki.PageInfo(ctx, tenant, pageID)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.SpaceKey, p.Keys, nil
+}
+
+// Spaces implements search.Store with one Query of the spaces registry.
+func (s *SearchStore) Spaces(ctx context.Context, tenant string) ([]string, error) {
+	return s.wiki.Spaces(ctx, tenant)
+}
+
+// IsolateSpaces implements search.Settings with one GetItem of the
+// tenant's settings (false when never set).
+func (s *SearchStore) IsolateSpaces(ctx context.Context, tenant string) (bool, error) {
+	st, err := s.settings.Get(ctx, tenant)
+	if err != nil {
+		return false, err
+	}
+	return st.IsolateSpaces, nil
+}
+
+// srEncodeToken turns a LastEvaluatedKey (string attributes only: every key
+// of the WikiTable and its index is a string) into a search.Token.
+func srEncodeToken(key map[string]types.AttributeValue) (search.Token, error) {
+	if len(key) == 0 {
+		return "", nil
+	}
+	plain := make(map[string]string, len(key))
+	for name, av := range key {
+		sv, ok := av.(*types.AttributeValueMemberS)
+		if !ok {
+			return "", fmt.Errorf("encode search position: attribute %s is not a string", name)
+		}
+		plain[name] = sv.Value
+	}
+	b, err := json.Marshal(plain)
+	if err != nil {
+		return "", fmt.Errorf("encode search position: %w", err)
+	}
+	return search.Token(b), nil
+}
+
+func srDecodeToken(t search.Token) (map[string]types.AttributeValue, error) {
+	if t == "" {
+		return nil, nil
+	}
+	var plain map[string]string
+	if err := json.NewDecoder(strings.NewReader(string(t))).Decode(&plain); err != nil || len(plain) == 0 {
+		return nil, fmt.Errorf("decode search position %q: not a token of this store", t)
+	}
+	key := make(map[string]types.AttributeValue, len(plain))
+	for name, v := range plain {
+		key[name] = &types.AttributeValueMemberS{Value: v}
+	}
+	return key, nil
+}

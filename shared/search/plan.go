@@ -1,0 +1,609 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// planner chooses how to read the candidates of one search. Everything it
+// derives from the query is a necessary condition of a match (query.Drivers
+// and the top-level AND chain), so any plan reads a superset of the matches
+// in scope, and Match decides.
+type planner struct {
+	store Store
+	req   Request
+	// spaces is the scope intersected with the query's space predicates,
+	// sorted; nil means every space of the tenant.
+	spaces []string
+	// current and archived say which rows can match: current rows
+	// (ACTIVE, DELETED, MOVED) and archived copies (ARCHIVED).
+	current, archived bool
+	// activeOnly: only current ACTIVE rows can match, the rows the search
+	// indexes, page key lists and reverse dependencies cover.
+	activeOnly bool
+	// empty: nothing can match (e.g. baseline = 3 without includeArchived).
+	empty   bool
+	drivers []query.Access
+	// early: the order is the key order, so reading in key order may stop
+	// at offset+limit matches; desc when REQKEY is descending.
+	early, desc bool
+	// unique: at most one candidate per folded key (one space, current rows
+	// only), so a key's group is complete as soon as it is read.
+	unique bool
+}
+
+// Statuses, folded as query.Fold does.
+var (
+	statusActive   = query.Fold(string(requirement.Active))
+	statusArchived = query.Fold(string(requirement.Archived))
+	allStatuses    = []string{statusActive, query.Fold(string(requirement.Deleted)), query.Fold(string(requirement.Moved)), statusArchived}
+)
+
+func newPlanner(store Store, req Request, scope []string) *planner {
+	p := &planner{store: store, req: req, drivers: query.Drivers(req.Query)}
+	p.classes()
+	p.narrowSpaces(scope)
+	// query.Order compares REQKEY by the folded key first, which is the
+	// order of every key-order index: reading in that order may stop early.
+	if len(req.Order) > 0 && req.Order[0].Column == query.ColumnKey {
+		p.early, p.desc = true, req.Order[0].Desc
+	}
+	p.unique = len(p.spaces) == 1 && !p.archived
+	return p
+}
+
+// classes works out which statuses can match: the request's
+// (includeArchived), the query's status and baseline predicates.
+func (p *planner) classes() {
+	allowed := slices.Clone(allStatuses)
+	if !p.req.IncludeArchived {
+		allowed = []string{statusActive}
+	}
+	keep := func(ok func(string) bool) { allowed = slices.DeleteFunc(allowed, func(s string) bool { return !ok(s) }) }
+	for _, d := range p.drivers {
+		switch d.Kind {
+		case query.AccessStatus:
+			keep(func(s string) bool { return slices.Contains(d.Values, s) })
+		case query.AccessBaseline:
+			keep(func(s string) bool { return s == statusArchived })
+		}
+	}
+	for _, e := range andChain(p.req.Query) {
+		if n, ok := e.(*query.IsNull); ok && n.Field.Kind == query.FieldBaseline {
+			keep(func(s string) bool { return (s == statusArchived) == n.Not })
+		}
+	}
+	p.archived = slices.Contains(allowed, statusArchived)
+	p.current = len(allowed) > 0 && (len(allowed) > 1 || !p.archived)
+	p.activeOnly = len(allowed) == 1 && allowed[0] == statusActive
+	p.empty = len(allowed) == 0
+}
+
+// narrowSpaces intersects the scope with the query's space predicates.
+func (p *planner) narrowSpaces(scope []string) {
+	spaces := scope
+	for _, d := range p.drivers {
+		if d.Kind != query.AccessSpace {
+			continue
+		}
+		vals := slices.DeleteFunc(slices.Clone(d.Values), func(s string) bool { return !requirement.ValidSpaceKey(s) })
+		if spaces == nil {
+			spaces = vals
+		} else {
+			spaces = slices.DeleteFunc(slices.Clone(spaces), func(s string) bool { return !slices.Contains(vals, s) })
+		}
+		if len(spaces) == 0 {
+			p.empty = true
+		}
+	}
+	if spaces != nil {
+		spaces = slices.Clone(spaces)
+		slices.Sort(spaces)
+		spaces = slices.Compact(spaces)
+	}
+	p.spaces = spaces
+	if spaces != nil && len(spaces) == 0 {
+		p.empty = true
+	}
+}
+
+// andChain lists the members of e's top-level AND chain (e itself when it
+// is not an AND).
+func andChain(e query.Expr) []query.Expr {
+	if n, ok := e.(*query.And); ok {
+		return append(andChain(n.Left), andChain(n.Right)...)
+	}
+	if e == nil {
+		return nil
+	}
+	return []query.Expr{e}
+}
+
+// inScope reports whether a row of space may be returned.
+func (p *planner) inScope(space string) bool {
+	return p.spaces == nil || slices.Contains(p.spaces, space)
+}
+
+// admits is the filter every row passes besides the query: a real row (not
+// a stub), in scope, and ACTIVE unless includeArchived. The brute-force
+// evaluator of the tests applies exactly this.
+func (p *planner) admits(r *requirement.Requirement) bool {
+	return r.Status != "" && p.inScope(r.SpaceKey) && (p.req.IncludeArchived || r.Status == requirement.Active)
+}
+
+// wanted reports whether a candidate id can be a match, before its row is
+// read: in scope and of a class that can match.
+func (p *planner) wanted(id ID) bool {
+	if !p.inScope(id.SpaceKey) {
+		return false
+	}
+	if id.Baseline == 0 {
+		return p.current
+	}
+	return p.archived
+}
+
+// Plan ranks: lower is more selective (query.Drivers' rule of thumb).
+const (
+	rankKey = iota + 1
+	rankIssue
+	rankTo
+	rankFrom
+	rankPage
+	rankPrefix
+	rankProperty
+	rankBaseline
+	rankSpaces
+	rankScan
+)
+
+// option is one usable way to read the candidates.
+type option struct {
+	rank  int
+	label string
+	// build returns the sources of the candidates, each in index order;
+	// it may read (page key lists, the rows a dependency names).
+	build func(ctx context.Context, hint int) ([]source, error)
+}
+
+// plan is the chosen option, ready to run.
+type plan struct {
+	p     *planner
+	opt   option
+	empty bool
+}
+
+func (pl *plan) describe() string {
+	if pl.empty {
+		return "empty: nothing can match, nothing read"
+	}
+	s := pl.opt.label
+	if pl.p.early {
+		s += ", key order"
+	} else {
+		s += ", sorted in memory"
+	}
+	return s
+}
+
+// hint is the page size of the first read of each source: offset+limit
+// when reading stops early (plus one row to see that a key's group is
+// complete, unless keys are unique), 0 (as much as one call returns)
+// otherwise.
+func (p *planner) hint() int {
+	if !p.early {
+		return 0
+	}
+	n := p.req.Offset + p.req.Limit
+	if !p.unique {
+		n++
+	}
+	return n
+}
+
+// options lists the usable plans, the most selective first; the scan of
+// the scope is always last.
+func (p *planner) options() []option {
+	var opts []option
+	for _, d := range p.drivers {
+		if o, ok := p.option(d, p.spaces); ok {
+			opts = append(opts, o)
+		}
+	}
+	opts = append(opts, p.scan(p.spaces))
+	slices.SortStableFunc(opts, func(a, b option) int { return a.rank - b.rank })
+	return opts
+}
+
+// choose picks the best plan, or the plan of index force.
+func (p *planner) choose(ctx context.Context, force int) (*plan, error) {
+	if p.empty {
+		return &plan{p: p, empty: true}, nil
+	}
+	opts := p.options()
+	i := 0
+	if force >= 0 {
+		if force >= len(opts) {
+			return nil, fmt.Errorf("plan %d of %d", force, len(opts))
+		}
+		i = force
+	}
+	return &plan{p: p, opt: opts[i]}, nil
+}
+
+// source builds the pipeline of the plan: its sources merged in index
+// order without duplicates, candidates out of scope dropped before their
+// rows are read, rows read in batches.
+func (pl *plan) source(ctx context.Context) (source, error) {
+	hint := pl.p.hint()
+	srcs, err := pl.opt.build(ctx, hint)
+	if err != nil {
+		return nil, err
+	}
+	var s source = newMerge(srcs, pl.p.desc)
+	s = &filterSource{src: s, keep: pl.p.wanted}
+	return &fetchSource{src: s, store: pl.p.store, tenant: pl.p.req.Tenant, size: newSizer(hint)}, nil
+}
+
+// option returns the plan driven by access d within spaces, if usable.
+func (p *planner) option(d query.Access, spaces []string) (option, bool) {
+	switch d.Kind {
+	case query.AccessKey:
+		return p.keyOption(d.Values, spaces), true
+	case query.AccessKeyPrefix:
+		return p.prefixOption(d.Values[0], spaces), true
+	case query.AccessProperty, query.AccessIssue:
+		if !p.activeOnly {
+			return option{}, false // the indexes hold current ACTIVE rows only
+		}
+		return p.indexOption(d), true
+	case query.AccessPage:
+		if !p.activeOnly {
+			return option{}, false // a page's key list names its ACTIVE rows only
+		}
+		return p.pageOption(d.Values), true
+	case query.AccessTo:
+		if !p.activeOnly {
+			return option{}, false // reverse dependencies come from ACTIVE rows only
+		}
+		return p.linkOption(d, spaces), true
+	case query.AccessFrom:
+		if p.archived {
+			return option{}, false // archived copies keep links of their own
+		}
+		return p.linkOption(d, spaces), true
+	case query.AccessBaseline:
+		return p.baselineOption(d.Values, spaces), true
+	case query.AccessSpace:
+		// Already intersected into spaces; within a union branch it
+		// narrows the branch.
+		narrowed := d.Values
+		if spaces != nil {
+			narrowed = slices.DeleteFunc(slices.Clone(spaces), func(s string) bool { return !slices.Contains(d.Values, s) })
+		}
+		narrowed = slices.DeleteFunc(slices.Clone(narrowed), func(s string) bool { return !requirement.ValidSpaceKey(s) })
+		slices.Sort(narrowed)
+		return p.scan(slices.Compact(narrowed)), true
+	case query.AccessUnion:
+		return p.unionOption(d, spaces)
+	}
+	return option{}, false
+}
+
+// unionOption reads, for each OR branch, its best usable access, and
+// merges them; it is usable only when every branch has one and all are
+// more selective than a scan.
+func (p *planner) unionOption(d query.Access, spaces []string) (option, bool) {
+	var branches []option
+	rank := 0
+	for _, b := range d.Branches {
+		var best option
+		found := false
+		for _, a := range b {
+			if o, ok := p.option(a, spaces); ok && o.rank < rankSpaces && (!found || o.rank < best.rank) {
+				best, found = o, true
+			}
+		}
+		if !found {
+			return option{}, false
+		}
+		branches = append(branches, best)
+		rank = max(rank, best.rank)
+	}
+	labels := make([]string, len(branches))
+	for i, b := range branches {
+		labels[i] = b.label
+	}
+	return option{rank: rank, label: "union(" + strings.Join(labels, "; ") + ")",
+		build: func(ctx context.Context, hint int) ([]source, error) {
+			var all []source
+			for _, b := range branches {
+				srcs, err := b.build(ctx, hint)
+				if err != nil {
+					return nil, err
+				}
+				all = append(all, srcs...)
+			}
+			return all, nil
+		}}, true
+}
+
+// scan reads the scope in key order: each space's partition (or the
+// tenant's key-order index) and, when archived copies can match, the
+// tenant's archived key-order index.
+func (p *planner) scan(spaces []string) option {
+	label, rank := "scan of the tenant in key order", rankScan
+	if spaces != nil {
+		label, rank = "scan of space "+strings.Join(spaces, ", ")+" in key order", rankSpaces
+	}
+	if p.archived {
+		label += " with archived copies"
+	}
+	return option{rank: rank, label: label, build: func(context.Context, int) ([]source, error) {
+		return p.ranges(spaces, "", false), nil
+	}}
+}
+
+// ranges returns the key-order reads of the rows whose folded key starts
+// with (or, exact, equals) prefix, within spaces: current rows per space
+// (or tenant-wide), archived copies through the tenant's archived index
+// (per space when exact, filtered to the space when there is one).
+func (p *planner) ranges(spaces []string, prefix string, exact bool) []source {
+	var out []source
+	add := func(r Range) {
+		r.Prefix, r.Exact, r.Desc = prefix, exact, p.desc
+		out = append(out, &rangeSource{store: p.store, tenant: p.req.Tenant, r: r, size: newSizer(p.hint())})
+	}
+	if p.current {
+		if spaces == nil {
+			add(Range{})
+		}
+		for _, s := range spaces {
+			add(Range{Space: s})
+		}
+	}
+	if p.archived {
+		switch {
+		case spaces == nil:
+			add(Range{Archived: true})
+		case len(spaces) == 1 || exact:
+			for _, s := range spaces {
+				add(Range{Archived: true, Space: s})
+			}
+		default:
+			add(Range{Archived: true})
+		}
+	}
+	return out
+}
+
+// validKeyPrefix reports whether some requirement key can start with s
+// (keys are ASCII letters, digits, '_', '-', '.'; at most 255 bytes).
+func validKeyPrefix(s string) bool {
+	if s == "" || len(s) > 255 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// keyOption reads exact keys: GetMany of (space, key) for the current rows
+// when the spaces are known, one Query of the tenant's key-order index per
+// key otherwise, and one Query of the archived index per key (and space)
+// for archived copies.
+func (p *planner) keyOption(values []string, spaces []string) option {
+	keys := slices.DeleteFunc(slices.Clone(values), func(k string) bool { return !requirement.ValidKey(k) })
+	how := "GetItem/GetMany"
+	if spaces == nil {
+		how = "Query of the key-order index"
+	}
+	return option{rank: rankKey, label: "key IN (" + joinQuoted(keys) + ") by " + how,
+		build: func(context.Context, int) ([]source, error) {
+			var out []source
+			if p.current && spaces != nil {
+				var ids []entry
+				for _, s := range spaces {
+					for _, k := range keys {
+						ids = append(ids, entry{id: ID{SpaceKey: s, Key: k}})
+					}
+				}
+				out = append(out, newList(ids, p.desc))
+			}
+			for _, k := range keys {
+				for _, src := range p.ranges(spaces, k, true) {
+					if rs := src.(*rangeSource); rs.r.Archived || spaces == nil {
+						out = append(out, src)
+					}
+				}
+			}
+			return out, nil
+		}}
+}
+
+// prefixOption reads a key prefix in key order.
+func (p *planner) prefixOption(prefix string, spaces []string) option {
+	return option{rank: rankPrefix, label: "key prefix '" + prefix + "' in key order",
+		build: func(context.Context, int) ([]source, error) {
+			if !validKeyPrefix(prefix) {
+				return nil, nil
+			}
+			return p.ranges(spaces, prefix, false), nil
+		}}
+}
+
+// indexOption reads property or issue index partitions in key order.
+func (p *planner) indexOption(d query.Access) option {
+	kind, rank, label, name := IndexProperty, rankProperty, "property["+d.Name+"]", d.Name
+	if d.Kind == query.AccessIssue {
+		// The issue index has no relationship: Match checks it.
+		kind, rank, label, name = IndexIssue, rankIssue, "issue", ""
+		if d.Name != "" {
+			label += "@" + d.Name
+		}
+	}
+	return option{rank: rank, label: label + " IN (" + joinQuoted(d.Values) + ") via index",
+		build: func(context.Context, int) ([]source, error) {
+			out := make([]source, 0, len(d.Values))
+			for _, v := range d.Values {
+				out = append(out, &indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
+					ix: IndexRef{Kind: kind, Name: name, Value: v}, size: newSizer(p.hint())})
+			}
+			return out, nil
+		}}
+}
+
+// pageOption reads the key lists of pages (one GetItem each).
+func (p *planner) pageOption(values []string) option {
+	return option{rank: rankPage, label: "page IN (" + joinQuoted(values) + ") by its key list",
+		build: func(ctx context.Context, _ int) ([]source, error) {
+			var ids []entry
+			for _, v := range values {
+				if !wiki.ValidContentID(v) {
+					continue
+				}
+				space, keys, err := p.store.PageKeys(ctx, p.req.Tenant, v)
+				if errors.Is(err, apperr.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return nil, fmt.Errorf("read page %s: %w", v, err)
+				}
+				for _, k := range keys {
+					ids = append(ids, entry{id: ID{SpaceKey: space, Key: query.Fold(k)}})
+				}
+			}
+			return []source{newList(ids, p.desc)}, nil
+		}}
+}
+
+// linkOption reads the rows a to/from predicate names and follows their
+// reverse dependencies (to) or dependencies (from).
+func (p *planner) linkOption(d query.Access, spaces []string) option {
+	rank, field := rankTo, "to"
+	if d.Kind == query.AccessFrom {
+		rank, field = rankFrom, "from"
+	}
+	if d.Name != "" {
+		field += "@" + d.Name
+	}
+	return option{rank: rank, label: field + " IN (" + joinQuoted(d.Values) + ") by the named requirements' links",
+		build: func(ctx context.Context, _ int) ([]source, error) {
+			rows, err := rowsAt(ctx, p.store, p.req.Tenant, d.Refs)
+			if err != nil {
+				return nil, err
+			}
+			var ids []entry
+			for _, r := range rows {
+				links := r.ReverseDependencies
+				if d.Kind == query.AccessFrom {
+					links = r.Dependencies
+				}
+				for _, l := range links {
+					if d.Name != "" && requirement.NormalizeRelationship(l.Relationship) != d.Name {
+						continue
+					}
+					space := l.SpaceKey
+					if space == "" {
+						space = r.SpaceKey
+					}
+					ids = append(ids, entry{id: ID{SpaceKey: space, Key: query.Fold(l.Key)}})
+				}
+			}
+			return []source{newList(ids, p.desc)}, nil
+		}}
+}
+
+// rowsAt returns the current rows (stubs included) that refs name: a GetMany
+// for refs with a space, one Query of the key-order index per ref without.
+func rowsAt(ctx context.Context, store Store, tenant string, refs []query.Ref) ([]*requirement.Requirement, error) {
+	var ids []ID
+	var out []*requirement.Requirement
+	for _, ref := range refs {
+		if !requirement.ValidKey(ref.Key) {
+			continue
+		}
+		if ref.SpaceKey != "" {
+			if requirement.ValidSpaceKey(ref.SpaceKey) {
+				ids = append(ids, ID{SpaceKey: ref.SpaceKey, Key: ref.Key})
+			}
+			continue
+		}
+		rows, err := readAll(ctx, store, tenant, Range{Prefix: ref.Key, Exact: true})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	if len(ids) > 0 {
+		rows, err := store.Get(ctx, tenant, ids)
+		if err != nil {
+			return nil, fmt.Errorf("read linked requirements: %w", err)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// readAll reads a whole range.
+func readAll(ctx context.Context, store Store, tenant string, r Range) ([]*requirement.Requirement, error) {
+	var out []*requirement.Requirement
+	var after Token
+	for {
+		rows, next, err := store.Rows(ctx, tenant, r, after, 0)
+		if err != nil {
+			return nil, fmt.Errorf("read requirements: %w", err)
+		}
+		out = append(out, rows...)
+		if next == "" {
+			return out, nil
+		}
+		after = next
+	}
+}
+
+// baselineOption reads the partitions of baselines, one Query per space and
+// baseline; without a space in scope it first lists the tenant's spaces.
+func (p *planner) baselineOption(values []string, spaces []string) option {
+	return option{rank: rankBaseline, label: "baseline IN (" + strings.Join(values, ", ") + ") by baseline partitions",
+		build: func(ctx context.Context, _ int) ([]source, error) {
+			if !p.archived {
+				return nil, nil
+			}
+			in := spaces
+			if in == nil {
+				var err error
+				if in, err = p.store.Spaces(ctx, p.req.Tenant); err != nil {
+					return nil, fmt.Errorf("list spaces: %w", err)
+				}
+			}
+			var out []source
+			for _, v := range values {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 || n > maxBaseline {
+					continue
+				}
+				for _, s := range in {
+					out = append(out, &rangeSource{store: p.store, tenant: p.req.Tenant, size: newSizer(p.hint()),
+						r: Range{Space: s, Archived: true, Baseline: n, Desc: p.desc}})
+				}
+			}
+			return out, nil
+		}}
+}
+
+// maxBaseline is the largest baseline number the key design holds.
+const maxBaseline = 99999999

@@ -1,0 +1,284 @@
+// Package search runs requirement searches (GET
+// /rest/reqs/1/requirement2/{spaceKey}): it resolves the scope of a search,
+// plans it, reads the candidates through the Store it consumes and filters
+// them with the query language's evaluator (shared/query).
+//
+// The planner drives each search from the most selective predicate that an
+// index serves (an exact key, a key prefix, a property value, an issue, a
+// page, a dependency, a baseline, a space) and evaluates the whole query in
+// memory on what it reads. With no such predicate it reads the scope in key
+// order. When the requested order is the key order (REQKEY first, as the
+// default REQKEY ASC, BASELINE DESC) it stops as soon as it has offset+limit
+// matches; for any other order it reads every candidate and keeps the best
+// offset+limit in a bounded heap. docs/search.md describes the plans and
+// their costs. The package has no AWS types and never scans a table.
+package search
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// Paging limits of CONTRACT.md §2.
+const (
+	// DefaultLimit is the page size when the request names none.
+	DefaultLimit = 50
+	// MaxLimit is the largest page; larger limits are clamped to it.
+	MaxLimit = 500
+)
+
+// Bounds of the parent and child closures: a query whose closures go deeper
+// or reach more requirements is refused as too broad (400) rather than
+// answered with a truncated, wrong result.
+const (
+	// MaxClosureDepth is the number of links a closure may follow from its
+	// requirement.
+	MaxClosureDepth = 20
+	// MaxClosureNodes is the number of requirements all the closures of
+	// one query may hold together.
+	MaxClosureNodes = 10000
+)
+
+// ID names one requirement row: the current version (Baseline 0) or an
+// archived copy. Key is compared with query.Fold.
+type ID struct {
+	SpaceKey string
+	Key      string
+	Baseline int
+}
+
+// idOf returns the ID of a row, its key folded.
+func idOf(r *requirement.Requirement) ID {
+	return ID{SpaceKey: r.SpaceKey, Key: query.Fold(r.Key), Baseline: r.Baseline}
+}
+
+// Range is one read of requirement rows in key order (query.Fold of the
+// key, then space key, then the current version before archived copies,
+// newest baseline first): the "index order" every source of a plan follows.
+type Range struct {
+	// Space limits the read to one space; "" reads every space of the
+	// tenant (the tenant-wide key-order index).
+	Space string
+	// Archived reads archived copies (baselines) instead of current rows.
+	Archived bool
+	// Baseline, when > 0, reads the copies of that baseline of Space only
+	// (its own partition); Archived is then implied.
+	Baseline int
+	// Prefix keeps the rows whose folded key starts with it ("" for all);
+	// with Exact, the rows whose folded key equals it.
+	Prefix string
+	Exact  bool
+	// Desc reads in descending order.
+	Desc bool
+}
+
+// IndexKind names a search index.
+type IndexKind int
+
+// The search indexes. They hold the current ACTIVE rows only.
+const (
+	// IndexProperty: the rows with a property named Name (folded) of value
+	// Value (case-insensitively, so a superset of the exact matches).
+	IndexProperty IndexKind = iota + 1
+	// IndexIssue: the rows linked to issue Value (case-insensitively).
+	IndexIssue
+)
+
+// IndexRef names one partition of a search index.
+type IndexRef struct {
+	Kind  IndexKind
+	Name  string
+	Value string
+}
+
+// Token is an opaque position in a Range or an index partition, returned
+// by the Store with one page and given back to read the next; "" is the
+// start (and, returned, the end). Tokens never leave the service.
+type Token string
+
+// Store is what searches read. Every method reads the tenant's items only.
+type Store interface {
+	// Rows returns one page of the rows of r, in the order of Range,
+	// starting after `after`, reading at most limit items (0: as many as
+	// one call returns); next is "" after the last page. Stubs (rows with
+	// an empty Status: reverse dependencies of a requirement nobody
+	// defines) are included. Errors: internal only.
+	Rows(ctx context.Context, tenant string, r Range, after Token, limit int) (rows []*requirement.Requirement, next Token, err error)
+	// Index returns one page of the ids in an index partition, in the
+	// order of Range (current rows: key, then space), like Rows.
+	Index(ctx context.Context, tenant string, ix IndexRef, desc bool, after Token, limit int) (ids []ID, next Token, err error)
+	// Get returns the rows among ids that exist, stubs included, in no
+	// particular order. Errors: internal only.
+	Get(ctx context.Context, tenant string, ids []ID) ([]*requirement.Requirement, error)
+	// PageKeys returns the space of a page and the keys of the
+	// requirements it defines and owns (their current rows are ACTIVE with
+	// the page as origin). Errors: apperr.ErrNotFound for an unknown page.
+	PageKeys(ctx context.Context, tenant, pageID string) (space string, keys []string, err error)
+	// Spaces lists the spaces in which the tenant has stored pages.
+	Spaces(ctx context.Context, tenant string) ([]string, error)
+}
+
+// Settings reads the tenant's admin settings the scope rule depends on.
+type Settings interface {
+	// IsolateSpaces reports whether searches are limited to the space of
+	// their path when they name no spaceKey (false when never set).
+	IsolateSpaces(ctx context.Context, tenant string) (bool, error)
+}
+
+// Service runs searches.
+type Service struct {
+	store    Store
+	settings Settings
+}
+
+// NewService returns a Service reading from store and settings.
+func NewService(store Store, settings Settings) *Service {
+	return &Service{store: store, settings: settings}
+}
+
+// Request is one search, its parameters already parsed.
+type Request struct {
+	Tenant string
+	// PathSpace is the {spaceKey} of the path; it matters only under the
+	// scope rule (isolateSpaces on and no Space).
+	PathSpace string
+	// Space is the spaceKey query parameter ("" when absent): the scope.
+	Space string
+	// Query is the parsed q (nil matches everything).
+	Query query.Expr
+	// Order is the parsed order; empty means query.DefaultOrder.
+	Order query.Order
+	// Offset is the number of matches to skip (≥ 0).
+	Offset int
+	// Limit is the page size: 0 means DefaultLimit, above MaxLimit is
+	// clamped to MaxLimit.
+	Limit int
+	// IncludeArchived also returns DELETED, MOVED and ARCHIVED rows; when
+	// false only ACTIVE requirements are returned.
+	IncludeArchived bool
+}
+
+// Result is one page of matches.
+type Result struct {
+	Requirements []*requirement.Requirement
+	// Offset and Limit are the ones applied (Limit after clamping).
+	Offset, Limit int
+	// Plan describes how the search was run, for logs and tests, e.g.
+	// "property[PRIORITY] IN ('High') via index, key order, stopped early".
+	Plan string
+}
+
+// Search runs one search. Errors: invalid (bad offset, invalid space key,
+// closures too broad), internal.
+func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
+	req, scope, err := s.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.run(ctx, req, scope, -1)
+}
+
+// prepare checks and completes the paging parameters and resolves the
+// scope.
+func (s *Service) prepare(ctx context.Context, req Request) (Request, []string, error) {
+	if req.Offset < 0 {
+		return req, nil, apperr.Invalidf("offset must be at least 0, got %d", req.Offset)
+	}
+	switch {
+	case req.Limit < 0:
+		return req, nil, apperr.Invalidf("limit must be at least 1, got %d", req.Limit)
+	case req.Limit == 0:
+		req.Limit = DefaultLimit
+	case req.Limit > MaxLimit:
+		req.Limit = MaxLimit
+	}
+	if len(req.Order) == 0 {
+		req.Order = query.DefaultOrder()
+	}
+	scope, err := s.scope(ctx, req)
+	return req, scope, err
+}
+
+// scope applies the scope rule (spec §4.1): the spaceKey parameter when
+// given; else, when the tenant isolates spaces, the space of the path;
+// else every space (nil).
+func (s *Service) scope(ctx context.Context, req Request) ([]string, error) {
+	if req.Space != "" {
+		if !requirement.ValidSpaceKey(req.Space) {
+			return nil, apperr.Invalidf("invalid spaceKey %s: letters, digits and '_' only", showValue(req.Space))
+		}
+		return []string{req.Space}, nil
+	}
+	isolate, err := s.settings.IsolateSpaces(ctx, req.Tenant)
+	if err != nil {
+		return nil, fmt.Errorf("read search settings: %w", err)
+	}
+	if !isolate {
+		return nil, nil
+	}
+	if !requirement.ValidSpaceKey(req.PathSpace) {
+		return nil, apperr.Invalidf("invalid spaceKey %s in the path: letters, digits and '_' only", showValue(req.PathSpace))
+	}
+	return []string{req.PathSpace}, nil
+}
+
+// showValue quotes a client's value for an error message, cut short.
+func showValue(s string) string {
+	const max = 64
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !isRuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// run plans and executes a search in scope; force >= 0 picks the plan of
+// that index among the candidates (tests compare every plan), -1 the best.
+func (s *Service) run(ctx context.Context, req Request, scope []string, force int) (*Result, error) {
+	p := newPlanner(s.store, req, scope)
+	pl, err := p.choose(ctx, force)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Offset: req.Offset, Limit: req.Limit, Requirements: []*requirement.Requirement{}}
+	if pl.empty {
+		res.Plan = pl.describe()
+		return res, nil
+	}
+	env, err := closures(ctx, s.store, req.Tenant, req.Query)
+	if err != nil {
+		return nil, err
+	}
+	keep := func(r *requirement.Requirement) bool {
+		return p.admits(r) && query.Match(req.Query, r, env)
+	}
+	rows, early, err := collect(ctx, pl, keep, req.Order, req.Offset, req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	res.Requirements = rows
+	res.Plan = pl.describe()
+	if early {
+		res.Plan += ", stopped early"
+	}
+	return res, nil
+}
+
+// joinQuoted renders values for plan descriptions.
+func joinQuoted(vals []string) string {
+	q := make([]string, len(vals))
+	for i, v := range vals {
+		q[i] = fmt.Sprintf("'%s'", strings.ReplaceAll(v, "'", `\'`))
+	}
+	return strings.Join(q, ", ")
+}

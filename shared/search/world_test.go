@@ -1,0 +1,283 @@
+package search_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/search"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+// The vocabulary of random worlds and queries: small, so that random
+// queries hit random data. Keys differ in case on purpose ("REQ-1" and
+// "req-1" are one key in a space), "Z" is a space only links name.
+var (
+	wSpaces     = []string{"A", "B", "C"}
+	wLinkSpaces = []string{"A", "B", "C", "Z"}
+	wKeys       = []string{"REQ-1", "req-1", "REQ-2", "Req-3", "REQ-10", "REQ-11", "A", "a.b", "B_2", "X-1", "x-2", "ZED"}
+	wProps      = []string{"Priority", "priority", "Category", "Main Category"}
+	wValues     = []string{"High", "high", "Low", "Functional", "UI"}
+	wIssues     = []string{"PROJ-1", "PROJ-2", "proj-2", "OTHER-10"}
+	wWords      = []string{"login", "logout", "user", "Admin", "report", "100%"}
+	wLinkCols   = []string{"Refines", "Verifies"}
+	wIssueCols  = []string{"Implements", "Tests"}
+	wStatuses   = []string{"ACTIVE", "deleted", "Moved", "ARCHIVED", "bogus"}
+	wOrders     = []string{"", "REQKEY ASC, BASELINE DESC", "REQKEY DESC", "key", "SPACEKEY, REQKEY", "STATUS DESC",
+		"BASELINE", "TEXT", "PAGE DESC, KEY", "REQKEY, SPACE DESC", "reqkey desc, baseline asc"}
+)
+
+func pick[T any](rnd *rand.Rand, xs []T) T { return xs[rnd.IntN(len(xs))] }
+
+// world is what a random world stored, as the test knows it.
+type world struct {
+	pages     []string // page ids ever used
+	baselines []int
+}
+
+// pageBody returns a random page: a table of 1 to 5 definitions with
+// property, link and issue columns.
+func pageBody(rnd *rand.Rand) string {
+	props := []string{pick(rnd, wProps)}
+	if rnd.IntN(2) == 0 {
+		props = append(props, pick(rnd, wProps))
+	}
+	linkCol, issueCol := pick(rnd, wLinkCols), pick(rnd, wIssueCols)
+	header := append(append([]string{"Key", "Description"}, props...), linkCol, issueCol)
+	rows := []string{wt.TH(header...)}
+	for range 1 + rnd.IntN(5) {
+		key := pick(rnd, wKeys)
+		desc := "<p>The " + pick(rnd, wWords) + " " + pick(rnd, wWords)
+		if rnd.IntN(4) == 0 {
+			desc += " " + wt.Link(maybe(rnd, wLinkSpaces), pick(rnd, wKeys))
+		}
+		desc += "</p>"
+		cells := []string{wt.Def(key), desc}
+		for range props {
+			var vals []string
+			for range rnd.IntN(3) {
+				vals = append(vals, "<p>"+pick(rnd, wValues)+"</p>")
+			}
+			cells = append(cells, strings.Join(vals, ""))
+		}
+		var links, issues string
+		for range rnd.IntN(3) {
+			links += wt.Link(maybe(rnd, wLinkSpaces), pick(rnd, wKeys))
+		}
+		for range rnd.IntN(3) {
+			issues += wt.Jira(pick(rnd, wIssues), "")
+		}
+		rows = append(rows, wt.TR(append(cells, links, issues)...))
+	}
+	return wt.Table(rows...)
+}
+
+// maybe returns "" (no space: the page's own) or an element of xs.
+func maybe(rnd *rand.Rand, xs []string) string {
+	if rnd.IntN(2) == 0 {
+		return ""
+	}
+	return pick(rnd, xs)
+}
+
+// buildWorld stores a random world for tenant through the real indexing
+// write path (svc): pages created, re-saved, moved and deleted, so that
+// requirements are ACTIVE, DELETED and MOVED, with properties, issues and
+// dependencies (and stubs for undefined targets); then baselines: archive
+// stores archived copies of some ACTIVE rows, read with current.
+func buildWorld(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string, nPages int,
+	current func() []*requirement.Requirement, archive func([]*requirement.Requirement)) *world {
+	t.Helper()
+	ctx := context.Background()
+	w := &world{}
+	space := map[string]string{}
+	for i := range nPages {
+		id := fmt.Sprint(100 + i)
+		space[id] = pick(rnd, wSpaces)
+		save(t, svc, tenant, id, space[id], pageBody(rnd))
+		w.pages = append(w.pages, id)
+	}
+	for range nPages / 2 {
+		id := pick(rnd, w.pages)
+		if space[id] == "" {
+			continue
+		}
+		switch rnd.IntN(4) {
+		case 0: // moved to another space, defining the same or other keys
+			space[id] = pick(rnd, wSpaces)
+			save(t, svc, tenant, id, space[id], pageBody(rnd))
+		case 1:
+			if err := svc.DeletePage(ctx, tenant, "bob", id); err != nil {
+				t.Fatal(err)
+			}
+			space[id] = ""
+		default:
+			save(t, svc, tenant, id, space[id], pageBody(rnd))
+		}
+	}
+	rows := current()
+	for n := 1; n <= 2; n++ {
+		var copies []*requirement.Requirement
+		for _, r := range rows {
+			if r.Status == requirement.Active && rnd.IntN(2) == 0 {
+				c := *r
+				c.Baseline, c.Status = n, requirement.Archived
+				copies = append(copies, &c)
+			}
+		}
+		archive(copies)
+		w.baselines = append(w.baselines, n)
+	}
+	return w
+}
+
+func save(t *testing.T, svc *wiki.Service, tenant, id, space, body string) {
+	t.Helper()
+	if _, err := svc.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// randomQuery returns a random query of the language over the world's
+// vocabulary, up to depth levels of AND, OR and NOT.
+func randomQuery(rnd *rand.Rand, w *world, depth int) string {
+	if depth == 0 || rnd.IntN(3) == 0 {
+		if depth == 2 && rnd.IntN(15) == 0 {
+			return "'" + pick(rnd, append(slices.Clone(wWords), "req-1", "a.")) + "'"
+		}
+		return randomPredicate(rnd, w)
+	}
+	a, b := randomQuery(rnd, w, depth-1), randomQuery(rnd, w, depth-1)
+	switch rnd.IntN(5) {
+	case 0, 1:
+		return a + " AND " + b
+	case 2:
+		return "(" + a + " OR " + b + ")"
+	case 3:
+		return a + " OR " + b
+	}
+	return "NOT (" + a + ")"
+}
+
+func quoted(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
+
+func ref(rnd *rand.Rand) string {
+	k := pick(rnd, wKeys)
+	if s := maybe(rnd, wLinkSpaces); s != "" {
+		return s + "/" + k
+	}
+	return k
+}
+
+func rel(rnd *rand.Rand, cols []string) string {
+	if rnd.IntN(2) == 0 {
+		return ""
+	}
+	return "@" + strings.ToLower(pick(rnd, cols))
+}
+
+func in(rnd *rand.Rand, field string, gen func() string) string {
+	vals := []string{gen()}
+	for range rnd.IntN(3) {
+		vals = append(vals, gen())
+	}
+	not := ""
+	if rnd.IntN(4) == 0 {
+		not = "NOT "
+	}
+	return field + " " + not + "IN (" + strings.Join(vals, ", ") + ")"
+}
+
+func randomPredicate(rnd *rand.Rand, w *world) string {
+	q := func(xs []string) func() string { return func() string { return quoted(pick(rnd, xs)) } }
+	prop := func() string { return "@" + strings.ReplaceAll(pick(rnd, wProps), " ", `\ `) }
+	switch rnd.IntN(24) {
+	case 0:
+		return "key = " + q(wKeys)()
+	case 1:
+		return in(rnd, "key", q(wKeys))
+	case 2:
+		k := pick(rnd, wKeys)
+		return "key ~ " + quoted(k[:1+rnd.IntN(len(k))]+"%")
+	case 3:
+		return "key " + pick(rnd, []string{"!=", "<", ">=", "~"}) + " " + quoted(pick(rnd, []string{"REQ-10", "%-1%", "b", "REQ%"}))
+	case 4:
+		return "text ~ " + quoted("%"+pick(rnd, wWords)+"%")
+	case 5:
+		return "space " + pick(rnd, []string{"=", "!=", "="}) + " " + q(wLinkSpaces)()
+	case 6:
+		return in(rnd, "space", q(wSpaces))
+	case 7:
+		return "status = " + q(wStatuses)()
+	case 8:
+		return in(rnd, "status", q(wStatuses))
+	case 9:
+		return "page = " + pick(rnd, append(slices.Clone(w.pages), "999"))
+	case 10:
+		return in(rnd, "page", func() string { return quoted(pick(rnd, w.pages)) })
+	case 11:
+		return "baseline " + pick(rnd, []string{"=", "=", ">", "<="}) + " " + fmt.Sprint(1+rnd.IntN(3))
+	case 12:
+		return "baseline IS " + pick(rnd, []string{"", "NOT "}) + "NULL"
+	case 13:
+		return "jira" + rel(rnd, wIssueCols) + " = " + q(wIssues)()
+	case 14:
+		return in(rnd, "jira"+rel(rnd, wIssueCols), q(wIssues))
+	case 15:
+		return "to" + rel(rnd, append(slices.Clone(wLinkCols), "dependency")) + " = " + quoted(ref(rnd))
+	case 16:
+		return "from" + rel(rnd, append(slices.Clone(wLinkCols), "dependency")) + " " + pick(rnd, []string{"=", "=", "!=", "~"}) + " " + quoted(ref(rnd))
+	case 17:
+		return in(rnd, pick(rnd, []string{"to", "from"}), func() string { return quoted(ref(rnd)) })
+	case 18:
+		return pick(rnd, []string{"parent", "child"}) + rel(rnd, wLinkCols) + " " + pick(rnd, []string{"=", "=", "!="}) + " " + quoted(ref(rnd))
+	case 19:
+		return in(rnd, pick(rnd, []string{"parent", "child"}), func() string { return quoted(ref(rnd)) })
+	case 20, 21:
+		return prop() + " = " + q(wValues)()
+	case 22:
+		return in(rnd, prop(), q(wValues))
+	}
+	return prop() + " " + pick(rnd, []string{"IS NULL", "IS NOT NULL", "~ 'h%'", "!= 'High'"})
+}
+
+// randomRequest returns a random request over the world, its query and
+// order parsed, and the scope the brute force applies.
+func randomRequest(t *testing.T, rnd *rand.Rand, w *world, tenant string, isolate bool) (search.Request, []string, string) {
+	t.Helper()
+	text := randomQuery(rnd, w, 2)
+	if rnd.IntN(20) == 0 {
+		text = ""
+	}
+	e, err := query.Parse(text)
+	if err != nil {
+		t.Fatalf("generated query %q: %v", text, err)
+	}
+	orderText := pick(rnd, wOrders)
+	order, err := query.ParseOrder(orderText)
+	if err != nil {
+		t.Fatalf("order %q: %v", orderText, err)
+	}
+	req := search.Request{Tenant: tenant, PathSpace: pick(rnd, wSpaces), Query: e, Order: order,
+		Offset: pick(rnd, []int{0, 0, 0, 1, 3, 10}), Limit: pick(rnd, []int{0, 1, 2, 5, 50}),
+		IncludeArchived: rnd.IntN(2) == 0}
+	var scope []string
+	switch {
+	case rnd.IntN(3) == 0:
+		req.Space = pick(rnd, wSpaces)
+		scope = []string{req.Space}
+	case isolate:
+		scope = []string{req.PathSpace}
+	}
+	desc := fmt.Sprintf("q=%q order=%q offset=%d limit=%d includeArchived=%v space=%q path=%q isolate=%v",
+		text, orderText, req.Offset, req.Limit, req.IncludeArchived, req.Space, req.PathSpace, isolate)
+	return req, scope, desc
+}
