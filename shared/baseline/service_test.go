@@ -43,7 +43,9 @@ func newFake() *fake {
 
 func bk(space string, n int) string { return fmt.Sprintf("%s#%d", space, n) }
 
-func (f *fake) SpaceExists(_ context.Context, _, space string) (bool, error) { return f.spaces[space], nil }
+func (f *fake) SpaceExists(_ context.Context, _, space string) (bool, error) {
+	return f.spaces[space], nil
+}
 
 func (f *fake) Page(_ context.Context, _, id string) (*baseline.Page, error) {
 	if p := f.pages[id]; p != nil {
@@ -364,10 +366,16 @@ func TestBadInput(t *testing.T) {
 	t.Parallel()
 	type call func(*baseline.Service) error
 	create := func(space string, in baseline.CreateInput) call {
-		return func(s *baseline.Service) error { _, err := s.Create(context.Background(), "t1", "u", space, in); return err }
+		return func(s *baseline.Service) error {
+			_, err := s.Create(context.Background(), "t1", "u", space, in)
+			return err
+		}
 	}
 	instant := func(space string, in baseline.InstantInput) call {
-		return func(s *baseline.Service) error { _, err := s.CreateInstant(context.Background(), "t1", "u", space, in); return err }
+		return func(s *baseline.Service) error {
+			_, err := s.CreateInstant(context.Background(), "t1", "u", space, in)
+			return err
+		}
 	}
 	cases := []struct {
 		name string
