@@ -68,7 +68,9 @@ func (p *planner) classes() {
 	if !p.req.IncludeArchived {
 		allowed = []string{statusActive}
 	}
-	keep := func(ok func(string) bool) { allowed = slices.DeleteFunc(allowed, func(s string) bool { return !ok(s) }) }
+	keep := func(ok func(string) bool) {
+		allowed = slices.DeleteFunc(allowed, func(s string) bool { return !ok(s) })
+	}
 	for _, d := range p.drivers {
 		switch d.Kind {
 		case query.AccessStatus:
