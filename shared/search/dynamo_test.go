@@ -1,0 +1,165 @@
+package search_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/search"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// itemCounter wraps the DynamoDB client and counts the items each read
+// returns or evaluates: Query items evaluated (ScannedCount, so a filter
+// hides nothing), BatchGetItem items returned, GetItem items found.
+type itemCounter struct {
+	dynamo.API
+	mu   sync.Mutex
+	read int
+}
+
+func (c *itemCounter) add(n int) {
+	c.mu.Lock()
+	c.read += n
+	c.mu.Unlock()
+}
+
+func (c *itemCounter) Items() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.read
+}
+
+func (c *itemCounter) Reset() {
+	c.mu.Lock()
+	c.read = 0
+	c.mu.Unlock()
+}
+
+func (c *itemCounter) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := c.API.Query(ctx, in, opts...)
+	if err == nil {
+		c.add(int(out.ScannedCount))
+	}
+	return out, err
+}
+
+func (c *itemCounter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	out, err := c.API.BatchGetItem(ctx, in, opts...)
+	if err == nil {
+		for _, items := range out.Responses {
+			c.add(len(items))
+		}
+	}
+	return out, err
+}
+
+func (c *itemCounter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	out, err := c.API.GetItem(ctx, in, opts...)
+	if err == nil && out.Item != nil {
+		c.add(1)
+	}
+	return out, err
+}
+
+// stack is a search service on DynamoDB Local with its write side and
+// counters of calls and items.
+type stack struct {
+	svc      *search.Service
+	store    *dynamo.SearchStore
+	wiki     *wiki.Service
+	reqs     *dynamo.RequirementStore
+	settings *dynamo.SettingsStore
+	calls    *testenv.CallCounter
+	items    *itemCounter
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	env := testenv.AWS(t)
+	calls := testenv.DynamoCallCounter()
+	items := &itemCounter{API: dynamodb.NewFromConfig(env.Config, calls.Options)}
+	store := dynamo.NewSearchStore(items, env.WikiTable)
+	return &stack{
+		svc: search.NewService(store, store), store: store,
+		wiki:     wiki.NewService(dynamo.NewWikiStore(items, env.WikiTable)),
+		reqs:     dynamo.NewRequirementStore(items, env.WikiTable),
+		settings: dynamo.NewSettingsStore(items, env.WikiTable),
+		calls:    calls, items: items,
+	}
+}
+
+func (s *stack) reset() {
+	s.calls.Reset()
+	s.items.Reset()
+}
+
+// currentRows reads every current row (stubs included) of the vocabulary's
+// spaces and keys with GetMany: the brute force's view of the table.
+func (s *stack) currentRows(t *testing.T, tenant string) []*requirement.Requirement {
+	t.Helper()
+	var ids []dynamo.RequirementID
+	for _, sp := range wLinkSpaces {
+		for _, k := range wKeys {
+			ids = append(ids, dynamo.RequirementID{SpaceKey: sp, Key: k})
+		}
+	}
+	found, err := s.reqs.GetMany(context.Background(), tenant, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*requirement.Requirement, 0, len(found))
+	for _, r := range found {
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestPlansAgreeOnDynamoDB stores random worlds in DynamoDB Local through
+// the real indexing write path and compares every plan of random searches
+// with the brute-force evaluator over all the tenant's rows. A second
+// tenant with the same vocabulary must never show up.
+func TestPlansAgreeOnDynamoDB(t *testing.T) {
+	t.Parallel()
+	for _, seed := range seeds(t, 3) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newStack(t)
+			rnd := rand.New(rand.NewPCG(seed, 11))
+			var archived []*requirement.Requirement
+			archive := func(tenant string) func([]*requirement.Requirement) {
+				return func(rows []*requirement.Requirement) {
+					if err := s.reqs.Put(ctx, tenant, rows); err != nil {
+						t.Fatal(err)
+					}
+					if tenant == "demo" {
+						archived = append(archived, rows...)
+					}
+				}
+			}
+			w := buildWorld(t, rnd, s.wiki, "demo", 14, func() []*requirement.Requirement { return s.currentRows(t, "demo") }, archive("demo"))
+			buildWorld(t, rand.New(rand.NewPCG(seed, 12)), s.wiki, "acme", 6,
+				func() []*requirement.Requirement { return s.currentRows(t, "acme") }, archive("acme"))
+			all := append(s.currentRows(t, "demo"), archived...)
+			isolate := seed%2 == 0
+			if err := s.settings.Put(ctx, "demo", integration.Settings{IsolateSpaces: isolate}); err != nil {
+				t.Fatal(err)
+			}
+			for range 150 {
+				req, scope, desc := randomRequest(t, rnd, w, "demo", isolate)
+				checkPlans(t, s.svc, all, req, scope, desc)
+			}
+		})
+	}
+}
