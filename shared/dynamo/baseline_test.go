@@ -1,0 +1,404 @@
+package dynamo_test
+
+// Tests of BaselineStore on DynamoDB Local through baseline.Service: the
+// freeze writes copies then the record, keeps the current rows, renames
+// the baseline page, cleans up after failures, and uses ⌈N/25⌉
+// BatchWriteItem calls.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+// blEnv is one test's baseline store and service over a counted client.
+type blEnv struct {
+	*wsEnv
+	bl  *dynamo.BaselineStore
+	svc *baseline.Service
+}
+
+func blNew(t *testing.T) *blEnv {
+	t.Helper()
+	e := wsNew(t)
+	bl := dynamo.NewBaselineStore(e.db, e.env.WikiTable)
+	return &blEnv{wsEnv: e, bl: bl, svc: baseline.NewService(bl, bl)}
+}
+
+// blSeed saves a page tree in DEMO: 100 "Specs" (REQ-1 -> REQ-2, REQ-2 ->
+// OTHER/X-1), child 101 (REQ-3 -> REQ-1) with child 102 (REQ-4), and 200,
+// the baseline page, without requirements.
+func (e *blEnv) blSeed(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	save := func(id, parent, title, body string) {
+		t.Helper()
+		_, err := e.service.SavePage(ctx, "t1", "alice", wiki.PageInput{ID: id, SpaceKey: "DEMO", Title: title, ParentID: parent, Body: body})
+		if err != nil {
+			t.Fatalf("save page %s: %v", id, err)
+		}
+	}
+	th := wt.TH("Key", "Description", "Refines")
+	save("100", "", "Specs", wt.Table(th,
+		wt.TR(wt.Def("REQ-1"), "<p>One</p>", wt.Link("", "REQ-2")),
+		wt.TR(wt.Def("REQ-2"), "<p>Two</p>", wt.Link("OTHER", "X-1"))))
+	save("101", "100", "Child", wt.Table(th, wt.TR(wt.Def("REQ-3"), "<p>Three</p>", wt.Link("", "REQ-1"))))
+	save("102", "101", "Grandchild", wt.Table(th, wt.TR(wt.Def("REQ-4"), "<p>Four</p>", "")))
+	save("200", "", "Baseline page", "<p>Baseline macro here</p>")
+}
+
+// blSnapshot returns the current rows of a space.
+func (e *blEnv) blSnapshot(t *testing.T, space string) []*requirement.Requirement {
+	t.Helper()
+	var rows []*requirement.Requirement
+	if err := e.reqs.QuerySpace(context.Background(), "t1", space, "", 1000, func(r *requirement.Requirement) bool {
+		rows = append(rows, r)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func (e *blEnv) blCopies(t *testing.T, tenant, space string, n int) []*requirement.Requirement {
+	t.Helper()
+	var rows []*requirement.Requirement
+	if err := e.reqs.QueryBaseline(context.Background(), tenant, space, n, 1000, func(r *requirement.Requirement) bool {
+		rows = append(rows, r)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestBaselineLifecycle(t *testing.T) {
+	t.Parallel()
+	e := blNew(t)
+	e.blSeed(t)
+	ctx := context.Background()
+	before := e.blSnapshot(t, "DEMO")
+	pageBefore, err := e.store.Page(ctx, "t1", "200")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b, err := e.svc.Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Release 1.0", CEO: "200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Number != 1 || b.Count != 4 || b.CEO != "200" {
+		t.Fatalf("baseline %+v", b)
+	}
+	// The current rows are unchanged.
+	if after := e.blSnapshot(t, "DEMO"); !reflect.DeepEqual(before, after) {
+		t.Errorf("current rows changed:\nbefore %+v\nafter  %+v", before, after)
+	}
+	// The copies are readable with Get(Baseline 1), archived, with the
+	// dependencies inside the baseline only.
+	r1, err := e.reqs.Get(ctx, "t1", dynamo.RequirementID{SpaceKey: "DEMO", Key: "req-1", Baseline: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Status != requirement.Archived || r1.Baseline != 1 || r1.Text != "One" || r1.Origin.PageID != "100" ||
+		len(r1.Dependencies) != 1 || r1.Dependencies[0].Key != "REQ-2" ||
+		len(r1.ReverseDependencies) != 1 || r1.ReverseDependencies[0].Key != "REQ-3" {
+		t.Errorf("copy of REQ-1: %+v", r1)
+	}
+	r2, err := e.reqs.Get(ctx, "t1", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-2", Baseline: 1})
+	if err != nil || len(r2.Dependencies) != 0 || len(r2.ReverseDependencies) != 1 {
+		t.Errorf("copy of REQ-2 (its link to OTHER/X-1 must go): %+v %v", r2, err)
+	}
+	if _, err := e.reqs.Get(ctx, "t1", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 2}); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("baseline 2: %v", err)
+	}
+	// The archived copies are in gsi1 T#t#ARCH, as search reads them.
+	var arch []string
+	if err := e.reqs.QueryTenant(ctx, "t1", "REQ-", true, 100, func(r *requirement.Requirement) bool {
+		arch = append(arch, fmt.Sprintf("%s/%d", r.Key, r.Baseline))
+		return true
+	}); err != nil || !slices.Equal(arch, []string{"REQ-1/1", "REQ-2/1", "REQ-3/1", "REQ-4/1"}) {
+		t.Errorf("archived index: %v %v", arch, err)
+	}
+	// The baseline page is renamed, as a change of the page.
+	page, err := e.store.Page(ctx, "t1", "200")
+	if err != nil || page.Title != "Release 1.0" || page.Version != pageBefore.Version+1 || page.Body != pageBefore.Body {
+		t.Errorf("baseline page: %+v %v", page, err)
+	}
+
+	// create-instant of the tree under 101: REQ-3 and REQ-4; no page renamed.
+	bi, err := e.svc.CreateInstant(ctx, "t1", "bob", "DEMO", baseline.InstantInput{Name: "Child snapshot", FromCEO: "101", WithChildren: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bi.Number != 2 || bi.Count != 2 || !bi.Instant || bi.CEO != "101" {
+		t.Errorf("instant baseline %+v", bi)
+	}
+	if got := e.blCopies(t, "t1", "DEMO", 2); len(got) != 2 || got[0].Key != "REQ-3" || len(got[0].Dependencies) != 0 {
+		t.Errorf("instant copies %+v", got)
+	}
+	if p, _ := e.store.Page(ctx, "t1", "101"); p.Title != "Child" {
+		t.Errorf("create-instant renamed page 101 to %q", p.Title)
+	}
+
+	list, err := e.svc.List(ctx, "t1", "DEMO")
+	if err != nil || len(list) != 2 || list[0].Number != 1 || list[1].Number != 2 || list[0].Name != "Release 1.0" ||
+		list[0].Count != 4 || list[0].CreatedBy != "alice" || !list[0].CreatedAt.Equal(b.CreatedAt) {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	pages, err := e.svc.Pages(ctx, "t1", "DEMO", 1)
+	want := []baseline.PageCount{{PageID: "101", Title: "Child", Count: 1}, {PageID: "102", Title: "Grandchild", Count: 1}, {PageID: "100", Title: "Specs", Count: 2}}
+	if err != nil || !slices.Equal(pages, want) {
+		t.Errorf("pages %+v %v", pages, err)
+	}
+	lb, err := e.svc.SetLabel(ctx, "t1", "DEMO", 1, "approved")
+	if err != nil || lb.Label != "approved" || lb.Count != 4 || lb.Name != "Release 1.0" {
+		t.Errorf("label %+v %v", lb, err)
+	}
+	nums, err := e.bl.Numbers(ctx, "t1", "DEMO")
+	if err != nil || !reflect.DeepEqual(nums, map[int]bool{1: true, 2: true}) {
+		t.Errorf("numbers %v %v", nums, err)
+	}
+
+	// Another tenant sees none of it.
+	if _, err := e.svc.Pages(ctx, "t2", "DEMO", 1); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("other tenant's pages: %v", err)
+	}
+	if _, err := e.svc.SetLabel(ctx, "t2", "DEMO", 1, "x"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("other tenant's label: %v", err)
+	}
+	if err := e.svc.Delete(ctx, "t2", "DEMO", 1); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("other tenant's delete: %v", err)
+	}
+	if _, err := e.svc.List(ctx, "t2", "DEMO"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("other tenant's list: %v", err)
+	}
+
+	if err := e.svc.Delete(ctx, "t1", "DEMO", 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.blCopies(t, "t1", "DEMO", 1); len(got) != 0 {
+		t.Errorf("%d copies left after delete", len(got))
+	}
+	if ok, err := e.bl.Exists(ctx, "t1", "DEMO", 1); ok || err != nil {
+		t.Errorf("exists after delete: %v %v", ok, err)
+	}
+	if err := e.svc.Delete(ctx, "t1", "DEMO", 1); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+	if list, _ := e.svc.List(ctx, "t1", "DEMO"); len(list) != 1 || list[0].Number != 2 {
+		t.Errorf("list after delete %+v", list)
+	}
+	// Numbers are never reused.
+	if b3, err := e.svc.CreateInstant(ctx, "t1", "bob", "DEMO", baseline.InstantInput{Name: "again", FromCEO: "100"}); err != nil || b3.Number != 3 {
+		t.Errorf("next baseline: %+v %v", b3, err)
+	}
+	if after := e.blSnapshot(t, "DEMO"); !reflect.DeepEqual(before, after) {
+		t.Errorf("current rows changed by baselines")
+	}
+}
+
+// blFaulty fails BatchWriteItem calls that put items after the first
+// okPuts, or TransactWriteItems and PutItem calls when failCommit is set.
+type blFaulty struct {
+	dynamo.API
+	okPuts     int64
+	puts       atomic.Int64
+	failCommit bool
+}
+
+var blErrInjected = errors.New("injected failure")
+
+func (f *blFaulty) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	for _, ws := range in.RequestItems {
+		if len(ws) > 0 && ws[0].PutRequest != nil && f.puts.Add(1) > f.okPuts {
+			return nil, blErrInjected
+		}
+	}
+	return f.API.BatchWriteItem(ctx, in, opts...)
+}
+
+func (f *blFaulty) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	if f.failCommit {
+		return nil, blErrInjected
+	}
+	return f.API.TransactWriteItems(ctx, in, opts...)
+}
+
+// TestBaselineFailedFreezeLeavesNothing checks that a freeze failing while writing
+// copies, or when writing its record, leaves no record, no copy and the
+// baseline page's title unchanged; its number is not reused.
+func TestBaselineFailedFreezeLeavesNothing(t *testing.T) {
+	t.Parallel()
+	e := blNew(t)
+	ctx := context.Background()
+	var reqs []*requirement.Requirement
+	for i := range 300 {
+		reqs = append(reqs, &requirement.Requirement{SpaceKey: "DEMO", Key: fmt.Sprintf("K-%04d", i), Status: requirement.Active, Text: "t",
+			Origin: requirement.PageRef{PageID: "100", Title: "Specs"}})
+	}
+	if err := e.reqs.Put(ctx, "t1", reqs); err != nil {
+		t.Fatal(err)
+	}
+	e.blSeedPage(t, "200", "Baseline page")
+	for i, f := range []*blFaulty{{okPuts: 5}, {okPuts: 1 << 30, failCommit: true}} {
+		f.API = e.db
+		store := dynamo.NewBaselineStore(f, e.env.WikiTable)
+		_, err := baseline.NewService(store, store).Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Doomed", CEO: "200"})
+		if !errors.Is(err, blErrInjected) {
+			t.Fatalf("case %d: error %v", i, err)
+		}
+		if got := e.blCopies(t, "t1", "DEMO", i+1); len(got) != 0 {
+			t.Errorf("case %d: %d copies left", i, len(got))
+		}
+		if list, err := e.bl.List(ctx, "t1", "DEMO"); len(list) != 0 || err != nil {
+			t.Errorf("case %d: list %v %v", i, list, err)
+		}
+		if p, _ := e.store.Page(ctx, "t1", "200"); p.Title != "Baseline page" {
+			t.Errorf("case %d: page renamed to %q", i, p.Title)
+		}
+	}
+	b, err := e.svc.Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Fine", CEO: "200"})
+	if err != nil || b.Number != 3 || b.Count != 300 {
+		t.Fatalf("after failures: %+v %v", b, err)
+	}
+}
+
+// blSeedPage saves an empty page in DEMO.
+func (e *blEnv) blSeedPage(t *testing.T, id, title string) {
+	t.Helper()
+	if _, err := e.service.SavePage(context.Background(), "t1", "alice", wiki.PageInput{ID: id, SpaceKey: "DEMO", Title: title, Body: "<p>x</p>"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBaselineFreezeBatchCount freezes 5,000 requirements seeded with
+// RequirementStore.Put and checks the DynamoDB calls: ⌈5000/25⌉ = 200
+// BatchWriteItem calls, the space read in ⌈5000/500⌉ pages, one counter
+// update and one transaction (record and page title).
+func TestBaselineFreezeBatchCount(t *testing.T) {
+	t.Parallel()
+	e := blNew(t)
+	ctx := context.Background()
+	const n = 5000
+	reqs := make([]*requirement.Requirement, 0, n)
+	for i := range n {
+		r := &requirement.Requirement{SpaceKey: "BIG", Key: fmt.Sprintf("REQ-%05d", i), Status: requirement.Active,
+			Text: strings.Repeat("The system shall do something. ", 5), HTMLExcerpt: "<p>" + strings.Repeat("The system shall do something. ", 5) + "</p>",
+			Properties:   []requirement.Property{{Key: "Priority", Value: "High"}},
+			Origin:       requirement.PageRef{PageID: fmt.Sprint(1000 + i/250), Title: fmt.Sprint("Page ", i/250)},
+			Dependencies: []requirement.Dependency{{SpaceKey: "BIG", Key: fmt.Sprintf("REQ-%05d", rand.IntN(2*n)), Relationship: "refines"}},
+		}
+		reqs = append(reqs, r)
+	}
+	if err := e.reqs.Put(ctx, "t1", reqs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.service.SavePage(ctx, "t1", "alice", wiki.PageInput{ID: "1", SpaceKey: "BIG", Title: "Baselines", Body: "<p>x</p>"}); err != nil {
+		t.Fatal(err)
+	}
+	e.calls.Reset()
+	start := time.Now()
+	b, err := e.svc.Create(ctx, "t1", "alice", "BIG", baseline.CreateInput{Name: "Big", CEO: "1"})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := e.calls.Counts()
+	t.Logf("froze %d requirements in %v: %v", b.Count, took.Round(time.Millisecond), counts)
+	if b.Count != n {
+		t.Errorf("count %d", b.Count)
+	}
+	want := map[string]int{"GetItem": 2, "Query": n/500 + 1, "UpdateItem": 1, "BatchWriteItem": n / 25, "TransactWriteItems": 1}
+	if !reflect.DeepEqual(counts, want) {
+		t.Errorf("calls %v, want %v", counts, want)
+	}
+	// Dependencies outside the baseline (keys ≥ n do not exist) are gone.
+	copies := e.blCopies(t, "t1", "BIG", 1)
+	if len(copies) != n {
+		t.Fatalf("%d copies", len(copies))
+	}
+	for i, c := range copies {
+		if dep := reqs[i].Dependencies[0]; (dep.Key < fmt.Sprintf("REQ-%05d", n)) != (len(c.Dependencies) == 1) {
+			t.Fatalf("copy %s: dependencies %v, current %v", c.Key, c.Dependencies, reqs[i].Dependencies)
+		}
+	}
+	pages, err := e.svc.Pages(ctx, "t1", "BIG", 1)
+	if err != nil || len(pages) != n/250 || pages[0].Count != 250 {
+		t.Errorf("pages %d %v", len(pages), err)
+	}
+
+	e.calls.Reset()
+	if err := e.svc.Delete(ctx, "t1", "BIG", 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.calls.Count("BatchWriteItem"); got != n/25 {
+		t.Errorf("delete: %d BatchWriteItem calls, want %d", got, n/25)
+	}
+	if left := e.blCopies(t, "t1", "BIG", 1); len(left) != 0 {
+		t.Errorf("%d copies left", len(left))
+	}
+}
+
+// TestBaselinePagesFallback checks that a page summary too large for the record
+// is computed from the copies.
+func TestBaselinePagesFallback(t *testing.T) {
+	t.Parallel()
+	e := blNew(t)
+	ctx := context.Background()
+	copies := []*requirement.Requirement{
+		{SpaceKey: "DEMO", Key: "A", Baseline: 1, Status: requirement.Archived, Origin: requirement.PageRef{PageID: "7", Title: "Seven"}},
+		{SpaceKey: "DEMO", Key: "B", Baseline: 1, Status: requirement.Archived, Origin: requirement.PageRef{PageID: "7", Title: "Seven"}},
+		{SpaceKey: "DEMO", Key: "C", Baseline: 1, Status: requirement.Archived, Origin: requirement.PageRef{PageID: "8", Title: "Eight"}},
+	}
+	if err := e.bl.PutCopies(ctx, "t1", copies); err != nil {
+		t.Fatal(err)
+	}
+	var huge []baseline.PageCount
+	for i := range 30000 {
+		huge = append(huge, baseline.PageCount{PageID: fmt.Sprint(i), Title: fmt.Sprintf("%x%x", rand.Uint64(), rand.Uint64()), Count: 1})
+	}
+	b := &baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "7", Instant: true, CreatedAt: time.Now(), Count: 3}
+	if err := e.bl.Commit(ctx, "t1", b, huge, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.bl.Commit(ctx, "t1", b, nil, false); !errors.Is(err, apperr.ErrConflict) {
+		t.Errorf("second commit: %v", err)
+	}
+	pages, err := e.svc.Pages(ctx, "t1", "DEMO", 1)
+	want := []baseline.PageCount{{PageID: "8", Title: "Eight", Count: 1}, {PageID: "7", Title: "Seven", Count: 2}}
+	if err != nil || !slices.Equal(pages, want) {
+		t.Errorf("pages %.200v %v", fmt.Sprint(pages), err)
+	}
+}
+
+// TestBaselineCommitPageGone checks that the record is not written when the
+// baseline page disappeared, and the answer is 404.
+func TestBaselineCommitPageGone(t *testing.T) {
+	t.Parallel()
+	e := blNew(t)
+	b := &baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "404", CreatedAt: time.Now()}
+	err := e.bl.Commit(context.Background(), "t1", b, nil, true)
+	if !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("error %v", err)
+	}
+	if ok, _ := e.bl.Exists(context.Background(), "t1", "DEMO", 1); ok {
+		t.Error("record written")
+	}
+}
