@@ -172,6 +172,8 @@ type ReqRef struct {
 	Baseline  int
 }
 
+// String names r for messages: "wiki-1:DEMO/REQ-1", with "@<baseline>" for
+// a baseline copy.
 func (r ReqRef) String() string {
 	if r.Baseline > 0 {
 		return fmt.Sprintf("%s:%s/%s@%d", r.ApplinkID, r.SpaceKey, r.Key, r.Baseline)
