@@ -31,7 +31,13 @@ func collect(ctx context.Context, pl *plan, keep func(*requirement.Requirement) 
 
 func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requirement) bool, order query.Order, offset, limit int, unique bool) ([]*requirement.Requirement, bool, error) {
 	out := []*requirement.Requirement{}
-	matched := 0
+	matched, seen, kept := 0, 0, 0
+	// lookahead: without unique keys, one more candidate shows that the
+	// last key's group is complete.
+	lookahead := 1
+	if unique {
+		lookahead = 0
+	}
 	var group []*requirement.Requirement
 	groupKey := ""
 	flush := func() {
@@ -45,7 +51,8 @@ func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requ
 		group = group[:0]
 	}
 	for {
-		e, ok, err := src.next(ctx)
+		want := scale(offset+limit-matched-len(group)+lookahead, seen, kept)
+		e, ok, err := src.next(ctx, max(want, 1))
 		if err != nil {
 			return nil, false, err
 		}
@@ -53,6 +60,7 @@ func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requ
 			flush()
 			return out, false, nil
 		}
+		seen++
 		if e.id.Key != groupKey {
 			flush()
 			if matched >= offset+limit {
@@ -61,6 +69,7 @@ func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requ
 			groupKey = e.id.Key
 		}
 		if keep(e.row) {
+			kept++
 			group = append(group, e.row)
 		}
 		if unique && len(group) > 0 {
@@ -85,7 +94,7 @@ func cmpOrder(o query.Order, a, b *requirement.Requirement) int {
 func collectSorted(ctx context.Context, src source, keep func(*requirement.Requirement) bool, order query.Order, offset, limit int) ([]*requirement.Requirement, bool, error) {
 	h := &worstFirst{order: order, max: offset + limit}
 	for {
-		e, ok, err := src.next(ctx)
+		e, ok, err := src.next(ctx, 0)
 		if err != nil {
 			return nil, false, err
 		}

@@ -174,7 +174,7 @@ type option struct {
 	label string
 	// build returns the sources of the candidates, each in index order;
 	// it may read (page key lists, the rows a dependency names).
-	build func(ctx context.Context, hint int) ([]source, error)
+	build func(ctx context.Context) ([]source, error)
 }
 
 // plan is the chosen option, ready to run.
@@ -195,21 +195,6 @@ func (pl *plan) describe() string {
 		s += ", sorted in memory"
 	}
 	return s
-}
-
-// hint is the page size of the first read of each source: offset+limit
-// when reading stops early (plus one row to see that a key's group is
-// complete, unless keys are unique), 0 (as much as one call returns)
-// otherwise.
-func (p *planner) hint() int {
-	if !p.early {
-		return 0
-	}
-	n := p.req.Offset + p.req.Limit
-	if !p.unique {
-		n++
-	}
-	return n
 }
 
 // options lists the usable plans, the most selective first; the scan of
@@ -246,14 +231,13 @@ func (p *planner) choose(ctx context.Context, force int) (*plan, error) {
 // order without duplicates, candidates out of scope dropped before their
 // rows are read, rows read in batches.
 func (pl *plan) source(ctx context.Context) (source, error) {
-	hint := pl.p.hint()
-	srcs, err := pl.opt.build(ctx, hint)
+	srcs, err := pl.opt.build(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var s source = newMerge(srcs, pl.p.desc)
 	s = &filterSource{src: s, keep: pl.p.wanted}
-	return &fetchSource{src: s, store: pl.p.store, tenant: pl.p.req.Tenant, size: newSizer(hint)}, nil
+	return &fetchSource{src: s, store: pl.p.store, tenant: pl.p.req.Tenant}, nil
 }
 
 // option returns the plan driven by access d within spaces, if usable.
@@ -326,10 +310,10 @@ func (p *planner) unionOption(d query.Access, spaces []string) (option, bool) {
 		labels[i] = b.label
 	}
 	return option{rank: rank, label: "union(" + strings.Join(labels, "; ") + ")",
-		build: func(ctx context.Context, hint int) ([]source, error) {
+		build: func(ctx context.Context) ([]source, error) {
 			var all []source
 			for _, b := range branches {
-				srcs, err := b.build(ctx, hint)
+				srcs, err := b.build(ctx)
 				if err != nil {
 					return nil, err
 				}
@@ -350,7 +334,7 @@ func (p *planner) scan(spaces []string) option {
 	if p.archived {
 		label += " with archived copies"
 	}
-	return option{rank: rank, label: label, build: func(context.Context, int) ([]source, error) {
+	return option{rank: rank, label: label, build: func(context.Context) ([]source, error) {
 		return p.ranges(spaces, "", false), nil
 	}}
 }
@@ -363,7 +347,7 @@ func (p *planner) ranges(spaces []string, prefix string, exact bool) []source {
 	var out []source
 	add := func(r Range) {
 		r.Prefix, r.Exact, r.Desc = prefix, exact, p.desc
-		out = append(out, &rangeSource{store: p.store, tenant: p.req.Tenant, r: r, size: newSizer(p.hint())})
+		out = append(out, &rangeSource{store: p.store, tenant: p.req.Tenant, r: r})
 	}
 	if p.current {
 		if spaces == nil {
@@ -414,7 +398,7 @@ func (p *planner) keyOption(values []string, spaces []string) option {
 		how = "Query of the key-order index"
 	}
 	return option{rank: rankKey, label: "key IN (" + joinQuoted(keys) + ") by " + how,
-		build: func(context.Context, int) ([]source, error) {
+		build: func(context.Context) ([]source, error) {
 			var out []source
 			if p.current && spaces != nil {
 				var ids []entry
@@ -439,7 +423,7 @@ func (p *planner) keyOption(values []string, spaces []string) option {
 // prefixOption reads a key prefix in key order.
 func (p *planner) prefixOption(prefix string, spaces []string) option {
 	return option{rank: rankPrefix, label: "key prefix '" + prefix + "' in key order",
-		build: func(context.Context, int) ([]source, error) {
+		build: func(context.Context) ([]source, error) {
 			if !validKeyPrefix(prefix) {
 				return nil, nil
 			}
@@ -458,11 +442,11 @@ func (p *planner) indexOption(d query.Access) option {
 		}
 	}
 	return option{rank: rank, label: label + " IN (" + joinQuoted(d.Values) + ") via index",
-		build: func(context.Context, int) ([]source, error) {
+		build: func(context.Context) ([]source, error) {
 			out := make([]source, 0, len(d.Values))
 			for _, v := range d.Values {
 				out = append(out, &indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
-					ix: IndexRef{Kind: kind, Name: name, Value: v}, size: newSizer(p.hint())})
+					ix: IndexRef{Kind: kind, Name: name, Value: v}})
 			}
 			return out, nil
 		}}
@@ -471,7 +455,7 @@ func (p *planner) indexOption(d query.Access) option {
 // pageOption reads the key lists of pages (one GetItem each).
 func (p *planner) pageOption(values []string) option {
 	return option{rank: rankPage, label: "page IN (" + joinQuoted(values) + ") by its key list",
-		build: func(ctx context.Context, _ int) ([]source, error) {
+		build: func(ctx context.Context) ([]source, error) {
 			var ids []entry
 			for _, v := range values {
 				if !wiki.ValidContentID(v) {
@@ -503,7 +487,7 @@ func (p *planner) linkOption(d query.Access, spaces []string) option {
 		field += "@" + d.Name
 	}
 	return option{rank: rank, label: field + " IN (" + joinQuoted(d.Values) + ") by the named requirements' links",
-		build: func(ctx context.Context, _ int) ([]source, error) {
+		build: func(ctx context.Context) ([]source, error) {
 			rows, err := rowsAt(ctx, p.store, p.req.Tenant, d.Refs)
 			if err != nil {
 				return nil, err
@@ -581,7 +565,7 @@ func readAll(ctx context.Context, store Store, tenant string, r Range) ([]*requi
 // baseline; without a space in scope it first lists the tenant's spaces.
 func (p *planner) baselineOption(values []string, spaces []string) option {
 	return option{rank: rankBaseline, label: "baseline IN (" + strings.Join(values, ", ") + ") by baseline partitions",
-		build: func(ctx context.Context, _ int) ([]source, error) {
+		build: func(ctx context.Context) ([]source, error) {
 			if !p.archived {
 				return nil, nil
 			}
@@ -599,7 +583,7 @@ func (p *planner) baselineOption(values []string, spaces []string) option {
 					continue
 				}
 				for _, s := range in {
-					out = append(out, &rangeSource{store: p.store, tenant: p.req.Tenant, size: newSizer(p.hint()),
+					out = append(out, &rangeSource{store: p.store, tenant: p.req.Tenant,
 						r: Range{Space: s, Archived: true, Baseline: n, Desc: p.desc}})
 				}
 			}

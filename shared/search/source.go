@@ -17,10 +17,14 @@ type entry struct {
 }
 
 // source yields candidates in index order (compareIDs, reversed when
-// descending). Sources read lazily, one page at a time.
+// descending). Sources read lazily, one page at a time, when their caller
+// asks for a candidate they do not hold.
 type source interface {
-	// next returns the next candidate, false at the end.
-	next(ctx context.Context) (entry, bool, error)
+	// next returns the next candidate, false at the end. want is how many
+	// candidates the caller expects to take from now on, this one
+	// included: the size of a page to read if one is needed; 0 means all
+	// of them (read as much as one call returns).
+	next(ctx context.Context, want int) (entry, bool, error)
 }
 
 // compareIDs is the index order: folded key, space key, then the current
@@ -54,26 +58,35 @@ func compareEntries(a, b entry, desc bool) int {
 	return c
 }
 
-// Page sizes of the reads: the first is the plan's hint, each next one
-// twice the last, up to maxPage; with no hint, as much as one call returns
-// (DynamoDB's 1 MB), and fetchBatch rows per batch of gets.
+// Page sizes: a read takes what its caller wants, at most maxPage items
+// (and, with no want, as much as one call returns: DynamoDB's 1 MB); rows
+// are read fetchBatch at a time when everything is wanted.
 const (
 	maxPage    = 1000
 	fetchBatch = 1000
 )
 
-// sizer gives the page sizes of one source.
-type sizer struct{ n int }
-
-func newSizer(hint int) sizer { return sizer{n: hint} }
-
-// take returns the size of the next page (0: unbounded) and grows it.
-func (s *sizer) take() int {
-	n := s.n
-	if s.n > 0 {
-		s.n = min(2*s.n, maxPage)
+// pageSize is the Limit of a read for want candidates (0: no limit).
+func pageSize(want int) int {
+	if want <= 0 {
+		return 0
 	}
-	return n
+	return min(want, maxPage)
+}
+
+// scale estimates how many candidates to take from upstream to get want
+// that pass a filter which, so far, let kept of seen through: want at
+// least, more in proportion as the filter drops candidates, twice what was
+// seen when it let none through; at most maxPage unless want is more.
+func scale(want, seen, kept int) int {
+	if want <= 0 || seen == 0 {
+		return want
+	}
+	est := 2 * seen
+	if kept > 0 {
+		est = (want*seen + kept - 1) / kept
+	}
+	return max(want, min(est, maxPage))
 }
 
 // rangeSource reads a Range page by page.
@@ -81,18 +94,17 @@ type rangeSource struct {
 	store  Store
 	tenant string
 	r      Range
-	size   sizer
 	after  Token
 	buf    []entry
 	done   bool
 }
 
-func (s *rangeSource) next(ctx context.Context) (entry, bool, error) {
+func (s *rangeSource) next(ctx context.Context, want int) (entry, bool, error) {
 	for len(s.buf) == 0 {
 		if s.done {
 			return entry{}, false, nil
 		}
-		rows, next, err := s.store.Rows(ctx, s.tenant, s.r, s.after, s.size.take())
+		rows, next, err := s.store.Rows(ctx, s.tenant, s.r, s.after, pageSize(want))
 		if err != nil {
 			return entry{}, false, fmt.Errorf("read requirements in key order: %w", err)
 		}
@@ -113,18 +125,17 @@ type indexSource struct {
 	tenant string
 	ix     IndexRef
 	desc   bool
-	size   sizer
 	after  Token
 	buf    []entry
 	done   bool
 }
 
-func (s *indexSource) next(ctx context.Context) (entry, bool, error) {
+func (s *indexSource) next(ctx context.Context, want int) (entry, bool, error) {
 	for len(s.buf) == 0 {
 		if s.done {
 			return entry{}, false, nil
 		}
-		ids, next, err := s.store.Index(ctx, s.tenant, s.ix, s.desc, s.after, s.size.take())
+		ids, next, err := s.store.Index(ctx, s.tenant, s.ix, s.desc, s.after, pageSize(want))
 		if err != nil {
 			return entry{}, false, fmt.Errorf("read search index: %w", err)
 		}
@@ -147,7 +158,7 @@ func newList(entries []entry, desc bool) *listSource {
 	return &listSource{entries: slices.CompactFunc(entries, func(a, b entry) bool { return a.id == b.id })}
 }
 
-func (s *listSource) next(context.Context) (entry, bool, error) {
+func (s *listSource) next(context.Context, int) (entry, bool, error) {
 	if len(s.entries) == 0 {
 		return entry{}, false, nil
 	}
@@ -157,12 +168,15 @@ func (s *listSource) next(context.Context) (entry, bool, error) {
 }
 
 // mergeSource merges sources in index order and drops duplicates (equal
-// ids are adjacent), keeping a copy that carries its row when one does.
+// ids are adjacent), keeping a copy that carries its row when one does. A
+// source's next head is read only when a candidate is asked for, so the
+// merge never reads a page nobody needs.
 type mergeSource struct {
 	srcs  []source
-	heads []*entry // nil once a source is exhausted
+	heads []*entry
+	stale []bool // the head must be read before comparing
+	ended []bool
 	desc  bool
-	init  bool
 	last  *ID
 }
 
@@ -170,40 +184,32 @@ func newMerge(srcs []source, desc bool) source {
 	if len(srcs) == 1 {
 		return srcs[0]
 	}
-	return &mergeSource{srcs: srcs, heads: make([]*entry, len(srcs)), desc: desc}
+	stale := make([]bool, len(srcs))
+	for i := range stale {
+		stale[i] = true
+	}
+	return &mergeSource{srcs: srcs, heads: make([]*entry, len(srcs)), stale: stale, ended: make([]bool, len(srcs)), desc: desc}
 }
 
-func (m *mergeSource) fill(ctx context.Context, i int) error {
-	e, ok, err := m.srcs[i].next(ctx)
-	if err != nil {
-		return err
-	}
-	m.heads[i] = nil
-	if ok {
-		m.heads[i] = &e
-	}
-	return nil
-}
-
-func (m *mergeSource) next(ctx context.Context) (entry, bool, error) {
-	if !m.init {
-		for i := range m.srcs {
-			if err := m.fill(ctx, i); err != nil {
-				return entry{}, false, err
-			}
-		}
-		m.init = true
-	}
+func (m *mergeSource) next(ctx context.Context, want int) (entry, bool, error) {
 	for {
 		best := -1
-		for i, h := range m.heads {
-			if h == nil {
+		for i := range m.srcs {
+			if m.stale[i] {
+				e, ok, err := m.srcs[i].next(ctx, want)
+				if err != nil {
+					return entry{}, false, err
+				}
+				m.stale[i], m.ended[i], m.heads[i] = false, !ok, &e
+			}
+			if m.ended[i] {
 				continue
 			}
 			if best < 0 {
 				best = i
 				continue
 			}
+			h := m.heads[i]
 			c := compareEntries(*h, *m.heads[best], m.desc)
 			if c < 0 || c == 0 && h.row != nil && m.heads[best].row == nil {
 				best = i
@@ -213,9 +219,7 @@ func (m *mergeSource) next(ctx context.Context) (entry, bool, error) {
 			return entry{}, false, nil
 		}
 		e := *m.heads[best]
-		if err := m.fill(ctx, best); err != nil {
-			return entry{}, false, err
-		}
+		m.stale[best] = true
 		if m.last != nil && *m.last == e.id {
 			continue
 		}
@@ -225,38 +229,44 @@ func (m *mergeSource) next(ctx context.Context) (entry, bool, error) {
 }
 
 // filterSource drops candidates that cannot match before their rows are
-// read.
+// read, asking upstream for more in proportion as it drops.
 type filterSource struct {
-	src  source
-	keep func(ID) bool
+	src        source
+	keep       func(ID) bool
+	seen, kept int
 }
 
-func (f *filterSource) next(ctx context.Context) (entry, bool, error) {
+func (f *filterSource) next(ctx context.Context, want int) (entry, bool, error) {
 	for {
-		e, ok, err := f.src.next(ctx)
-		if !ok || err != nil || f.keep(e.id) {
+		e, ok, err := f.src.next(ctx, scale(want, f.seen, f.kept))
+		if !ok || err != nil {
 			return e, ok, err
+		}
+		f.seen++
+		if f.keep(e.id) {
+			f.kept++
+			return e, true, nil
 		}
 	}
 }
 
 // fetchSource reads the rows of candidates that carry none, in batches
-// (one Store.Get each), and drops the candidates that do not exist.
+// (one Store.Get each) of what its caller wants, and drops the candidates
+// that do not exist.
 type fetchSource struct {
 	src    source
 	store  Store
 	tenant string
-	size   sizer
 	buf    []entry
 	done   bool
 }
 
-func (f *fetchSource) next(ctx context.Context) (entry, bool, error) {
+func (f *fetchSource) next(ctx context.Context, want int) (entry, bool, error) {
 	for len(f.buf) == 0 {
 		if f.done {
 			return entry{}, false, nil
 		}
-		if err := f.fill(ctx); err != nil {
+		if err := f.fill(ctx, want); err != nil {
 			return entry{}, false, err
 		}
 	}
@@ -266,15 +276,15 @@ func (f *fetchSource) next(ctx context.Context) (entry, bool, error) {
 }
 
 // fill takes the next batch from src and reads the rows it lacks.
-func (f *fetchSource) fill(ctx context.Context) error {
-	n := f.size.take()
-	if n == 0 {
+func (f *fetchSource) fill(ctx context.Context, want int) error {
+	n := want
+	if n <= 0 {
 		n = fetchBatch
 	}
 	batch := make([]entry, 0, n)
 	var missing []ID
 	for len(batch) < n {
-		e, ok, err := f.src.next(ctx)
+		e, ok, err := f.src.next(ctx, n-len(batch))
 		if err != nil {
 			return err
 		}

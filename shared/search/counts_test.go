@@ -1,0 +1,251 @@
+package search_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/search"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+// bigKey is the key of requirement i of the large space.
+func bigKey(i int) string { return fmt.Sprintf("REQ-%04d", i) }
+
+// storeBig stores, through the indexing write path, 2,000 requirements in
+// space BIG (pages "1" to "10", 200 each): Category Security for every
+// 20th (100), Functional otherwise; Priority High for every 3rd (667);
+// REQ-i refines REQ-(i/2) (a binary tree 11 levels deep). Space OTHER holds
+// REQ-0000 to REQ-0199 again (page "11", Security for every 20th: 10), and
+// space DEEP a chain D-00 → D-01 → … → D-25 (page "12").
+func storeBig(t *testing.T, s *stack) {
+	t.Helper()
+	row := func(i int, space string) string {
+		cat, prio, refines := "Functional", "Low", ""
+		if i%20 == 0 {
+			cat = "Security"
+		}
+		if i%3 == 0 {
+			prio = "High"
+		}
+		if i > 0 && space == "BIG" {
+			refines = wt.Link("", bigKey(i/2))
+		}
+		return wt.TR(wt.Def(bigKey(i)), "<p>Requirement "+bigKey(i)+" of "+space+"</p>", cat, prio, refines)
+	}
+	header := wt.TH("Key", "Description", "Category", "Priority", "Refines")
+	for p := range 10 {
+		rows := []string{header}
+		for i := p * 200; i < (p+1)*200; i++ {
+			rows = append(rows, row(i, "BIG"))
+		}
+		save(t, s.wiki, "demo", fmt.Sprint(p+1), "BIG", wt.Table(rows...))
+	}
+	rows := []string{header}
+	for i := range 200 {
+		rows = append(rows, row(i, "OTHER"))
+	}
+	save(t, s.wiki, "demo", "11", "OTHER", wt.Table(rows...))
+	rows = []string{header}
+	for i := range 26 {
+		link := ""
+		if i < 25 {
+			link = wt.Link("", fmt.Sprintf("D-%02d", i+1))
+		}
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("D-%02d", i)), "<p>Deep</p>", "", "", link))
+	}
+	save(t, s.wiki, "demo", "12", "DEEP", wt.Table(rows...))
+}
+
+// TestCallCounts asserts the DynamoDB calls and the items read (Query items
+// evaluated + BatchGetItem items + GetItem items) of typical searches over
+// a space of 2,000 requirements. The numbers are deterministic: they depend
+// on the data and the plan only.
+func TestCallCounts(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	storeBig(t, s)
+	ctx := context.Background()
+
+	tests := []struct {
+		name     string
+		q, order string
+		space    string
+		limit    int
+		archived bool
+		results  int
+		// ratio, when set, bounds items read / (offset + results).
+		ratio float64
+		calls map[string]int
+		items int
+		plan  string
+	}{
+		// The index partition holds the tenant's matches in key order (110:
+		// 100 in BIG, 10 in OTHER); only BIG's rows are read: 110 + 100.
+		{name: "property equality, whole answer", q: `@Category = 'Security'`, space: "BIG", limit: 500,
+			results: 100, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 210, ratio: 2.1, plan: "property[CATEGORY]"},
+		// 50 index items, 10 of them OTHER's (among the first keys), then
+		// 13 more (the 10 missing scaled by 50/40): 63 + 50 rows.
+		{name: "property equality, first page", q: `@Category = 'Security'`, space: "BIG",
+			results: 50, calls: map[string]int{"Query": 2, "BatchGetItem": 1}, items: 113, ratio: 2.3, plan: "property[CATEGORY]"},
+		{name: "property equality, second page", q: `@Category = 'Security'`, space: "BIG", limit: 25,
+			results: 25, calls: map[string]int{"Query": 2, "BatchGetItem": 1}, items: 113, ratio: 2.3, plan: "property[CATEGORY]"},
+		{name: "property equality, tenant-wide first page", q: `@category = 'Security'`,
+			// +1 index item and row: the 51st shows that REQ-0040's group
+			// (BIG and OTHER) is complete; +1 GetItem: the settings.
+			results: 50, calls: map[string]int{"GetItem": 1, "Query": 1, "BatchGetItem": 1}, items: 102, ratio: 2.1, plan: "property[CATEGORY]"},
+		// Another order reads every match (110 index items, 100 rows).
+		{name: "property equality, other order", q: `@Category = 'Security'`, order: "STATUS, TEXT DESC", space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 210, plan: "sorted in memory"},
+		// 667 + 67 index items (one Query: index items are small), 667
+		// rows in one batch of 7 BatchGetItem calls.
+		{name: "broad property, other order", q: `@Priority = 'High'`, order: "TEXT", space: "BIG", limit: 500,
+			results: 500, calls: map[string]int{"Query": 1, "BatchGetItem": 7}, items: 734 + 667, plan: "property[PRIORITY]"},
+		{name: "key prefix, first page", q: `key ~ 'REQ-1%'`, space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1}, items: 50, ratio: 1, plan: "key prefix"},
+		{name: "key prefix, tenant-wide first page", q: `key ~ 'req-1%'`,
+			results: 50, calls: map[string]int{"GetItem": 1, "Query": 1}, items: 51, ratio: 1.1, plan: "key prefix"},
+		{name: "key prefix and property", q: `@Priority = 'High' AND key ~ 'REQ-00%' AND text ~ '%BIG%'`, space: "BIG",
+			results: 34, calls: map[string]int{"Query": 2}, items: 50 + 50, plan: "key prefix"},
+		{name: "exact key", q: `key = 'req-0042'`, space: "BIG",
+			results: 1, calls: map[string]int{"BatchGetItem": 1}, items: 1, plan: "key IN"},
+		{name: "exact key, tenant-wide", q: `key = 'req-0042'`,
+			results: 2, calls: map[string]int{"GetItem": 1, "Query": 1}, items: 2, plan: "key IN"},
+		{name: "keys", q: `key IN ('REQ-0001', 'REQ-0002', 'NOPE') OR key = 'REQ-1999'`, space: "BIG",
+			results: 3, calls: map[string]int{"BatchGetItem": 1}, items: 3, plan: "union"},
+		{name: "page, first page", q: `page = 3`,
+			results: 50, calls: map[string]int{"GetItem": 2, "BatchGetItem": 1}, items: 1 + 51, plan: "page IN"},
+		{name: "to", q: `to = 'BIG/REQ-0010'`, space: "BIG",
+			results: 2, calls: map[string]int{"BatchGetItem": 2}, items: 3, plan: "to IN"},
+		// REQ-0021 in every space (BIG and OTHER: one Query of the
+		// key-order index), then what they refine (BIG/REQ-0010 only: the
+		// OTHER rows have no links).
+		{name: "from", q: `from@refines = 'REQ-0021'`, space: "BIG",
+			results: 1, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 2 + 1, plan: "from@refines IN"},
+		// Nothing matches: pages of 50, 100, 300, 900 (twice what was
+		// seen) and the rest.
+		{name: "unindexed predicate scans the space", q: `text ~ '%nothing like this%'`, space: "BIG",
+			results: 0, calls: map[string]int{"Query": 5}, items: 2000, plan: "scan of space BIG"},
+		// The index has no DELETED or archived rows: the space is read in
+		// key order (and the tenant's archived copies: none here) until 50
+		// matches, REQ-0980, are seen; pages sized by the matches so far.
+		{name: "includeArchived cannot use the property index", q: `@Category = 'Security'`, space: "BIG", archived: true,
+			results: 50, calls: map[string]int{"Query": 4}, items: 1005, plan: "scan of space BIG in key order with archived copies"},
+		{name: "baseline without includeArchived is empty", q: `baseline = 1 AND @Category = 'Security'`, space: "BIG",
+			results: 0, calls: map[string]int{}, items: 0, plan: "empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := query.Parse(tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			order, err := query.ParseOrder(tt.order)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offset := 0
+			if tt.name == "property equality, second page" {
+				offset = 25
+			}
+			s.reset()
+			res, err := s.svc.Search(ctx, search.Request{Tenant: "demo", PathSpace: "X", Space: tt.space, Query: e, Order: order,
+				Offset: offset, Limit: tt.limit, IncludeArchived: tt.archived})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Requirements) != tt.results {
+				t.Errorf("%d results, want %d", len(res.Requirements), tt.results)
+			}
+			if !strings.Contains(res.Plan, tt.plan) {
+				t.Errorf("plan %q, want %q", res.Plan, tt.plan)
+			}
+			if got := s.calls.Counts(); !maps.Equal(got, tt.calls) {
+				t.Errorf("calls %v, want %v (plan %s)", got, tt.calls, res.Plan)
+			}
+			if got := s.items.Items(); got != tt.items {
+				t.Errorf("items read %d, want %d (plan %s)", got, tt.items, res.Plan)
+			}
+			// Paging through offset+limit matches costs reading them.
+			if r := float64(s.items.Items()) / float64(offset+len(res.Requirements)); tt.ratio > 0 && r > tt.ratio {
+				t.Errorf("%.2f items read per match up to this page, want at most %.1f", r, tt.ratio)
+			}
+			t.Logf("%s: %d results, calls %v, items read %d", res.Plan, len(res.Requirements), s.calls.Counts(), s.items.Items())
+		})
+	}
+}
+
+// TestClosureCounts asserts the reads of parent/child closures (one
+// BatchGetItem per level and per 100 requirements) and their bounds.
+func TestClosureCounts(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	storeBig(t, s)
+	ctx := context.Background()
+	run := func(q string) (*search.Result, error) {
+		e, err := query.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.reset()
+		return s.svc.Search(ctx, search.Request{Tenant: "demo", Space: "DEEP", Query: e, Limit: 500})
+	}
+
+	// D-05 references D-06 … D-25: 20 levels, the most a closure follows.
+	res, err := run(`child = 'DEEP/D-05'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// child matches the rows that something references: D-06 … D-25.
+	if len(res.Requirements) != 20 || res.Requirements[0].Key != "D-06" {
+		t.Fatalf("%d results from %s", len(res.Requirements), names(res.Requirements))
+	}
+	// 21 levels read (D-05 … D-25), then the scan of DEEP.
+	if got := s.calls.Counts(); got["BatchGetItem"] != 21 || got["Query"] != 1 || len(got) != 2 {
+		t.Fatalf("calls %v", got)
+	}
+
+	// D-04 is one level deeper: refused, never truncated.
+	_, err = run(`child = 'DEEP/D-04' OR key = 'D-00'`)
+	if !errors.Is(err, apperr.ErrInvalid) || !strings.Contains(err.Error(), "query too broad") {
+		t.Fatalf("error %v, want query too broad", err)
+	}
+
+	// parent of the root of BIG's tree: all 1,999 others, 11 levels of
+	// one BatchGetItem per 100 requirements of the level.
+	res, err = run(`parent@refines = 'BIG/REQ-0000' AND key ~ 'REQ-19%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGets := 0
+	for lo := 1; lo < 2000; lo *= 2 {
+		wantGets += (min(2*lo, 2000) - lo + 99) / 100
+	}
+	if got := s.calls.Count("BatchGetItem"); got != wantGets+1 { // +1: the root
+		t.Fatalf("BatchGetItem %d, want %d", got, wantGets+1)
+	}
+	if len(res.Requirements) != 0 { // the scope is DEEP
+		t.Fatalf("results %v", names(res.Requirements))
+	}
+}
+
+// TestKeyOrderIsIndexOrder guards the planner's early stop: it reads in the
+// indexes' key order and stops at offset+limit, which is right only while
+// query.Order sorts REQKEY by the folded key.
+func TestKeyOrderIsIndexOrder(t *testing.T) {
+	t.Parallel()
+	o := query.DefaultOrder()
+	a := &requirement.Requirement{SpaceKey: "S", Key: "a-2"}
+	b := &requirement.Requirement{SpaceKey: "S", Key: "A-10"}
+	c := &requirement.Requirement{SpaceKey: "S", Key: "B-1"}
+	// The index orders by the upper-cased key: A-10 < A-2 < B-1.
+	if !o.Less(b, a) || !o.Less(a, c) {
+		t.Fatal("query.Order no longer compares REQKEY by the folded key: the planner's early stop would be wrong")
+	}
+}
