@@ -46,12 +46,14 @@ $(foreach f,$(FUNCTIONS),$(eval $(call sam_build,$(f))))
 # ---------------------------------------------------------------- run
 .PHONY: run
 run: deps build ## run the whole service locally (wiki :3000, tracker :3001), Ctrl-C stops it
-	$(GO) run ./infra/cmd/localstack -build-dir $(BUILD_DIR)
+	@$(GO) build -o $(BUILD_DIR)/localstack ./infra/cmd/localstack
+	@exec $(BUILD_DIR)/localstack -build-dir $(BUILD_DIR)
 
 .PHONY: invoke
 invoke: deps build ## invoke one function with an event: make invoke FN=Sync EVENT=events/sync-schedule.json
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
-	$(GO) run ./infra/cmd/localstack -build-dir $(BUILD_DIR) -invoke $(FN) -event $(EVENT)
+	@$(GO) build -o $(BUILD_DIR)/localstack ./infra/cmd/localstack
+	@$(BUILD_DIR)/localstack -build-dir $(BUILD_DIR) -invoke $(FN) -event $(EVENT)
 
 .PHONY: admin
 admin: ## the admin command: make admin ARGS="tenant create acme"

@@ -113,9 +113,14 @@ func jsonError(err error) error {
 
 // WriteJSON answers v as JSON with status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // excerpts are HTML; JSON needs no escaping of <, > and &
+	body := buf.Bytes()
+	if err := enc.Encode(v); err != nil {
 		status, body = http.StatusInternalServerError, []byte(`{"status":500,"message":"cannot encode the answer"}`)
+	} else {
+		body = buf.Bytes()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

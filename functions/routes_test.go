@@ -1,0 +1,115 @@
+// Package functions_test checks that the three descriptions of the HTTP
+// routes agree both ways: the HttpApi events of template.yaml (what API
+// Gateway routes to each function), the routers the functions serve, and
+// the OpenAPI documents published at GET /rest/reqs/1/openapi.
+package functions_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
+	"github.com/reqtrace/reqtrace/shared/httpapi/content"
+	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
+	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
+	"github.com/reqtrace/reqtrace/shared/openapi"
+)
+
+type registrar interface{ Register(*httpapi.Router) }
+
+// groups maps each HTTP function of template.yaml to its route group; the
+// functions' main.go files register exactly these.
+var groups = map[string]struct {
+	app   auth.App
+	group registrar
+}{
+	"WikiRequirements":   {auth.Wiki, &requirements.Handler{}},
+	"WikiContent":        {auth.Wiki, &content.Handler{}},
+	"WikiBaselines":      {auth.Wiki, &baselines.Handler{}},
+	"WikiIntegrations":   {auth.Wiki, &integrations.Handler{}},
+	"TrackerApiFunction": {auth.Tracker, &trackerapi.Handler{}},
+	"TrackerLinks":       {auth.Tracker, &trackerlinks.Handler{}},
+}
+
+func TestTemplateRoutersAndOpenAPIAgree(t *testing.T) {
+	tmpl, err := samtemplate.Load(filepath.Join("..", "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromTemplate := map[string][]string{} // API -> "METHOD path"
+	for _, fn := range tmpl.Functions {
+		var declared []string
+		for _, r := range fn.Routes {
+			declared = append(declared, r.Method+" "+r.Path)
+			fromTemplate[r.API] = append(fromTemplate[r.API], r.Method+" "+r.Path)
+		}
+		g, ok := groups[fn.LogicalID]
+		if len(declared) == 0 {
+			if ok {
+				t.Errorf("%s has a route group but no HttpApi events", fn.LogicalID)
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("%s declares routes but has no route group", fn.LogicalID)
+			continue
+		}
+		rt := httpapi.NewRouter(g.app, nil)
+		g.group.Register(rt)
+		var served []string
+		for _, r := range rt.Routes() {
+			served = append(served, r.Method+" "+r.Path)
+		}
+		diff(t, fn.LogicalID+": template.yaml", declared, "router", served)
+	}
+	for api, doc := range map[string][]byte{"WikiApi": openapi.Wiki, "TrackerApi": openapi.Tracker} {
+		diff(t, api+": template.yaml", fromTemplate[api], "OpenAPI", openAPIRoutes(t, doc))
+	}
+}
+
+func openAPIRoutes(t *testing.T, doc []byte) []string {
+	t.Helper()
+	var d struct {
+		OpenAPI string                    `yaml:"openapi"`
+		Paths   map[string]map[string]any `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(doc, &d); err != nil {
+		t.Fatalf("OpenAPI document: %v", err)
+	}
+	if !strings.HasPrefix(d.OpenAPI, "3.") {
+		t.Fatalf("not OpenAPI 3: %q", d.OpenAPI)
+	}
+	var routes []string
+	for path, ops := range d.Paths {
+		for method := range ops {
+			switch method {
+			case "get", "put", "post", "delete", "patch", "head", "options":
+				routes = append(routes, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	return routes
+}
+
+func diff(t *testing.T, aName string, a []string, bName string, b []string) {
+	t.Helper()
+	for _, r := range a {
+		if !slices.Contains(b, r) {
+			t.Errorf("%s has %q, %s does not", aName, r, bName)
+		}
+	}
+	for _, r := range b {
+		if !slices.Contains(a, r) {
+			t.Errorf("%s has %q, %s does not", bName, r, aName)
+		}
+	}
+}
