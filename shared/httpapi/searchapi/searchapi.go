@@ -1,0 +1,117 @@
+// Package searchapi serves the requirement search, GET
+// /rest/reqs/1/requirement2/{spaceKey} (spec §4.1, CONTRACT.md §2–3): it
+// reads and checks the query parameters, runs the search with
+// search.Service and answers {"results", "offset", "limit", "count"} with
+// the requirement JSON of shared/httpapi/requirements. The route itself
+// belongs to the WikiRequirements group, whose Search field takes Handler.
+package searchapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/search"
+)
+
+// Answer is the JSON of a search answer (CONTRACT.md §3).
+type Answer struct {
+	Results []requirements.Requirement `json:"results"`
+	// Offset and Limit are the ones applied (Limit after clamping).
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+	// Count is the number of results on this page.
+	Count int `json:"count"`
+}
+
+// FromResult converts a search result to its JSON answer; Results is never
+// null.
+func FromResult(res *search.Result) Answer {
+	out := Answer{Results: make([]requirements.Requirement, 0, len(res.Requirements)), Offset: res.Offset, Limit: res.Limit}
+	for _, r := range res.Requirements {
+		out.Results = append(out.Results, requirements.FromEntity(r))
+	}
+	out.Count = len(out.Results)
+	return out
+}
+
+// Handler returns the handler of GET /rest/reqs/1/requirement2/{spaceKey}
+// for any Reader (a wiki user, or an integration's incomingToken).
+func Handler(svc *search.Service) httpapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		p, ok := auth.FromContext(r.Context())
+		if !ok {
+			return errors.New("search: no principal on an authenticated route")
+		}
+		req, err := ParseRequest(r)
+		if err != nil {
+			return err
+		}
+		req.Tenant = p.Tenant
+		res, err := svc.Search(r.Context(), req)
+		if err != nil {
+			return err
+		}
+		httpapi.Logger(r.Context()).LogAttrs(r.Context(), slog.LevelDebug, "search",
+			slog.String("tenant", p.Tenant), slog.String("plan", res.Plan), slog.Int("results", len(res.Requirements)))
+		httpapi.WriteJSON(w, http.StatusOK, FromResult(res))
+		return nil
+	}
+}
+
+// ParseRequest reads the search parameters of spec §4.1; the Tenant is
+// left for the caller. q and order are parsed (never passed anywhere as
+// text); offset defaults to 0 and must be a non-negative integer; limit
+// defaults to search.DefaultLimit, must be a positive integer and is
+// clamped to search.MaxLimit; includeArchived is true or false;
+// baselineCondition and suggest must not be used. Every problem is a 400
+// naming the parameter, with the position of a syntax error in q or order.
+func ParseRequest(r *http.Request) (search.Request, error) {
+	params := r.URL.Query()
+	for _, name := range []string{"baselineCondition", "suggest"} {
+		if params.Has(name) {
+			return search.Request{}, apperr.Invalidf("%s must not be used (spec §4.1): express the condition in q", name)
+		}
+	}
+	offset, err := httpapi.QueryInt(r, "offset", 0, 0, 0)
+	if err != nil {
+		return search.Request{}, err
+	}
+	limit, err := httpapi.QueryInt(r, "limit", search.DefaultLimit, 1, search.MaxLimit)
+	if err != nil {
+		return search.Request{}, err
+	}
+	archived, err := httpapi.QueryBool(r, "includeArchived")
+	if err != nil {
+		return search.Request{}, err
+	}
+	order, err := query.ParseOrder(params.Get("order"))
+	if err != nil {
+		return search.Request{}, named("order", err)
+	}
+	e, err := query.Parse(params.Get("q"))
+	if err != nil {
+		return search.Request{}, named("q", err)
+	}
+	return search.Request{
+		PathSpace: r.PathValue("spaceKey"), Space: params.Get("spaceKey"), Query: e, Order: order,
+		Offset: offset, Limit: limit, IncludeArchived: archived,
+	}, nil
+}
+
+// named prefixes a parse error's message with the parameter it is about;
+// the position stays that of the parameter's text.
+func named(param string, err error) error {
+	e := apperr.As(err)
+	if e == nil {
+		return err
+	}
+	c := *e
+	c.Message = "invalid " + param + ": " + e.Message
+	return &c
+}
