@@ -196,6 +196,17 @@ func in(rnd *rand.Rand, field string, gen func() string) string {
 	return field + " " + not + "IN (" + strings.Join(vals, ", ") + ")"
 }
 
+// randomDriver returns a predicate that query.Drivers can drive a search
+// with.
+func randomDriver(rnd *rand.Rand, w *world) string {
+	for {
+		p := randomPredicate(rnd, w)
+		if e, err := query.Parse(p); err == nil && len(query.Drivers(e)) > 0 {
+			return p
+		}
+	}
+}
+
 func randomPredicate(rnd *rand.Rand, w *world) string {
 	q := func(xs []string) func() string { return func() string { return quoted(pick(rnd, xs)) } }
 	prop := func() string { return "@" + strings.ReplaceAll(pick(rnd, wProps), " ", `\ `) }
@@ -254,8 +265,15 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 func randomRequest(t *testing.T, rnd *rand.Rand, w *world, tenant string, isolate bool) (search.Request, []string, string) {
 	t.Helper()
 	text := randomQuery(rnd, w, 2)
-	if rnd.IntN(20) == 0 {
+	switch rnd.IntN(20) {
+	case 0:
 		text = ""
+	case 1, 2, 3, 4, 5, 6:
+		// An indexable predicate with a status or baseline condition and
+		// a filter: the combinations that decide which plans are usable.
+		text = randomDriver(rnd, w) + " AND " + pick(rnd, []string{"status = 'ACTIVE'", "status IN ('active', 'deleted')",
+			"status = 'MOVED'", "status != 'ACTIVE'", "baseline IS NULL", "baseline IS NOT NULL", "baseline = 1", "key ~ '%'"}) +
+			" AND " + randomQuery(rnd, w, 1)
 	}
 	e, err := query.Parse(text)
 	if err != nil {
