@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/query"
@@ -390,7 +391,7 @@ func validKeyPrefix(s string) bool {
 // keyOption reads exact keys: GetMany of (space, key) for the current rows
 // when the spaces are known, one Query of the tenant's key-order index per
 // key otherwise, and one Query of the archived index per key (and space)
-// for archived copies.
+// for archived copies; the Queries run in parallel.
 func (p *planner) keyOption(values []string, spaces []string) option {
 	keys := slices.DeleteFunc(slices.Clone(values), func(k string) bool { return !requirement.ValidKey(k) })
 	how := "GetItem/GetMany"
@@ -398,25 +399,33 @@ func (p *planner) keyOption(values []string, spaces []string) option {
 		how = "Query of the key-order index"
 	}
 	return option{rank: rankKey, label: "key IN (" + joinQuoted(keys) + ") by " + how,
-		build: func(context.Context) ([]source, error) {
-			var out []source
-			if p.current && spaces != nil {
-				var ids []entry
+		build: func(ctx context.Context) ([]source, error) {
+			var ids []entry
+			var ranges []Range
+			for _, k := range keys {
+				if p.current && spaces == nil {
+					ranges = append(ranges, Range{Prefix: k, Exact: true})
+				}
 				for _, s := range spaces {
-					for _, k := range keys {
+					if p.current {
 						ids = append(ids, entry{id: ID{SpaceKey: s, Key: k}})
 					}
-				}
-				out = append(out, newList(ids, p.desc))
-			}
-			for _, k := range keys {
-				for _, src := range p.ranges(spaces, k, true) {
-					if rs := src.(*rangeSource); rs.r.Archived || spaces == nil {
-						out = append(out, src)
+					if p.archived {
+						ranges = append(ranges, Range{Archived: true, Space: s, Prefix: k, Exact: true})
 					}
 				}
+				if p.archived && spaces == nil {
+					ranges = append(ranges, Range{Archived: true, Prefix: k, Exact: true})
+				}
 			}
-			return out, nil
+			rows, err := readRanges(ctx, p.store, p.req.Tenant, ranges)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				ids = append(ids, entry{id: idOf(r), row: r})
+			}
+			return []source{newList(ids, p.desc)}, nil
 		}}
 }
 
@@ -514,25 +523,23 @@ func (p *planner) linkOption(d query.Access, spaces []string) option {
 }
 
 // rowsAt returns the current rows (stubs included) that refs name: a GetMany
-// for refs with a space, one Query of the key-order index per ref without.
+// for refs with a space, one Query of the key-order index per ref without
+// (in parallel).
 func rowsAt(ctx context.Context, store Store, tenant string, refs []query.Ref) ([]*requirement.Requirement, error) {
 	var ids []ID
-	var out []*requirement.Requirement
+	var ranges []Range
 	for _, ref := range refs {
-		if !requirement.ValidKey(ref.Key) {
-			continue
+		switch {
+		case !requirement.ValidKey(ref.Key):
+		case ref.SpaceKey == "":
+			ranges = append(ranges, Range{Prefix: ref.Key, Exact: true})
+		case requirement.ValidSpaceKey(ref.SpaceKey):
+			ids = append(ids, ID{SpaceKey: ref.SpaceKey, Key: ref.Key})
 		}
-		if ref.SpaceKey != "" {
-			if requirement.ValidSpaceKey(ref.SpaceKey) {
-				ids = append(ids, ID{SpaceKey: ref.SpaceKey, Key: ref.Key})
-			}
-			continue
-		}
-		rows, err := readAll(ctx, store, tenant, Range{Prefix: ref.Key, Exact: true})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rows...)
+	}
+	out, err := readRanges(ctx, store, tenant, ranges)
+	if err != nil {
+		return nil, err
 	}
 	if len(ids) > 0 {
 		rows, err := store.Get(ctx, tenant, ids)
@@ -542,6 +549,35 @@ func rowsAt(ctx context.Context, store Store, tenant string, refs []query.Ref) (
 		out = append(out, rows...)
 	}
 	return out, nil
+}
+
+// parallelReads bounds the Queries one search runs at once.
+const parallelReads = 8
+
+// readRanges reads whole ranges, parallelReads at a time.
+func readRanges(ctx context.Context, store Store, tenant string, ranges []Range) ([]*requirement.Requirement, error) {
+	results := make([][]*requirement.Requirement, len(ranges))
+	errs := make([]error, len(ranges))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, parallelReads)
+	for i, r := range ranges {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i], errs[i] = readAll(ctx, store, tenant, r)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.Concat(results...), nil
 }
 
 // readAll reads a whole range.
