@@ -136,7 +136,7 @@ func TestCallCounts(t *testing.T) {
 		// key order (and the tenant's archived copies: none here) until 50
 		// matches, REQ-0980, are seen; pages sized by the matches so far.
 		{name: "includeArchived cannot use the property index", q: `@Category = 'Security'`, space: "BIG", archived: true,
-			results: 50, calls: map[string]int{"Query": 4}, items: 1005, plan: "scan of space BIG in key order with archived copies"},
+			results: 50, calls: map[string]int{"Query": 4}, items: 1005, plan: "scan of space BIG with archived copies"},
 		{name: "baseline without includeArchived is empty", q: `baseline = 1 AND @Category = 'Security'`, space: "BIG",
 			results: 0, calls: map[string]int{}, items: 0, plan: "empty"},
 	}

@@ -328,9 +328,9 @@ func (p *planner) unionOption(d query.Access, spaces []string) (option, bool) {
 // tenant's key-order index) and, when archived copies can match, the
 // tenant's archived key-order index.
 func (p *planner) scan(spaces []string) option {
-	label, rank := "scan of the tenant in key order", rankScan
+	label, rank := "scan of the tenant", rankScan
 	if spaces != nil {
-		label, rank = "scan of space "+strings.Join(spaces, ", ")+" in key order", rankSpaces
+		label, rank = "scan of space "+strings.Join(spaces, ", "), rankSpaces
 	}
 	if p.archived {
 		label += " with archived copies"
@@ -431,7 +431,7 @@ func (p *planner) keyOption(values []string, spaces []string) option {
 
 // prefixOption reads a key prefix in key order.
 func (p *planner) prefixOption(prefix string, spaces []string) option {
-	return option{rank: rankPrefix, label: "key prefix '" + prefix + "' in key order",
+	return option{rank: rankPrefix, label: "key prefix '" + prefix + "'",
 		build: func(context.Context) ([]source, error) {
 			if !validKeyPrefix(prefix) {
 				return nil, nil
