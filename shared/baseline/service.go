@@ -378,10 +378,11 @@ func (s *Service) children(ctx context.Context, tenant string, pages []*Page) ([
 	return slices.Concat(out...), nil
 }
 
-// freeze allocates the number, writes the copies and then the baseline
-// record. When anything fails after the number was taken, the copies
-// written so far are deleted (best effort): with no record, they are
-// invisible anyway, and the number is not reused.
+// freeze allocates the number, marks the freeze as begun, writes the
+// copies and then the baseline record. When anything fails after that, the
+// copies written so far are deleted (best effort): with no record they are
+// invisible anyway, a later DELETE of the number removes what is left, and
+// the number is not reused.
 func (s *Service) freeze(ctx context.Context, tenant, actor, space string, b *Baseline, selected []*requirement.Requirement) (*Baseline, error) {
 	if len(selected) > MaxRequirements {
 		return nil, tooMany()
@@ -391,6 +392,9 @@ func (s *Service) freeze(ctx context.Context, tenant, actor, space string, b *Ba
 		return nil, fmt.Errorf("allocate a baseline number in %s: %w", space, err)
 	}
 	b.SpaceKey, b.Number, b.CreatedAt, b.CreatedBy = space, n, s.Now().UTC(), actor
+	if err := s.store.Begin(ctx, tenant, space, n, b.CreatedAt); err != nil {
+		return nil, fmt.Errorf("start baseline %d of %s: %w", n, space, err)
+	}
 	copies, pages := Archive(space, n, selected)
 	b.Count = len(copies)
 

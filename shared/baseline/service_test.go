@@ -27,6 +27,7 @@ type fake struct {
 	summary  map[string][]baseline.PageCount
 	retitled []string
 	deleted  []string // DeleteCopies calls
+	marks    map[string]bool
 
 	failPut    error
 	failCommit error
@@ -37,7 +38,7 @@ func newFake() *fake {
 	return &fake{
 		spaces: map[string]bool{"DEMO": true, "OTHER": true}, pages: map[string]*baseline.Page{},
 		counter: map[string]int{}, copies: map[string][]*requirement.Requirement{},
-		records: map[string]*baseline.Baseline{}, summary: map[string][]baseline.PageCount{},
+		records: map[string]*baseline.Baseline{}, summary: map[string][]baseline.PageCount{}, marks: map[string]bool{},
 	}
 }
 
@@ -90,6 +91,13 @@ func (f *fake) NextNumber(_ context.Context, _, space string) (int, error) {
 	return f.counter[space], nil
 }
 
+func (f *fake) Begin(_ context.Context, _, space string, n int, _ time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.marks[bk(space, n)] = true
+	return nil
+}
+
 func (f *fake) PutCopies(ctx context.Context, _ string, copies []*requirement.Requirement) error {
 	if f.blockPut {
 		<-ctx.Done()
@@ -111,6 +119,7 @@ func (f *fake) DeleteCopies(_ context.Context, _, space string, n int) error {
 	defer f.mu.Unlock()
 	f.deleted = append(f.deleted, bk(space, n))
 	delete(f.copies, bk(space, n))
+	delete(f.marks, bk(space, n))
 	return nil
 }
 
@@ -120,6 +129,10 @@ func (f *fake) Commit(_ context.Context, _ string, b *baseline.Baseline, pages [
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !f.marks[bk(b.SpaceKey, b.Number)] {
+		return apperr.Conflictf("no freeze mark")
+	}
+	delete(f.marks, bk(b.SpaceKey, b.Number))
 	c := *b
 	f.records[bk(b.SpaceKey, b.Number)] = &c
 	f.summary[bk(b.SpaceKey, b.Number)] = pages
@@ -320,7 +333,7 @@ func TestCreate(t *testing.T) {
 			if got := keysOf(f.copies["DEMO#1"]); !slices.Equal(got, c.want) {
 				t.Errorf("copies %v, want %v", got, c.want)
 			}
-			if f.records["DEMO#1"] == nil || !slices.Equal(f.retitled, []string{"20=Release 1"}) {
+			if f.records["DEMO#1"] == nil || len(f.marks) != 0 || !slices.Equal(f.retitled, []string{"20=Release 1"}) {
 				t.Errorf("record %v, retitled %v", f.records["DEMO#1"], f.retitled)
 			}
 		})
@@ -441,8 +454,8 @@ func TestFailedFreeze(t *testing.T) {
 			if !errors.Is(err, c.want) {
 				t.Fatalf("error %v, want %v", err, c.want)
 			}
-			if !slices.Equal(f.deleted, []string{"DEMO#1"}) || len(f.copies) != 0 || len(f.records) != 0 {
-				t.Fatalf("deleted %v, copies %v, records %v", f.deleted, f.copies, f.records)
+			if !slices.Equal(f.deleted, []string{"DEMO#1"}) || len(f.copies) != 0 || len(f.records) != 0 || len(f.marks) != 0 {
+				t.Fatalf("deleted %v, copies %v, records %v, marks %v", f.deleted, f.copies, f.records, f.marks)
 			}
 			f.failPut, f.failCommit = nil, nil
 			b, err := s.Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})

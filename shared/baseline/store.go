@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
@@ -42,17 +43,22 @@ type Store interface {
 	// is never given twice, even when its freeze then fails.
 	// apperr.ErrConflict when the space has used every number.
 	NextNumber(ctx context.Context, tenant, space string) (int, error)
+	// Begin marks the freeze of baseline n as started at at. Commit
+	// requires the mark, and Delete leaves the copies of a baseline whose
+	// freeze may still be running alone.
+	Begin(ctx context.Context, tenant, space string, n int, at time.Time) error
 	// PutCopies writes archived copies (Baseline > 0, status ARCHIVED), as
 	// many as given, in parallel batches.
 	PutCopies(ctx context.Context, tenant string, copies []*requirement.Requirement) error
 	// DeleteCopies deletes every archived copy of baseline n of the space
-	// (and whatever else its partition holds).
+	// and whatever else its partition holds, its Begin mark included.
 	DeleteCopies(ctx context.Context, tenant, space string, n int) error
 	// Commit writes the baseline record, which makes the baseline visible,
-	// with the page summary of its copies; when retitle is true it sets the
-	// title of page b.CEO to b.Name in the same transaction.
-	// apperr.ErrConflict when the record exists already; apperr.ErrNotFound
-	// when retitle is set and the page no longer exists.
+	// with the page summary of its copies, and removes the Begin mark; when
+	// retitle is true it sets the title of page b.CEO to b.Name in the same
+	// transaction. apperr.ErrConflict when the record exists already or the
+	// mark is gone (the freeze was abandoned and cleaned up);
+	// apperr.ErrNotFound when retitle is set and the page no longer exists.
 	Commit(ctx context.Context, tenant string, b *Baseline, pages []PageCount, retitle bool) error
 	// List returns the baselines of the space in number order.
 	List(ctx context.Context, tenant, space string) ([]*Baseline, error)
@@ -62,7 +68,10 @@ type Store interface {
 	// apperr.ErrNotFound.
 	SetLabel(ctx context.Context, tenant, space string, n int, label string) (*Baseline, error)
 	// Delete deletes the baseline record (the baseline disappears at once)
-	// and then its copies; apperr.ErrNotFound when there is no record.
+	// and then its copies. When there is no record it removes the copies a
+	// failed freeze or an interrupted delete left behind, unless the
+	// baseline's freeze may still be running, and returns
+	// apperr.ErrNotFound.
 	Delete(ctx context.Context, tenant, space string, n int) error
 	// Pages returns the page summary of a baseline, or apperr.ErrNotFound.
 	Pages(ctx context.Context, tenant, space string, n int) ([]PageCount, error)

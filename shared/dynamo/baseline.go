@@ -32,7 +32,9 @@ import (
 // Visibility rule: an archived copy exists for readers only when the
 // record of its baseline exists. Copies are written before the record and
 // deleted after it, so a failed or half-done freeze or delete leaves
-// nothing visible. docs/baselines.md has the details.
+// nothing visible. While a freeze runs, its partition also holds a mark
+// (sk FREEZE) that the record's transaction deletes. docs/baselines.md has
+// the details.
 type BaselineStore struct {
 	db    API
 	table string
@@ -42,6 +44,10 @@ type BaselineStore struct {
 	// DynamoDB Local slows down sharply on 1 MB pages of large items, so
 	// the default is a few hundred rows.
 	ReadPageSize int32
+	// StaleAfter is how long after its Begin mark a freeze may still be
+	// running (the function's timeout, with a wide margin): Delete removes
+	// the leftovers of a baseline without a record only after that.
+	StaleAfter time.Duration
 }
 
 var (
@@ -51,11 +57,22 @@ var (
 
 // NewBaselineStore returns a BaselineStore on table.
 func NewBaselineStore(db API, table string) *BaselineStore {
-	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500}
+	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500, StaleAfter: 5 * time.Minute}
 }
 
 // blCounterSK is the sort key of a space's baseline number counter.
 const blCounterSK = "BLCOUNTER"
+
+// blMarkSK is the sort key of the mark of a running freeze, in the
+// baseline's partition (it sorts before the copies' R# keys).
+const blMarkSK = "FREEZE"
+
+func blMarkKey(tenant, space string, n int) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: baselinePK(tenant, space, n)},
+		"sk": &types.AttributeValueMemberS{Value: blMarkSK},
+	}
+}
 
 // blMaxPages is the most bytes the compressed page summary may take in a
 // baseline record (items are limited to 400 KB); a larger summary is not
@@ -180,6 +197,16 @@ func (s *BaselineStore) NextNumber(ctx context.Context, tenant, space string) (i
 	return got.N, nil
 }
 
+// Begin puts the mark of a running freeze in baseline n's partition.
+func (s *BaselineStore) Begin(ctx context.Context, tenant, space string, n int, at time.Time) error {
+	item := blMarkKey(tenant, space, n)
+	item["startedAt"] = &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+		return errorf("mark baseline freeze", err)
+	}
+	return nil
+}
+
 // PutCopies writes archived copies with RequirementStore.Put: ⌈n/25⌉
 // BatchWriteItem calls in parallel, unprocessed items retried.
 func (s *BaselineStore) PutCopies(ctx context.Context, tenant string, copies []*requirement.Requirement) error {
@@ -224,10 +251,12 @@ func (s *BaselineStore) DeleteCopies(ctx context.Context, tenant, space string, 
 	return nil
 }
 
-// Commit writes the record on condition that it does not exist; with
-// retitle, one TransactWriteItems also sets the page's title to the name
-// (and bumps its version, as any change of a page does) on condition that
-// the page exists.
+// Commit writes the record on condition that it does not exist and
+// deletes the freeze's mark on condition that it exists, in one
+// TransactWriteItems; with retitle the same transaction sets the page's
+// title to the name (and bumps its version, as any change of a page does)
+// on condition that the page exists. A transaction cancelled by a
+// concurrent one touching the page is retried.
 func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.Baseline, pages []baseline.PageCount, retitle bool) error {
 	it, err := blNewItem(tenant, b, pages)
 	if err != nil {
@@ -237,41 +266,25 @@ func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.B
 	if err != nil {
 		return errorf("encode baseline", err)
 	}
-	absent, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
-	if err != nil {
-		return fmt.Errorf("build baseline condition: %w", err)
+	items := []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Delete: &types.Delete{TableName: &s.table, Key: blMarkKey(tenant, b.SpaceKey, b.Number), ConditionExpression: aws.String("attribute_exists(pk)")}},
 	}
-	put := &types.Put{
-		TableName: &s.table, Item: av, ConditionExpression: absent.Condition(),
-		ExpressionAttributeNames: absent.Names(), ExpressionAttributeValues: absent.Values(),
-	}
-	if !retitle {
-		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
-			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
-		})
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
-			return apperr.Wrap(apperr.Conflictf("baseline %d of space %s exists already", b.Number, b.SpaceKey), err)
-		}
+	if retitle {
+		upd, err := expression.NewBuilder().
+			WithCondition(expression.AttributeExists(expression.Name("pk"))).
+			WithUpdate(expression.Set(expression.Name("title"), expression.Value(b.Name)).
+				Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
+				Set(expression.Name("updatedAt"), expression.Value(b.CreatedAt.UTC().Format(time.RFC3339Nano))).
+				Set(expression.Name("updatedBy"), expression.Value(b.CreatedBy))).Build()
 		if err != nil {
-			return errorf("write baseline", err)
+			return fmt.Errorf("build page title update: %w", err)
 		}
-		return nil
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName: &s.table, Key: pgKey(tenant, b.CEO), ConditionExpression: upd.Condition(),
+			UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+		}})
 	}
-	upd, err := expression.NewBuilder().
-		WithCondition(expression.AttributeExists(expression.Name("pk"))).
-		WithUpdate(expression.Set(expression.Name("title"), expression.Value(b.Name)).
-			Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
-			Set(expression.Name("updatedAt"), expression.Value(b.CreatedAt.UTC().Format(time.RFC3339Nano))).
-			Set(expression.Name("updatedBy"), expression.Value(b.CreatedBy))).Build()
-	if err != nil {
-		return fmt.Errorf("build page title update: %w", err)
-	}
-	items := []types.TransactWriteItem{{Put: put}, {Update: &types.Update{
-		TableName: &s.table, Key: pgKey(tenant, b.CEO), ConditionExpression: upd.Condition(),
-		UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
-	}}}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if err := backoff(ctx, attempt); err != nil {
@@ -284,23 +297,27 @@ func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.B
 		}
 		var tce *types.TransactionCanceledException
 		if !errors.As(err, &tce) {
-			return errorf("write baseline and page title", err)
+			return errorf("write baseline", err)
 		}
-		codes := make([]string, 2)
+		codes := make([]string, len(items))
+		conflict := false
 		for i, r := range tce.CancellationReasons {
 			if i < len(codes) {
 				codes[i] = aws.ToString(r.Code)
+				conflict = conflict || codes[i] == "TransactionConflict"
 			}
 		}
 		switch {
 		case codes[0] == "ConditionalCheckFailed":
 			return apperr.Wrap(apperr.Conflictf("baseline %d of space %s exists already", b.Number, b.SpaceKey), err)
 		case codes[1] == "ConditionalCheckFailed":
+			return apperr.Wrap(apperr.Conflictf("the freeze of baseline %d of space %s was abandoned and cleaned up", b.Number, b.SpaceKey), err)
+		case retitle && codes[2] == "ConditionalCheckFailed":
 			return apperr.Wrap(apperr.NotFoundf("ceo: page %s not found (it was deleted during the freeze)", b.CEO), err)
-		case attempt < 8 && (codes[0] == "TransactionConflict" || codes[1] == "TransactionConflict"):
+		case conflict && attempt < 8:
 			continue
 		}
-		return errorf("write baseline and page title", err)
+		return errorf("write baseline", err)
 	}
 }
 
@@ -429,19 +446,62 @@ func (s *BaselineStore) SetLabel(ctx context.Context, tenant, space string, n in
 	return it.entity(), nil
 }
 
-// Delete deletes the record first (conditionally: apperr.ErrNotFound when
-// absent), which hides the baseline at once, then its copies. A failure
-// while deleting copies leaves them orphaned but invisible.
+// Delete deletes the record first (conditionally), which hides the
+// baseline at once, then its copies. A failure while deleting copies
+// leaves them orphaned but invisible. Without a record, it removes what a
+// failed freeze or an interrupted delete left in the baseline's partition,
+// unless a freeze mark younger than StaleAfter says the freeze may still
+// be running, and returns apperr.ErrNotFound.
 func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &s.table, Key: blKey(tenant, space, n), ConditionExpression: aws.String("attribute_exists(pk)"),
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		if err := s.blPurgeLeftovers(ctx, tenant, space, n); err != nil {
+			return err
+		}
 		return apperr.Wrap(blNotFound(space, n), err)
 	}
 	if err != nil {
 		return errorf("delete baseline", err)
+	}
+	return s.DeleteCopies(ctx, tenant, space, n)
+}
+
+// blPurgeLeftovers deletes the partition of baseline n, which has no
+// record, when it holds anything and no freeze may still be writing it
+// (one GetItem of the mark and one Query of one key when it is empty).
+func (s *BaselineStore) blPurgeLeftovers(ctx context.Context, tenant, space string, n int) error {
+	mark, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: blMarkKey(tenant, space, n)})
+	if err != nil {
+		return errorf("get baseline freeze mark", err)
+	}
+	if mark.Item != nil {
+		var m struct {
+			StartedAt string `dynamodbav:"startedAt"`
+		}
+		_ = attributevalue.UnmarshalMap(mark.Item, &m)
+		started, err := time.Parse(time.RFC3339Nano, m.StartedAt)
+		if err == nil && time.Since(started) < s.StaleAfter {
+			return nil
+		}
+		return s.DeleteCopies(ctx, tenant, space, n)
+	}
+	q, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: baselinePK(tenant, space, n)},
+		},
+		ProjectionExpression: aws.String("pk"),
+		Limit:                aws.Int32(1),
+	})
+	if err != nil {
+		return errorf("query baseline copies", err)
+	}
+	if len(q.Items) == 0 {
+		return nil
 	}
 	return s.DeleteCopies(ctx, tenant, space, n)
 }

@@ -325,7 +325,7 @@ func TestBaselineFreezeBatchCount(t *testing.T) {
 	if b.Count != n {
 		t.Errorf("count %d", b.Count)
 	}
-	want := map[string]int{"GetItem": 2, "Query": n/500 + 1, "UpdateItem": 1, "BatchWriteItem": n / 25, "TransactWriteItems": 1}
+	want := map[string]int{"GetItem": 2, "Query": n/500 + 1, "UpdateItem": 1, "PutItem": 1, "BatchWriteItem": n / 25, "TransactWriteItems": 1}
 	if !reflect.DeepEqual(counts, want) {
 		t.Errorf("calls %v, want %v", counts, want)
 	}
@@ -375,6 +375,9 @@ func TestBaselinePagesFallback(t *testing.T) {
 		huge = append(huge, baseline.PageCount{PageID: fmt.Sprint(i), Title: fmt.Sprintf("%x%x", rand.Uint64(), rand.Uint64()), Count: 1})
 	}
 	b := &baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "7", Instant: true, CreatedAt: time.Now(), Count: 3}
+	if err := e.bl.Begin(ctx, "t1", "DEMO", 1, b.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.bl.Commit(ctx, "t1", b, huge, false); err != nil {
 		t.Fatal(err)
 	}
@@ -394,11 +397,68 @@ func TestBaselineCommitPageGone(t *testing.T) {
 	t.Parallel()
 	e := blNew(t)
 	b := &baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "404", CreatedAt: time.Now()}
+	if err := e.bl.Begin(context.Background(), "t1", "DEMO", 1, b.CreatedAt); err != nil {
+		t.Fatal(err)
+	}
 	err := e.bl.Commit(context.Background(), "t1", b, nil, true)
 	if !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("error %v", err)
 	}
 	if ok, _ := e.bl.Exists(context.Background(), "t1", "DEMO", 1); ok {
 		t.Error("record written")
+	}
+}
+
+// TestBaselineDeleteLeftovers checks that DELETE of a number without a
+// record removes what a failed freeze left, unless its freeze may still
+// be running, and that a freeze cleaned up that way cannot commit.
+func TestBaselineDeleteLeftovers(t *testing.T) {
+	t.Parallel()
+	e := blNew(t)
+	ctx := context.Background()
+	copies := func(n int) []*requirement.Requirement {
+		return []*requirement.Requirement{
+			{SpaceKey: "DEMO", Key: "A", Baseline: n, Status: requirement.Archived},
+			{SpaceKey: "DEMO", Key: "B", Baseline: n, Status: requirement.Archived},
+		}
+	}
+	// Copies without record or mark (an interrupted delete): removed.
+	if err := e.bl.PutCopies(ctx, "t1", copies(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.Delete(ctx, "t1", "DEMO", 5); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("delete 5: %v", err)
+	}
+	if left := e.blCopies(t, "t1", "DEMO", 5); len(left) != 0 {
+		t.Errorf("baseline 5: %d copies left", len(left))
+	}
+	// A freeze that began a moment ago may still be running: kept.
+	if err := e.bl.Begin(ctx, "t1", "DEMO", 6, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.bl.PutCopies(ctx, "t1", copies(6)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.Delete(ctx, "t1", "DEMO", 6); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("delete 6: %v", err)
+	}
+	if left := e.blCopies(t, "t1", "DEMO", 6); len(left) != 2 {
+		t.Errorf("baseline 6: %d copies left, want 2", len(left))
+	}
+	// Once the mark is stale, the leftovers go, and the freeze that
+	// outlived its mark cannot make them visible.
+	e.bl.StaleAfter = 0
+	if err := e.svc.Delete(ctx, "t1", "DEMO", 6); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("delete 6 again: %v", err)
+	}
+	if left := e.blCopies(t, "t1", "DEMO", 6); len(left) != 0 {
+		t.Errorf("baseline 6: %d copies left after the mark went stale", len(left))
+	}
+	b := &baseline.Baseline{SpaceKey: "DEMO", Number: 6, Name: "late", CEO: "1", Instant: true, CreatedAt: time.Now()}
+	if err := e.bl.Commit(ctx, "t1", b, nil, false); !errors.Is(err, apperr.ErrConflict) {
+		t.Errorf("late commit: %v", err)
+	}
+	if ok, _ := e.bl.Exists(ctx, "t1", "DEMO", 6); ok {
+		t.Error("late commit wrote the record")
 	}
 }
