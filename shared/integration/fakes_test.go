@@ -350,7 +350,7 @@ type fakeQueue struct {
 }
 
 type fakeQM struct {
-	ref      Ref
+	env      Envelope
 	visible  time.Time
 	handle   string
 	receives int
@@ -358,29 +358,30 @@ type fakeQM struct {
 
 func newFakeQueue(c *clock) *fakeQueue { return &fakeQueue{clock: c, dedup: map[string]bool{}} }
 
-func (q *fakeQueue) Publish(_ context.Context, refs []Ref) ([]Ref, error) {
+func (q *fakeQueue) Publish(_ context.Context, envs []Envelope) ([]Envelope, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.FailPublish {
 		return nil, fmt.Errorf("queue down")
 	}
-	for _, r := range refs {
-		if q.dedup[r.ID] {
+	for _, e := range envs {
+		k := strings.Join(e.IDs, ",")
+		if q.dedup[k] {
 			continue
 		}
-		q.dedup[r.ID] = true
-		q.msgs = append(q.msgs, &fakeQM{ref: r})
+		q.dedup[k] = true
+		q.msgs = append(q.msgs, &fakeQM{env: e})
 		q.Sent++
 	}
-	return refs, nil
+	return envs, nil
 }
 
-// inject adds a copy of ref regardless of deduplication (a duplicate
+// inject adds an envelope regardless of deduplication (a duplicate
 // delivery by SQS).
-func (q *fakeQueue) inject(r Ref) {
+func (q *fakeQueue) inject(e Envelope) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.msgs = append(q.msgs, &fakeQM{ref: r})
+	q.msgs = append(q.msgs, &fakeQM{env: e})
 }
 
 func (q *fakeQueue) Receive(_ context.Context, max int, _ time.Duration) ([]Received, error) {
@@ -390,7 +391,7 @@ func (q *fakeQueue) Receive(_ context.Context, max int, _ time.Duration) ([]Rece
 	blocked := map[string]bool{}
 	for _, m := range q.msgs {
 		if m.visible.After(now) {
-			blocked[m.ref.Tenant+"#"+m.ref.ServiceID] = true
+			blocked[m.env.Tenant+"#"+m.env.ServiceID] = true
 		}
 	}
 	var out []Received
@@ -398,14 +399,14 @@ func (q *fakeQueue) Receive(_ context.Context, max int, _ time.Duration) ([]Rece
 		if len(out) == max {
 			break
 		}
-		if m.visible.After(now) || blocked[m.ref.Tenant+"#"+m.ref.ServiceID] {
+		if m.visible.After(now) || blocked[m.env.Tenant+"#"+m.env.ServiceID] {
 			continue
 		}
 		q.seq++
 		m.handle = fmt.Sprintf("h%d", q.seq)
 		m.receives++
 		m.visible = now.Add(120 * time.Second)
-		out = append(out, Received{Ref: m.ref, Handle: m.handle, Receives: m.receives})
+		out = append(out, Received{Envelope: m.env, Handle: m.handle, Receives: m.receives})
 	}
 	return out, nil
 }

@@ -23,10 +23,11 @@ func NewPublisher(queue RefPublisher, outbox EnqueueMarker) *Publisher {
 	return &Publisher{queue: queue, outbox: outbox}
 }
 
-// Publish sends a reference to each NEW, not yet enqueued message of tenant
-// to SQS (message group tenant#serviceId, deduplication id = message id, 10
-// per SendMessageBatch) and then takes the sent ones out of the pending
-// partition. It does not change msgs.
+// Publish sends references to the NEW, not yet enqueued messages of tenant
+// to SQS, one envelope per integration (Envelopes; message group
+// tenant#serviceId, up to 10 envelopes per SendMessageBatch), and then
+// takes the sent ones out of the pending partition. It does not change
+// msgs.
 //
 // An error here must be logged, not answered: the change is committed and
 // its messages are safe in the outbox; the sync function re-enqueues the
@@ -45,7 +46,11 @@ func (p *Publisher) publish(ctx context.Context, refs []Ref) error {
 	if len(refs) == 0 {
 		return nil
 	}
-	sent, sendErr := p.queue.Publish(ctx, refs)
+	envs, sendErr := p.queue.Publish(ctx, Envelopes(refs))
+	var sent []Ref
+	for _, e := range envs {
+		sent = append(sent, e.Refs()...)
+	}
 	if sendErr != nil {
 		sendErr = fmt.Errorf("publish %d of %d outbound messages: %w", len(refs)-len(sent), len(refs), sendErr)
 	}

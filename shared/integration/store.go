@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -38,7 +39,7 @@ type Store interface {
 	SetSweepFrom(ctx context.Context, tenant, serviceID, from string) error
 }
 
-// Ref names one outbox message; it is the body of an SQS message.
+// Ref names one outbox message.
 type Ref struct {
 	Tenant    string
 	ServiceID string
@@ -133,22 +134,75 @@ type SettingsStore interface {
 	Put(ctx context.Context, tenant string, s Settings) error
 }
 
+// Envelope is the body of one SQS message: references to outbox messages
+// of one integration, in creation order. One envelope per integration and
+// publish (at most MaxEnvelopeIDs ids each) rather than one SQS message per
+// outbox message: SQS FIFO hands out at most 10 messages of a group at a
+// time, so per-message references would cost ⌈N/10⌉ receive and delete
+// round trips per tracker and ⌈N/10⌉ sends per page save.
+type Envelope struct {
+	Tenant    string
+	ServiceID string
+	IDs       []string
+}
+
+// MaxEnvelopeIDs bounds the ids of one envelope (about 27 KB of JSON, well
+// under SQS's message size limit).
+const MaxEnvelopeIDs = 1000
+
+// Refs returns the references an envelope carries.
+func (e Envelope) Refs() []Ref {
+	out := make([]Ref, len(e.IDs))
+	for i, id := range e.IDs {
+		out[i] = Ref{Tenant: e.Tenant, ServiceID: e.ServiceID, ID: id}
+	}
+	return out
+}
+
+// Envelopes packs refs into envelopes: one per integration (in order of
+// first appearance) and MaxEnvelopeIDs ids, ids in the order given, each
+// id once.
+func Envelopes(refs []Ref) []Envelope {
+	type key struct{ tenant, serviceID string }
+	var order []key
+	ids := map[key][]string{}
+	seen := map[Ref]bool{}
+	for _, r := range refs {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		k := key{r.Tenant, r.ServiceID}
+		if _, ok := ids[k]; !ok {
+			order = append(order, k)
+		}
+		ids[k] = append(ids[k], r.ID)
+	}
+	var out []Envelope
+	for _, k := range order {
+		for chunk := range slices.Chunk(ids[k], MaxEnvelopeIDs) {
+			out = append(out, Envelope{Tenant: k.tenant, ServiceID: k.serviceID, IDs: chunk})
+		}
+	}
+	return out
+}
+
 // Received is one message taken from the queue.
 type Received struct {
-	Ref    Ref
-	Handle string // receipt handle, for Delete and ChangeVisibility
+	Envelope Envelope
+	Handle   string // receipt handle, for Delete and ChangeVisibility
 	// Receives is SQS's approximate receive count (DLQ after maxReceiveCount).
 	Receives int
-	// Malformed is set when the body is not a reference: it is deleted.
+	// Malformed is set when the body is not an envelope: it is deleted.
 	Malformed bool
 }
 
-// RefPublisher sends references to the outbound queue.
+// RefPublisher sends envelopes to the outbound queue.
 type RefPublisher interface {
-	// Publish sends refs (group tenant#serviceId, deduplication id = message
-	// id) and answers those that were accepted, with an error when some
-	// were not.
-	Publish(ctx context.Context, refs []Ref) ([]Ref, error)
+	// Publish sends envelopes (group tenant#serviceId; deduplication id the
+	// message id of a one-id envelope, else a hash of its ids) and answers
+	// those that were accepted, with an error when some were not.
+	Publish(ctx context.Context, envs []Envelope) ([]Envelope, error)
 }
 
 // Queue is the outbound queue as the sync function uses it

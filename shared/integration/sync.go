@@ -49,16 +49,16 @@ func (o SyncOptions) withDefaults() SyncOptions {
 
 // Sync is the scheduled delivery of outbound messages (DESIGN §6).
 //
-// An SQS reference is a wake-up call for its integration, not the unit of
-// delivery: SQS FIFO hands out at most 10 messages of a group at a time and
-// no more of that group until they are deleted, so batches of 100 cannot be
-// assembled from the queue. When a reference names a NEW message, the run
-// takes a lease on the integration and sweeps its outbox partition in id
-// (creation) order from the integration's SweepFrom mark, POSTing every NEW
-// message in batches of MaxBatch; references of messages that are then
-// DONE, deleted, or already settled in this run are deleted from SQS without
-// further reads. Order per tracker therefore comes from the outbox, and a
-// backlog of N messages costs ⌈N/100⌉ POSTs.
+// An SQS message (an Envelope of outbox ids) is a wake-up call for its
+// integration, not the unit of delivery. When an envelope arrives for an
+// ACTIVE integration, the run takes a lease on the integration and sweeps
+// its outbox partition in id (creation) order from the integration's
+// SweepFrom mark, POSTing every NEW message in batches of MaxBatch; the
+// envelope's ids that the sweep did not settle are then read (BatchGet):
+// deleted or DONE ones are duplicates, NEW ones (committed after the sweep
+// passed) start another sweep. An envelope is deleted from SQS once all its
+// ids are settled. Order per tracker therefore comes from the outbox, and a
+// backlog of N messages costs ⌈N/100⌉ POSTs whatever the envelopes.
 type Sync struct {
 	d   Deps
 	opt SyncOptions
@@ -101,6 +101,7 @@ type group struct {
 	d       *Descriptor
 	state   groupState
 	leased  bool
+	swept   bool // a sweep ran in this run
 	mailed  bool
 	settled map[string]bool // ids known not to be NEW any more
 }
@@ -190,7 +191,7 @@ func (r *run) drain(ctx context.Context) error {
 				malformed = append(malformed, m.Handle)
 				continue
 			}
-			k := groupKey{m.Ref.Tenant, m.Ref.ServiceID}
+			k := groupKey{m.Envelope.Tenant, m.Envelope.ServiceID}
 			if _, ok := byGroup[k]; !ok {
 				order = append(order, k)
 			}
@@ -257,10 +258,12 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 		r.queueErr(ctx, r.s.d.Queue.ChangeVisibility(ctx, handles(recv), hide))
 		return
 	}
-	var unknown []Ref
+	var unknown []string
 	for _, m := range recv {
-		if !g.settled[m.Ref.ID] {
-			unknown = append(unknown, m.Ref)
+		for _, id := range m.Envelope.IDs {
+			if !g.settled[id] && !slices.Contains(unknown, id) {
+				unknown = append(unknown, id)
+			}
 		}
 	}
 	if len(unknown) > 0 {
@@ -270,7 +273,7 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 	}
 	var done []string
 	for _, m := range recv {
-		if g.settled[m.Ref.ID] {
+		if !slices.ContainsFunc(m.Envelope.IDs, func(id string) bool { return !g.settled[id] }) {
 			done = append(done, m.Handle)
 		}
 	}
@@ -288,9 +291,28 @@ func (r *run) queueErr(ctx context.Context, err error) {
 	}
 }
 
-// work loads the referenced messages and, when one of them is still NEW,
-// delivers the integration's backlog.
-func (r *run) work(ctx context.Context, g *group, refs []Ref) error {
+// work settles the ids of the envelopes received for an ACTIVE
+// integration: the first time in a run it sweeps the integration's
+// backlog, then it reads the ids the sweeps did not settle; a NEW one
+// among them starts another sweep.
+func (r *run) work(ctx context.Context, g *group, ids []string) error {
+	if !g.swept {
+		if ok, err := r.lease(ctx, g); !ok || err != nil {
+			return err
+		}
+		g.swept = true
+		if err := r.sweep(ctx, g, nil); err != nil || g.state != groupActive {
+			return err
+		}
+		ids = slices.DeleteFunc(ids, func(id string) bool { return g.settled[id] })
+		if len(ids) == 0 {
+			return nil
+		}
+	}
+	refs := make([]Ref, len(ids))
+	for i, id := range ids {
+		refs[i] = Ref{Tenant: g.key.tenant, ServiceID: g.key.serviceID, ID: id}
+	}
 	got, err := r.s.d.Outbox.GetMany(ctx, refs)
 	if err != nil {
 		return fmt.Errorf("load %d outbound messages: %w", len(refs), err)
@@ -302,30 +324,35 @@ func (r *run) work(ctx context.Context, g *group, refs []Ref) error {
 			g.settled[ref.ID] = true // deleted, or delivered before: a duplicate
 			continue
 		}
-		if !slices.ContainsFunc(fresh, func(o *outbox.Message) bool { return o.ID == m.ID }) {
-			fresh = append(fresh, m)
-		}
+		fresh = append(fresh, m)
 	}
-	if len(fresh) == 0 {
+	if len(fresh) == 0 || r.expired() {
 		return nil
-	}
-	if !g.leased {
-		ok, err := r.s.d.Store.AcquireLease(ctx, g.key.tenant, g.key.serviceID, r.owner, r.s.d.now(), r.stopAt.Add(2*time.Minute))
-		if err != nil {
-			return fmt.Errorf("lease integration %s: %w", g.key.serviceID, err)
-		}
-		if !ok {
-			g.state = groupBusy
-			return nil
-		}
-		g.leased = true
 	}
 	return r.sweep(ctx, g, fresh)
 }
 
-// sweep delivers the referenced NEW messages older than the integration's
-// SweepFrom mark, then every NEW message from the mark, in id order and in
-// batches of MaxBatch, and moves the mark.
+// lease makes this run the only one delivering to g's integration; false
+// (and the group busy) when another run holds it.
+func (r *run) lease(ctx context.Context, g *group) (bool, error) {
+	if g.leased {
+		return true, nil
+	}
+	ok, err := r.s.d.Store.AcquireLease(ctx, g.key.tenant, g.key.serviceID, r.owner, r.s.d.now(), r.stopAt.Add(2*time.Minute))
+	if err != nil {
+		return false, fmt.Errorf("lease integration %s: %w", g.key.serviceID, err)
+	}
+	if !ok {
+		g.state = groupBusy
+		return false, nil
+	}
+	g.leased = true
+	return true, nil
+}
+
+// sweep delivers the given NEW messages older than the integration's
+// SweepFrom mark (committed late), then every NEW message from the mark, in
+// id order and in batches of MaxBatch, and moves the mark.
 func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) error {
 	from := g.d.SweepFrom
 	slices.SortFunc(fresh, func(a, b *outbox.Message) int { return strings.Compare(a.ID, b.ID) })

@@ -195,8 +195,8 @@ func TestSyncFailureStaysNewAndMailsOnce(t *testing.T) {
 	if got.State != outbox.New || !strings.HasPrefix(got.LastResponse, "HTTP 500") {
 		t.Fatalf("after failure: %s %q", got.State, got.LastResponse)
 	}
-	if f.queue.len() != 3 {
-		t.Fatalf("references were deleted: %d left", f.queue.len())
+	if f.queue.len() != 1 {
+		t.Fatalf("the envelope was deleted: %d left", f.queue.len())
 	}
 	// The next run (3 minutes later) fails again: no second e-mail within
 	// the throttle.
@@ -244,7 +244,7 @@ func TestSyncDisabledKeepsMessages(t *testing.T) {
 	_ = f.store.Update(context.Background(), "demo", d)
 	msgs := f.write(t, "demo", 5, true)
 	rep := f.run(t)
-	if len(f.tracker.posts()) != 0 || rep.Skipped != 5 || f.queue.len() != 5 {
+	if len(f.tracker.posts()) != 0 || rep.Skipped != 1 || f.queue.len() != 1 {
 		t.Fatalf("report %+v posts %d queue %d", rep, len(f.tracker.posts()), f.queue.len())
 	}
 	if got := f.outbox.get("demo", "jira-1", msgs[0].ID); got.State != outbox.New {
@@ -270,9 +270,10 @@ func TestSyncDuplicateReferenceDeliversOnce(t *testing.T) {
 	t.Parallel()
 	f := newSyncFixture(t)
 	msgs := f.write(t, "demo", 2, true)
-	f.queue.inject(RefOf("demo", msgs[0])) // a second copy, same run
+	one := func(m *outbox.Message) Envelope { return Envelope{Tenant: "demo", ServiceID: "jira-1", IDs: []string{m.ID}} }
+	f.queue.inject(one(msgs[0])) // a second copy, same run
 	f.run(t)
-	f.queue.inject(RefOf("demo", msgs[1])) // a late copy, next run
+	f.queue.inject(one(msgs[1])) // a late copy, next run
 	f.clock.Add(3 * time.Minute)
 	rep := f.run(t)
 	n := 0
@@ -326,8 +327,47 @@ func TestSyncBusyLeaseLeavesReferences(t *testing.T) {
 		t.Fatal("lease")
 	}
 	rep := f.run(t)
-	if rep.Posts != 0 || f.queue.len() != 2 {
+	if rep.Posts != 0 || rep.Skipped != 1 || f.queue.len() != 1 {
 		t.Fatalf("busy integration delivered: %+v", rep)
+	}
+}
+
+func TestEnvelopes(t *testing.T) {
+	t.Parallel()
+	var refs []Ref
+	for i := range 2500 {
+		refs = append(refs, Ref{Tenant: "demo", ServiceID: "a", ID: fmt.Sprintf("%05d", i)})
+	}
+	refs = append(refs, Ref{Tenant: "acme", ServiceID: "a", ID: "x"}, Ref{Tenant: "demo", ServiceID: "b", ID: "y"}, refs[0])
+	envs := Envelopes(refs)
+	if len(envs) != 5 || len(envs[0].IDs) != MaxEnvelopeIDs || len(envs[2].IDs) != 500 || envs[3].Tenant != "acme" || envs[4].IDs[0] != "y" {
+		t.Fatalf("Envelopes = %d envelopes", len(envs))
+	}
+	if envs[1].IDs[0] != "01000" || len(envs[4].Refs()) != 1 || envs[4].Refs()[0] != (Ref{"demo", "b", "y"}) {
+		t.Fatalf("Envelopes order or Refs wrong: %v", envs[4])
+	}
+}
+
+func TestSyncEnvelopeOfManyMessagesAndLateCommit(t *testing.T) {
+	t.Parallel()
+	f := newSyncFixture(t)
+	f.write(t, "demo", 3, true)
+	if rep := f.run(t); rep.Delivered != 3 || rep.Received != 1 || rep.Settled != 1 {
+		t.Fatalf("first run %+v", rep)
+	}
+	// A message committed long after its id was taken (older than the sweep
+	// mark) is still delivered through its envelope.
+	late := &outbox.Message{ID: outbox.NewID(f.clock.Now().Add(-time.Hour)), ServiceID: "jira-1", State: outbox.New, Type: outbox.Deleted, SpaceKey: "DEMO", Key: "LATE"}
+	f.outbox.put("demo", late)
+	if err := f.pub.Publish(context.Background(), "demo", []*outbox.Message{late}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(3 * time.Minute)
+	if rep := f.run(t); rep.Delivered != 1 {
+		t.Fatalf("late run %+v", rep)
+	}
+	if got := f.outbox.get("demo", "jira-1", late.ID); got.State != outbox.Done {
+		t.Fatalf("late message %s", got.State)
 	}
 }
 

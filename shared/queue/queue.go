@@ -1,18 +1,21 @@
 // Package queue is the SQS adapter of the outbound queue: a FIFO queue whose
-// messages are references to outbox messages ({"tenant","serviceId","id"}),
-// one message group per integration (tenant#serviceId) and the outbox
-// message id as deduplication id. It implements integration.Queue over the
+// messages are envelopes of references to outbox messages of one
+// integration ({"tenant","serviceId","ids"}), one message group per
+// integration (tenant#serviceId). It implements integration.Queue over the
 // few SQS operations it needs; the outbox in DynamoDB stays the record of
 // truth.
 package queue
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,11 +47,22 @@ var _ integration.Queue = (*Queue)(nil)
 // New returns the queue at url.
 func New(api API, url string) *Queue { return &Queue{api: api, url: url} }
 
-// body is the JSON of a reference.
+// body is the JSON of an envelope.
 type body struct {
-	Tenant    string `json:"tenant"`
-	ServiceID string `json:"serviceId"`
-	ID        string `json:"id"`
+	Tenant    string   `json:"tenant"`
+	ServiceID string   `json:"serviceId"`
+	IDs       []string `json:"ids"`
+}
+
+// DedupID is the deduplication id of an envelope: the outbox message id of
+// a one-id envelope, else "h" and the SHA-256 of its ids, so that the same
+// envelope sent twice within SQS's 5-minute window is stored once.
+func DedupID(e integration.Envelope) string {
+	if len(e.IDs) == 1 && len(e.IDs[0]) <= 128 {
+		return e.IDs[0]
+	}
+	sum := sha256.Sum256([]byte(strings.Join(e.IDs, ",")))
+	return "h" + hex.EncodeToString(sum[:])
 }
 
 // GroupID is the message group of an integration: tenant#serviceId (at
@@ -60,19 +74,18 @@ func GroupID(tenant, serviceID string) string { return tenant + "#" + serviceID 
 // id order.
 const sendParallel = 8
 
-// Publish sends refs with SendMessageBatch, 10 per call, up to 8 calls in
-// parallel, and answers the refs SQS accepted; the error lists how many it
-// did not. A ref sent twice within SQS's 5-minute deduplication window is
-// accepted and stored once.
-func (q *Queue) Publish(ctx context.Context, refs []integration.Ref) ([]integration.Ref, error) {
+// Publish sends envelopes with SendMessageBatch, 10 per call, up to 8 calls
+// in parallel, and answers the envelopes SQS accepted; the error says how
+// many it did not.
+func (q *Queue) Publish(ctx context.Context, envs []integration.Envelope) ([]integration.Envelope, error) {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
-		sent []integration.Ref
+		sent []integration.Envelope
 		errs []error
 		sem  = make(chan struct{}, sendParallel)
 	)
-	for chunk := range slices.Chunk(refs, 10) {
+	for chunk := range slices.Chunk(envs, 10) {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -90,23 +103,23 @@ func (q *Queue) Publish(ctx context.Context, refs []integration.Ref) ([]integrat
 	return sent, errors.Join(errs...)
 }
 
-func (q *Queue) sendChunk(ctx context.Context, chunk []integration.Ref) ([]integration.Ref, error) {
+func (q *Queue) sendChunk(ctx context.Context, chunk []integration.Envelope) ([]integration.Envelope, error) {
 	entries := make([]types.SendMessageBatchRequestEntry, len(chunk))
-	for i, r := range chunk {
-		b, err := json.Marshal(body{Tenant: r.Tenant, ServiceID: r.ServiceID, ID: r.ID})
+	for i, e := range chunk {
+		b, err := json.Marshal(body{Tenant: e.Tenant, ServiceID: e.ServiceID, IDs: e.IDs})
 		if err != nil {
-			return nil, fmt.Errorf("encode reference: %w", err)
+			return nil, fmt.Errorf("encode envelope: %w", err)
 		}
 		entries[i] = types.SendMessageBatchRequestEntry{
 			Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(string(b)),
-			MessageGroupId: aws.String(GroupID(r.Tenant, r.ServiceID)), MessageDeduplicationId: aws.String(r.ID),
+			MessageGroupId: aws.String(GroupID(e.Tenant, e.ServiceID)), MessageDeduplicationId: aws.String(DedupID(e)),
 		}
 	}
 	out, err := q.api.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &q.url, Entries: entries})
 	if err != nil {
-		return nil, fmt.Errorf("send %d references: %w", len(chunk), err)
+		return nil, fmt.Errorf("send %d envelopes: %w", len(chunk), err)
 	}
-	sent := make([]integration.Ref, 0, len(out.Successful))
+	sent := make([]integration.Envelope, 0, len(out.Successful))
 	for _, s := range out.Successful {
 		if i, err := strconv.Atoi(aws.ToString(s.Id)); err == nil && i >= 0 && i < len(chunk) {
 			sent = append(sent, chunk[i])
@@ -114,14 +127,14 @@ func (q *Queue) sendChunk(ctx context.Context, chunk []integration.Ref) ([]integ
 	}
 	if len(out.Failed) > 0 {
 		f := out.Failed[0]
-		return sent, fmt.Errorf("send references: %d refused (first: %s %s)", len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+		return sent, fmt.Errorf("send envelopes: %d refused (first: %s %s)", len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
 	}
 	return sent, nil
 }
 
-// Receive takes up to n (at most 10) references, long-polling up to wait
-// (whole seconds, at most 20) for the first. A body that is not a
-// reference comes back Malformed, to be deleted.
+// Receive takes up to n (at most 10) envelopes, long-polling up to wait
+// (whole seconds, at most 20) for the first. A body that is not an
+// envelope comes back Malformed, to be deleted.
 func (q *Queue) Receive(ctx context.Context, n int, wait time.Duration) ([]integration.Received, error) {
 	out, err := q.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl: &q.url, MaxNumberOfMessages: int32(min(max(n, 1), 10)),
@@ -129,17 +142,18 @@ func (q *Queue) Receive(ctx context.Context, n int, wait time.Duration) ([]integ
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("receive references: %w", err)
+		return nil, fmt.Errorf("receive envelopes: %w", err)
 	}
 	recv := make([]integration.Received, 0, len(out.Messages))
 	for _, m := range out.Messages {
 		r := integration.Received{Handle: aws.ToString(m.ReceiptHandle)}
 		r.Receives, _ = strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
 		var b body
-		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &b); err != nil || b.Tenant == "" || b.ServiceID == "" || b.ID == "" {
+		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &b); err != nil || b.Tenant == "" || b.ServiceID == "" ||
+			len(b.IDs) == 0 || slices.Contains(b.IDs, "") {
 			r.Malformed = true
 		} else {
-			r.Ref = integration.Ref{Tenant: b.Tenant, ServiceID: b.ServiceID, ID: b.ID}
+			r.Envelope = integration.Envelope{Tenant: b.Tenant, ServiceID: b.ServiceID, IDs: b.IDs}
 		}
 		recv = append(recv, r)
 	}
@@ -158,11 +172,11 @@ func (q *Queue) Delete(ctx context.Context, handles []string) error {
 		}
 		out, err := q.api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q.url, Entries: entries})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("delete %d references: %w", len(chunk), err))
+			errs = append(errs, fmt.Errorf("delete %d envelopes: %w", len(chunk), err))
 			continue
 		}
 		if len(out.Failed) > 0 {
-			errs = append(errs, fmt.Errorf("delete references: %d refused (first: %s)", len(out.Failed), aws.ToString(out.Failed[0].Code)))
+			errs = append(errs, fmt.Errorf("delete envelopes: %d refused (first: %s)", len(out.Failed), aws.ToString(out.Failed[0].Code)))
 		}
 	}
 	return errors.Join(errs...)
@@ -180,11 +194,11 @@ func (q *Queue) ChangeVisibility(ctx context.Context, handles []string, d time.D
 		}
 		out, err := q.api.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &q.url, Entries: entries})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("hide %d references: %w", len(chunk), err))
+			errs = append(errs, fmt.Errorf("hide %d envelopes: %w", len(chunk), err))
 			continue
 		}
 		if len(out.Failed) > 0 {
-			errs = append(errs, fmt.Errorf("hide references: %d refused (first: %s)", len(out.Failed), aws.ToString(out.Failed[0].Code)))
+			errs = append(errs, fmt.Errorf("hide envelopes: %d refused (first: %s)", len(out.Failed), aws.ToString(out.Failed[0].Code)))
 		}
 	}
 	return errors.Join(errs...)

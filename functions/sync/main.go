@@ -1,0 +1,65 @@
+// Command sync is the Sync Lambda, run by EventBridge every 3 minutes
+// (and by `make invoke FN=Sync EVENT=events/sync-schedule.json`): it
+// re-enqueues outbound messages that never reached SQS, drains the
+// outbound FIFO queue, and delivers each integration's NEW messages to its
+// tracker in version-4 batches of up to 100 (integration.Sync).
+//
+// Trigger: an EventBridge scheduled event. Environment: WIKI_TABLE,
+// OUTBOUND_QUEUE_URL (required); ERROR_EMAIL_FROM (verified SES sender of
+// API error e-mails; empty: the e-mails are logged), HTTP_TIMEOUT (each
+// POST to a tracker, default 10s), LOG_LEVEL. Writes to WIKI_TABLE: outbox
+// message states and last responses, the integrations' sweep mark, lease
+// and last error e-mail time. Sends to and deletes from
+// OUTBOUND_QUEUE_URL. docs/integrations.md describes the algorithm.
+package main
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/mail"
+	"github.com/reqtrace/reqtrace/shared/queue"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		lambdaapp.Exit(err)
+	}
+}
+
+func run(ctx context.Context) error {
+	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "OUTBOUND_QUEUE_URL")
+	if err != nil {
+		return err
+	}
+	db, table := deps.DynamoDB, deps.Config.WikiTable
+	ob := dynamo.NewOutboxStore(db, table)
+	q := queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL)
+	var mailer integration.Mailer = mail.NewLog(deps.Logger)
+	if from := deps.Config.ErrorEmailFrom; from != "" {
+		mailer = mail.NewSES(sesv2.NewFromConfig(deps.AWS), from)
+	}
+	s := integration.NewSync(integration.Deps{
+		Store: dynamo.NewIntegrationStore(db, table), Outbox: ob, Queue: q,
+		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: deps.Config.HTTPTimeout}},
+		Publisher: integration.NewPublisher(q, ob),
+		Mailer:    mailer,
+		Logger:    deps.Logger,
+	}, integration.SyncOptions{})
+	lambda.Start(func(ctx context.Context, ev events.EventBridgeEvent) error {
+		rep, err := s.Run(ctx)
+		deps.Logger.InfoContext(ctx, "sync run", "event_id", ev.ID, "reenqueued", rep.Reenqueued,
+			"received", rep.Received, "posts", rep.Posts, "delivered", rep.Delivered, "refused", rep.Refused,
+			"failed_posts", rep.Failed, "skipped", rep.Skipped, "settled", rep.Settled, "mails", rep.Mails)
+		return err
+	})
+	return nil
+}

@@ -1,0 +1,400 @@
+// Package integrations is the WikiIntegrations route group: the
+// integration descriptors of spec 2.3 (list, create, detail, update), the
+// outbound queue of each integration (list, push now, delete), the version
+// and links callbacks a tracker calls with its incomingToken (CONTRACT.md
+// §3), and the admin settings. Every route needs a wiki administrator,
+// except version and links, which also take the integration's own Link
+// credential. docs/integrations.md describes the behaviour.
+package integrations
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+// Service is what the route group needs (integration.Service implements
+// it). Errors: invalid input (400), not found (404, also for another
+// tenant's ids), conflict (409), and *integration.DeliveryError from Push.
+type Service interface {
+	List(ctx context.Context, tenant string) ([]integration.View, error)
+	Get(ctx context.Context, tenant, serviceID string) (integration.View, error)
+	Create(ctx context.Context, tenant string, p integration.Patch) (integration.View, string, error)
+	Update(ctx context.Context, tenant, serviceID string, p integration.Patch) (integration.View, string, error)
+	Version(ctx context.Context, tenant, serviceID string) (int, error)
+	SetVersion(ctx context.Context, tenant, serviceID string, v int) (int, error)
+	Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool) ([]*outbox.Message, error)
+	Push(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error)
+	DeleteMessage(ctx context.Context, tenant, serviceID, id string) error
+	ReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error)
+	Settings(ctx context.Context, tenant string) (integration.Settings, error)
+	PutSettings(ctx context.Context, tenant string, s integration.Settings) (integration.Settings, error)
+}
+
+var _ Service = (*integration.Service)(nil)
+
+// Handler serves the route group. Register works on a zero Handler (the
+// route-agreement test lists its routes); serving needs Service.
+type Handler struct {
+	Service Service
+}
+
+// Register declares the routes of WikiIntegrations in template.yaml.
+func (h *Handler) Register(rt *httpapi.Router) {
+	rt.Handle("GET /rest/reqs/1/integration", httpapi.Admin, h.list)
+	rt.Handle("POST /rest/reqs/1/integration", httpapi.Admin, h.create)
+	rt.Handle("GET /rest/reqs/1/integration/{serviceId}", httpapi.Admin, h.get)
+	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}", httpapi.Admin, h.update)
+	rt.Handle("GET /rest/reqs/1/integration/{serviceId}/queue/outbound", httpapi.Admin, h.queue)
+	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}/queue/outbound/{messageId}", httpapi.Admin, h.push)
+	rt.Handle("DELETE /rest/reqs/1/integration/{serviceId}/queue/outbound/{messageId}", httpapi.Admin, h.deleteMessage)
+	rt.Handle("GET /rest/reqs/1/integration/{serviceId}/version", httpapi.AdminOrOwnLink, h.version)
+	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}/version", httpapi.AdminOrOwnLink, h.setVersion)
+	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}/links", httpapi.AdminOrOwnLink, h.links)
+	rt.Handle("GET /rest/reqs/1/admin/settings", httpapi.Admin, h.settings)
+	rt.Handle("PUT /rest/reqs/1/admin/settings", httpapi.Admin, h.putSettings)
+}
+
+func tenant(r *http.Request) string {
+	p, _ := auth.FromContext(r.Context())
+	return p.Tenant
+}
+
+// descriptorJSON is the IntegrationDescriptor of spec 2.3 as answered. The
+// tracker credential is never in it; hasToken says whether one is set.
+type descriptorJSON struct {
+	ServiceID                 string `json:"serviceId"`
+	ApplinkID                 string `json:"applinkId"`
+	Label                     string `json:"label"`
+	DisplayURL                string `json:"displayUrl"`
+	RPCURL                    string `json:"rpcUrl"`
+	Endpoint                  string `json:"endpoint"`
+	SendErrorsToEmail         string `json:"sendErrorsToEmail"`
+	SendErrorsToEmailThrottle int    `json:"sendErrorsToEmailThrottle"`
+	UserKey                   string `json:"userKey"`
+	Username                  string `json:"username"`
+	Version                   int    `json:"version"`
+	CountMessagesInQueue      int    `json:"countMessagesInQueue"`
+	Status                    string `json:"status"`
+	HasToken                  bool   `json:"hasToken"`
+	// IncomingToken is answered once: on create and on rotateToken.
+	IncomingToken string `json:"incomingToken,omitempty"`
+}
+
+func toDescriptorJSON(v integration.View, incoming string) descriptorJSON {
+	d := v.Descriptor
+	return descriptorJSON{
+		ServiceID: d.ServiceID, ApplinkID: d.ApplinkID, Label: d.Label, DisplayURL: d.DisplayURL, RPCURL: d.RPCURL,
+		Endpoint: d.Endpoint, SendErrorsToEmail: d.SendErrorsToEmail, SendErrorsToEmailThrottle: d.SendErrorsToEmailThrottle,
+		UserKey: d.UserKey, Username: d.Username, Version: d.Version, CountMessagesInQueue: v.CountMessagesInQueue,
+		Status: string(d.Status), HasToken: d.Token != "", IncomingToken: incoming,
+	}
+}
+
+// descriptorInput is the body of POST and PUT: the descriptor as GET
+// answers it (absent fields keep their value on PUT), plus the write-only
+// token and, on PUT, rotateToken. Read-only fields are accepted and
+// ignored, so that a GET answer can be sent back as is.
+type descriptorInput struct {
+	ServiceID                 *string `json:"serviceId"`
+	ApplinkID                 *string `json:"applinkId"`
+	Label                     *string `json:"label"`
+	DisplayURL                *string `json:"displayUrl"`
+	RPCURL                    *string `json:"rpcUrl"`
+	Endpoint                  *string `json:"endpoint"`
+	SendErrorsToEmail         *string `json:"sendErrorsToEmail"`
+	SendErrorsToEmailThrottle *int    `json:"sendErrorsToEmailThrottle"`
+	UserKey                   *string `json:"userKey"`
+	Username                  *string `json:"username"`
+	Version                   *int    `json:"version"`
+	Status                    *string `json:"status"`
+	Token                     *string `json:"token"`
+	RotateToken               bool    `json:"rotateToken"`
+	// Read-only: ignored.
+	CountMessagesInQueue json.RawMessage `json:"countMessagesInQueue"`
+	HasToken             json.RawMessage `json:"hasToken"`
+	IncomingToken        json.RawMessage `json:"incomingToken"`
+}
+
+func (in *descriptorInput) patch() integration.Patch {
+	return integration.Patch{
+		ServiceID: in.ServiceID, ApplinkID: in.ApplinkID, Label: in.Label, DisplayURL: in.DisplayURL, RPCURL: in.RPCURL,
+		Endpoint: in.Endpoint, SendErrorsToEmail: in.SendErrorsToEmail, SendErrorsToEmailThrottle: in.SendErrorsToEmailThrottle,
+		UserKey: in.UserKey, Username: in.Username, Version: in.Version, Status: in.Status, Token: in.Token,
+		RotateToken: in.RotateToken,
+	}
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
+	views, err := h.Service.List(r.Context(), tenant(r))
+	if err != nil {
+		return err
+	}
+	out := make([]descriptorJSON, len(views))
+	for i, v := range views {
+		out[i] = toDescriptorJSON(v, "")
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+	var in descriptorInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	v, incoming, err := h.Service.Create(r.Context(), tenant(r), in.patch())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toDescriptorJSON(v, incoming))
+	return nil
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.Service.Get(r.Context(), tenant(r), r.PathValue("serviceId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toDescriptorJSON(v, ""))
+	return nil
+}
+
+func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
+	var in descriptorInput
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	v, incoming, err := h.Service.Update(r.Context(), tenant(r), r.PathValue("serviceId"), in.patch())
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toDescriptorJSON(v, incoming))
+	return nil
+}
+
+// messageJSON is one outbound queue message (CONTRACT.md §3).
+type messageJSON struct {
+	ID             string  `json:"id"`
+	State          string  `json:"state"`
+	CreatedAt      string  `json:"createdAt"`
+	Type           string  `json:"type"`
+	AuthorKey      string  `json:"authorKey,omitempty"`
+	AuthorName     string  `json:"authorName,omitempty"`
+	SpaceKey       string  `json:"spaceKey"`
+	Key            string  `json:"key"`
+	Baseline       *int    `json:"baseline"`
+	ObjectKey      string  `json:"objectKey"`
+	Relationship   string  `json:"relationship"`
+	NewHTMLExcerpt string  `json:"newHtmlExcerpt"`
+	NewSpaceKey    string  `json:"newSpaceKey"`
+	NewKey         string  `json:"newKey"`
+	NewBaseline    *int    `json:"newBaseline"`
+	NewURL         string  `json:"newUrl"`
+	LastResponse   *string `json:"lastResponse,omitempty"`
+}
+
+func optInt(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func toMessageJSON(m *outbox.Message, withResponse bool) messageJSON {
+	out := messageJSON{
+		ID: m.ID, State: string(m.State), CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano), Type: string(m.Type),
+		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, SpaceKey: m.SpaceKey, Key: m.Key, Baseline: optInt(m.Baseline),
+		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTMLExcerpt: m.NewHTMLExcerpt, NewSpaceKey: m.NewSpaceKey,
+		NewKey: m.NewKey, NewBaseline: optInt(m.NewBaseline), NewURL: m.NewURL,
+	}
+	if withResponse {
+		lr := m.LastResponse
+		out.LastResponse = &lr
+	}
+	return out
+}
+
+func (h *Handler) queue(w http.ResponseWriter, r *http.Request) error {
+	limit, err := httpapi.QueryInt(r, "limit", integration.QueueLimit, 1, integration.QueueMaxLimit)
+	if err != nil {
+		return err
+	}
+	includeDone, err := httpapi.QueryBool(r, "includeDone")
+	if err != nil {
+		return err
+	}
+	// The spec spells it includeLastRespnse; the correct spelling is
+	// accepted too.
+	withResponse, err := httpapi.QueryBool(r, "includeLastRespnse")
+	if err != nil {
+		return err
+	}
+	if !withResponse {
+		if withResponse, err = httpapi.QueryBool(r, "includeLastResponse"); err != nil {
+			return err
+		}
+	}
+	msgs, err := h.Service.Queue(r.Context(), tenant(r), r.PathValue("serviceId"), limit, includeDone)
+	if err != nil {
+		return err
+	}
+	out := make([]messageJSON, len(msgs))
+	for i, m := range msgs {
+		out[i] = toMessageJSON(m, withResponse)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// pushJSON answers a push: 200 when the tracker took the message, 502 with
+// the tracker's failure (status and message as every error body).
+type pushJSON struct {
+	Status       int    `json:"status,omitempty"`
+	Message      string `json:"message,omitempty"`
+	ID           string `json:"id"`
+	State        string `json:"state"`
+	LastResponse string `json:"lastResponse"`
+}
+
+func (h *Handler) push(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.Service.Push(r.Context(), tenant(r), r.PathValue("serviceId"), r.PathValue("messageId"))
+	var de *integration.DeliveryError
+	if errors.As(err, &de) {
+		e := apperr.BadGatewayf("%s", de.Error())
+		e.Body = pushJSON{Status: http.StatusBadGateway, Message: e.Message, ID: m.ID, State: string(m.State), LastResponse: m.LastResponse}
+		return e
+	}
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, pushJSON{ID: m.ID, State: string(m.State), LastResponse: m.LastResponse})
+	return nil
+}
+
+func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Service.DeleteMessage(r.Context(), tenant(r), r.PathValue("serviceId"), r.PathValue("messageId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// versionJSON answers the version endpoint: the integration's API version
+// and the highest this wiki supports.
+type versionJSON struct {
+	Version int `json:"version"`
+	Max     int `json:"max"`
+}
+
+func (h *Handler) version(w http.ResponseWriter, r *http.Request) error {
+	v, err := h.Service.Version(r.Context(), tenant(r), r.PathValue("serviceId"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, versionJSON{Version: v, Max: integration.MaxVersion})
+	return nil
+}
+
+func (h *Handler) setVersion(w http.ResponseWriter, r *http.Request) error {
+	var asked *int64
+	if err := httpapi.Decode(r, &asked); err != nil {
+		return err
+	}
+	if asked == nil {
+		return apperr.Invalidf("the body must be a JSON integer, the API version asked for")
+	}
+	if *asked < 0 {
+		return apperr.Invalidf("version must be 0 or more, got %d", *asked)
+	}
+	v, err := h.Service.SetVersion(r.Context(), tenant(r), r.PathValue("serviceId"), int(min(*asked, integration.MaxVersion)))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, versionJSON{Version: v, Max: integration.MaxVersion})
+	return nil
+}
+
+// linkSetJSON is one entry of the links callback body.
+type linkSetJSON struct {
+	SpaceKey string `json:"spaceKey"`
+	Key      string `json:"key"`
+	Baseline *int   `json:"baseline"`
+	Links    []struct {
+		IssueKey     string `json:"issueKey"`
+		Relationship string `json:"relationship"`
+	} `json:"links"`
+}
+
+// linksJSON answers the links callback.
+type linksJSON struct {
+	Updated int `json:"updated"` // requirements whose links changed
+}
+
+func (h *Handler) links(w http.ResponseWriter, r *http.Request) error {
+	var in []linkSetJSON
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	if in == nil {
+		return apperr.Invalidf("the body must be a JSON array of {spaceKey, key, baseline, links}")
+	}
+	sets := make([]integration.LinkSet, len(in))
+	for i, s := range in {
+		sets[i] = integration.LinkSet{SpaceKey: s.SpaceKey, Key: s.Key, Links: []requirement.IssueLink{}}
+		if s.Baseline != nil {
+			sets[i].Baseline = *s.Baseline
+		}
+		for _, l := range s.Links {
+			sets[i].Links = append(sets[i].Links, requirement.IssueLink{IssueKey: l.IssueKey, Relationship: l.Relationship})
+		}
+	}
+	n, err := h.Service.ReplaceLinks(r.Context(), tenant(r), r.PathValue("serviceId"), sets)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, linksJSON{Updated: n})
+	return nil
+}
+
+// settingsJSON is the admin settings document.
+type settingsJSON struct {
+	IsolateSpaces *bool `json:"isolateSpaces"`
+}
+
+func (h *Handler) settings(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.Service.Settings(r.Context(), tenant(r))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, settingsJSON{IsolateSpaces: &s.IsolateSpaces})
+	return nil
+}
+
+func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) error {
+	var in settingsJSON
+	if err := httpapi.Decode(r, &in); err != nil {
+		return err
+	}
+	s, err := h.Service.Settings(r.Context(), tenant(r))
+	if err != nil {
+		return err
+	}
+	if in.IsolateSpaces != nil {
+		s.IsolateSpaces = *in.IsolateSpaces
+	}
+	if s, err = h.Service.PutSettings(r.Context(), tenant(r), s); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, settingsJSON{IsolateSpaces: &s.IsolateSpaces})
+	return nil
+}

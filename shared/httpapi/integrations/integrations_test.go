@@ -1,0 +1,821 @@
+package integrations_test
+
+// End-to-end tests of the WikiIntegrations route group and the sync run on
+// the local stack (DynamoDB Local and moto SQS through infra/testenv), with
+// an httptest tracker standing in for POST /rest/reqs/1/api.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
+	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
+	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/queue"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// tracker is a fake issue tracker: it records the batches POSTed to
+// /rest/reqs/1/api and answers status (200 with per-message results, or an
+// error).
+type tracker struct {
+	*httptest.Server
+	mu      sync.Mutex
+	batches [][]map[string]any
+	auth    []string
+	status  int
+}
+
+func newTracker(t *testing.T) *tracker {
+	tr := &tracker{status: 200}
+	tr.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var batch []map[string]any
+		if r.Method != http.MethodPost || r.URL.Path != "/rest/reqs/1/api" || json.NewDecoder(r.Body).Decode(&batch) != nil {
+			http.Error(w, "bad request", 400)
+			return
+		}
+		tr.mu.Lock()
+		tr.batches = append(tr.batches, batch)
+		tr.auth = append(tr.auth, r.Header.Get("Authorization"))
+		status := tr.status
+		tr.mu.Unlock()
+		switch status {
+		case 200:
+			var res []map[string]any
+			for _, m := range batch {
+				res = append(res, map[string]any{"id": m["id"], "status": "OK", "message": "applied"})
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"results": res})
+		case 409:
+			http.Error(w, `{"status":409,"message":"application link is DISABLED"}`, 409)
+		default:
+			http.Error(w, `{"status":500,"message":"database unavailable"}`, status)
+		}
+	}))
+	t.Cleanup(tr.Close)
+	return tr
+}
+
+func (tr *tracker) set(status int) {
+	tr.mu.Lock()
+	tr.status = status
+	tr.mu.Unlock()
+}
+
+func (tr *tracker) posts() [][]map[string]any {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return slices.Clone(tr.batches)
+}
+
+type mailer struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (m *mailer) Send(_ context.Context, to, subject, body string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sent = append(m.sent, to+"\n"+subject+"\n"+body)
+	return nil
+}
+
+func (m *mailer) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sent)
+}
+
+// stack is one test's wiki: the router of the route group, the sync run,
+// and direct access to the stores and the queue.
+type stack struct {
+	env     *testenv.Env
+	router  *httpapi.Router
+	sync    *integration.Sync
+	outbox  *dynamo.OutboxStore
+	reqs    *dynamo.RequirementStore
+	pub     *integration.Publisher
+	tracker *tracker
+	mail    *mailer
+}
+
+const (
+	demoAdmin = "demo-admin-token"
+	demoUser  = "demo-user-token"
+	acmeAdmin = "acme-admin-token"
+)
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	env := testenv.AWS(t)
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(env.Config)
+	authStore := dynamo.NewAuthStore(db, env.AuthTable)
+	for tok, p := range map[string]auth.Principal{
+		demoAdmin: {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "admin", Admin: true},
+		demoUser:  {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "alice"},
+		acmeAdmin: {Tenant: "acme", App: auth.Wiki, Kind: auth.User, User: "admin", Admin: true},
+	} {
+		if err := authStore.PutToken(ctx, auth.HashToken(tok), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := dynamo.NewIntegrationStore(db, env.WikiTable)
+	ob := dynamo.NewOutboxStore(db, env.WikiTable)
+	q := queue.New(env.SQS, env.QueueURL)
+	s := &stack{env: env, outbox: ob, reqs: dynamo.NewRequirementStore(db, env.WikiTable),
+		pub: integration.NewPublisher(q, ob), tracker: newTracker(t), mail: &mailer{}}
+	deps := integration.Deps{
+		Store: store, Outbox: ob, Links: store, Tokens: authStore, Settings: dynamo.NewSettingsStore(db, env.WikiTable),
+		Tracker: &integration.HTTPTracker{Client: &http.Client{Timeout: 5 * time.Second}}, Publisher: s.pub, Queue: q, Mailer: s.mail,
+	}
+	s.router = httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(authStore, 0))
+	s.router.Logger = slog.New(slog.DiscardHandler)
+	(&integrations.Handler{Service: integration.NewService(deps)}).Register(s.router)
+	deps.Logger = slog.New(slog.DiscardHandler)
+	s.sync = integration.NewSync(deps, integration.SyncOptions{ReceiveWait: time.Nanosecond})
+	return s
+}
+
+// do sends a request to the route group and answers the status and body.
+func (s *stack) do(t *testing.T, method, path, token, body string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	s.router.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+func (s *stack) json(t *testing.T, method, path, token, body string, want int, v any) {
+	t.Helper()
+	code, out := s.do(t, method, path, token, body)
+	if code != want {
+		t.Fatalf("%s %s = %d %s, want %d", method, path, code, out, want)
+	}
+	if v != nil {
+		if err := json.Unmarshal([]byte(out), v); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, out)
+		}
+	}
+}
+
+// createIntegration creates demo's (or another tenant's) integration
+// pointing at the fake tracker and answers its incomingToken.
+func (s *stack) createIntegration(t *testing.T, token, id string) string {
+	t.Helper()
+	var d map[string]any
+	s.json(t, "POST", "/rest/reqs/1/integration", token, fmt.Sprintf(`{"applinkId":%q,"label":"Jira","rpcUrl":%q,
+		"displayUrl":"https://jira.example.com","sendErrorsToEmail":"ops@example.com","token":"tracker-secret"}`, id, s.tracker.URL), 200, &d)
+	return d["incomingToken"].(string)
+}
+
+// write stores n NEW messages of demo's jira-1 created at `at` (REQ-<i>),
+// publishing them as the content function does unless publish is false.
+func (s *stack) write(t *testing.T, n int, at time.Time, publish bool) []*outbox.Message {
+	t.Helper()
+	msgs := make([]*outbox.Message, n)
+	for i := range msgs {
+		msgs[i] = &outbox.Message{ID: outbox.NewID(at.Add(time.Duration(i))), ServiceID: "jira-1", State: outbox.New, CreatedAt: at,
+			Type: outbox.Updated, AuthorKey: "alice", AuthorName: "Alice", SpaceKey: "DEMO", Key: fmt.Sprintf("REQ-%05d", i),
+			NewHTMLExcerpt: "<p>x</p>", NewURL: fmt.Sprintf("/requirements/DEMO/REQ-%05d", i)}
+	}
+	ctx := context.Background()
+	if err := s.outbox.Put(ctx, "demo", msgs); err != nil {
+		t.Fatal(err)
+	}
+	if publish {
+		if err := s.pub.Publish(ctx, "demo", msgs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return msgs
+}
+
+func (s *stack) run(t *testing.T) integration.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := s.sync.Run(ctx)
+	if err != nil {
+		t.Fatalf("sync run: %v", err)
+	}
+	return rep
+}
+
+func (s *stack) message(t *testing.T, id string) *outbox.Message {
+	t.Helper()
+	m, err := s.outbox.Get(context.Background(), "demo", "jira-1", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// queueCounts answers the visible and in-flight messages of a queue.
+func (s *stack) queueCounts(t *testing.T, url string) (int, int) {
+	t.Helper()
+	out, err := s.env.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible, _ := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+	hidden, _ := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	return visible, hidden
+}
+
+func TestRegisterMatchesTemplate(t *testing.T) {
+	t.Parallel()
+	tmpl, err := samtemplate.Load("../../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declared []string
+	for _, fn := range tmpl.Functions {
+		if fn.LogicalID == "WikiIntegrations" {
+			for _, r := range fn.Routes {
+				declared = append(declared, r.Method+" "+r.Path)
+			}
+		}
+	}
+	rt := httpapi.NewRouter(auth.Wiki, nil)
+	(&integrations.Handler{}).Register(rt)
+	var served []string
+	for _, r := range rt.Routes() {
+		served = append(served, r.Method+" "+r.Path)
+	}
+	slices.Sort(declared)
+	slices.Sort(served)
+	if len(declared) == 0 || !slices.Equal(declared, served) {
+		t.Fatalf("template.yaml declares\n%v\nthe router serves\n%v", declared, served)
+	}
+}
+
+func TestIntegrationCRUD(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	var created map[string]any
+	s.json(t, "POST", "/rest/reqs/1/integration", demoAdmin, fmt.Sprintf(`{"applinkId":"jira-1","label":"Jira","rpcUrl":%q,
+		"sendErrorsToEmail":"ops@example.com","sendErrorsToEmailThrottle":15,"userKey":"svc","username":"svc-user","token":"tracker-secret"}`, s.tracker.URL), 200, &created)
+	want := map[string]any{"serviceId": "jira-1", "applinkId": "jira-1", "label": "Jira", "displayUrl": s.tracker.URL, "rpcUrl": s.tracker.URL,
+		"endpoint": "/rest/reqs/1/api", "sendErrorsToEmail": "ops@example.com", "sendErrorsToEmailThrottle": 15.0, "userKey": "svc",
+		"username": "svc-user", "version": 4.0, "countMessagesInQueue": 0.0, "status": "ACTIVE", "hasToken": true}
+	incoming, _ := created["incomingToken"].(string)
+	delete(created, "incomingToken")
+	if fmt.Sprint(created) != fmt.Sprint(want) || !strings.HasPrefix(incoming, "rt_") {
+		t.Fatalf("created\n%v\nwant\n%v (incoming %q)", created, want, incoming)
+	}
+
+	// A non-link integration gets a UUID; a second one with the same id is a conflict.
+	var other map[string]any
+	s.json(t, "POST", "/rest/reqs/1/integration", demoAdmin, `{"rpcUrl":"https://other.example.com","version":0}`, 200, &other)
+	if id := other["serviceId"].(string); len(id) != 36 || other["applinkId"] != "" || other["endpoint"] != "" || other["hasToken"] != false {
+		t.Fatalf("non-link integration %v", other)
+	}
+	if code, body := s.do(t, "POST", "/rest/reqs/1/integration", demoAdmin, `{"serviceId":"jira-1","rpcUrl":"https://x.example.com"}`); code != 409 {
+		t.Fatalf("duplicate = %d %s", code, body)
+	}
+
+	// Validation.
+	for body, msg := range map[string]string{
+		`{"rpcUrl":"jira.example.com"}`:                                   "rpcUrl must be an absolute http or https URL",
+		`{"rpcUrl":"https://j.example.com","status":"PAUSED"}`:            "use ACTIVE or DISABLED",
+		`{"rpcUrl":"https://j.example.com","version":5}`:                  "version must be between 0 and 4",
+		`{"rpcUrl":"https://j.example.com","sendErrorsToEmail":"nobody"}`: "sendErrorsToEmail",
+		`{"rpcUrl":"https://j.example.com","colour":"red"}`:               "unknown field",
+		`{"rpcUrl":"https://j.example.com","displayUrl":"ftp://j"}`:       "displayUrl",
+	} {
+		code, out := s.do(t, "POST", "/rest/reqs/1/integration", demoAdmin, body)
+		if code != 400 || !strings.Contains(out, msg) {
+			t.Fatalf("POST %s = %d %s, want 400 with %q", body, code, out, msg)
+		}
+	}
+
+	// GET and the list; the token is never answered.
+	var got map[string]any
+	s.json(t, "GET", "/rest/reqs/1/integration/jira-1", demoAdmin, "", 200, &got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("GET = %v", got)
+	}
+	var list []map[string]any
+	s.json(t, "GET", "/rest/reqs/1/integration", demoAdmin, "", 200, &list)
+	if len(list) != 2 {
+		t.Fatalf("list = %v", list)
+	}
+
+	// PUT the GET answer back with changes: read-only fields are ignored.
+	got["label"], got["status"], got["version"], got["countMessagesInQueue"] = "Jira prod", "disabled", 0, 99
+	body, _ := json.Marshal(got)
+	var updated map[string]any
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1", demoAdmin, string(body), 200, &updated)
+	if updated["label"] != "Jira prod" || updated["status"] != "DISABLED" || updated["endpoint"] != "" || updated["countMessagesInQueue"] != 0.0 || updated["hasToken"] != true {
+		t.Fatalf("updated %v", updated)
+	}
+	// A partial PUT keeps the rest; version 1 brings the default endpoint back.
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1", demoAdmin, `{"version":1}`, 200, &updated)
+	if updated["label"] != "Jira prod" || updated["endpoint"] != "/rest/reqs/1/api" {
+		t.Fatalf("partial update %v", updated)
+	}
+	if code, out := s.do(t, "PUT", "/rest/reqs/1/integration/jira-1", demoAdmin, `{"status":"OFF"}`); code != 400 || !strings.Contains(out, "ACTIVE or DISABLED") {
+		t.Fatalf("bad status = %d %s", code, out)
+	}
+	if code, _ := s.do(t, "PUT", "/rest/reqs/1/integration/jira-1", demoAdmin, `{"serviceId":"jira-2"}`); code != 400 {
+		t.Fatalf("changing serviceId = %d", code)
+	}
+	if code, _ := s.do(t, "PUT", "/rest/reqs/1/integration/nope", demoAdmin, `{"label":"x"}`); code != 404 {
+		t.Fatalf("PUT unknown = %d", code)
+	}
+
+	// Non-admins: 403; another tenant: 404, its list is empty.
+	for _, r := range [][2]string{{"GET", "/rest/reqs/1/integration"}, {"GET", "/rest/reqs/1/integration/jira-1"},
+		{"GET", "/rest/reqs/1/integration/jira-1/queue/outbound"}, {"GET", "/rest/reqs/1/integration/jira-1/version"}, {"GET", "/rest/reqs/1/admin/settings"}} {
+		if code, _ := s.do(t, r[0], r[1], demoUser, ""); code != 403 {
+			t.Fatalf("user %s %s = %d, want 403", r[0], r[1], code)
+		}
+	}
+	if code, _ := s.do(t, "POST", "/rest/reqs/1/integration", demoUser, `{"rpcUrl":"https://j.example.com"}`); code != 403 {
+		t.Fatalf("user POST = %d", code)
+	}
+	for _, r := range [][2]string{{"GET", "/rest/reqs/1/integration/jira-1"}, {"GET", "/rest/reqs/1/integration/jira-1/queue/outbound"},
+		{"GET", "/rest/reqs/1/integration/jira-1/version"}, {"DELETE", "/rest/reqs/1/integration/jira-1/queue/outbound/0000000000000001aaaaaaaa"}} {
+		if code, _ := s.do(t, r[0], r[1], acmeAdmin, ""); code != 404 {
+			t.Fatalf("acme %s %s = %d, want 404", r[0], r[1], code)
+		}
+	}
+	if code, _ := s.do(t, "PUT", "/rest/reqs/1/integration/jira-1", acmeAdmin, `{"label":"mine"}`); code != 404 {
+		t.Fatalf("acme PUT = %d", code)
+	}
+	s.json(t, "GET", "/rest/reqs/1/integration", acmeAdmin, "", 200, &list)
+	if len(list) != 0 {
+		t.Fatalf("acme sees %v", list)
+	}
+	// The tracker credential is written, never read back.
+	for _, p := range []string{"/rest/reqs/1/integration", "/rest/reqs/1/integration/jira-1"} {
+		if _, out := s.do(t, "GET", p, demoAdmin, ""); strings.Contains(out, "tracker-secret") {
+			t.Fatalf("GET %s leaks the token: %s", p, out)
+		}
+	}
+}
+
+func TestIncomingToken(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	incoming := s.createIntegration(t, demoAdmin, "jira-1")
+	s.createIntegration(t, demoAdmin, "jira-2")
+
+	var v map[string]any
+	s.json(t, "GET", "/rest/reqs/1/integration/jira-1/version", incoming, "", 200, &v)
+	if v["version"] != 4.0 || v["max"] != 4.0 {
+		t.Fatalf("version = %v", v)
+	}
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", incoming, `2`, 200, &v)
+	if v["version"] != 2.0 {
+		t.Fatalf("PUT version 2 = %v", v)
+	}
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", demoAdmin, `9`, 200, &v)
+	if v["version"] != 4.0 {
+		t.Fatalf("PUT version 9 = %v", v)
+	}
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", incoming, `0`, 200, &v)
+	var d map[string]any
+	s.json(t, "GET", "/rest/reqs/1/integration/jira-1", demoAdmin, "", 200, &d)
+	if d["version"] != 0.0 || d["endpoint"] != "" {
+		t.Fatalf("after version 0: %v", d)
+	}
+	for _, body := range []string{`-1`, `"3"`, `2.5`, `null`, `{}`} {
+		if code, out := s.do(t, "PUT", "/rest/reqs/1/integration/jira-1/version", incoming, body); code != 400 {
+			t.Fatalf("PUT version %s = %d %s", body, code, out)
+		}
+	}
+	// Only its own integration's version and links.
+	for _, r := range [][3]string{
+		{"GET", "/rest/reqs/1/integration/jira-2/version", ""},
+		{"PUT", "/rest/reqs/1/integration/jira-2/links", `[]`},
+		{"GET", "/rest/reqs/1/integration/jira-1", ""},
+		{"GET", "/rest/reqs/1/integration", ""},
+		{"GET", "/rest/reqs/1/integration/jira-1/queue/outbound", ""},
+		{"GET", "/rest/reqs/1/admin/settings", ""},
+	} {
+		if code, out := s.do(t, r[0], r[1], incoming, r[2]); code != 403 {
+			t.Fatalf("link %s %s = %d %s, want 403", r[0], r[1], code, out)
+		}
+	}
+	if code, out := s.do(t, "PUT", "/rest/reqs/1/integration/jira-1/links", incoming, `[]`); code != 200 {
+		t.Fatalf("own links = %d %s", code, out)
+	}
+
+	// Rotation: the old credential stops working, the new one works.
+	var rotated map[string]any
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1", demoAdmin, `{"rotateToken":true}`, 200, &rotated)
+	fresh, _ := rotated["incomingToken"].(string)
+	if fresh == "" || fresh == incoming {
+		t.Fatalf("rotate = %v", rotated)
+	}
+	if code, _ := s.do(t, "GET", "/rest/reqs/1/integration/jira-1/version", incoming, ""); code != 401 {
+		t.Fatalf("old token = %d, want 401", code)
+	}
+	if code, _ := s.do(t, "GET", "/rest/reqs/1/integration/jira-1/version", fresh, ""); code != 200 {
+		t.Fatalf("new token = %d", code)
+	}
+	// A plain PUT answers no credential.
+	var plain map[string]any
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1", demoAdmin, `{"label":"x"}`, 200, &plain)
+	if _, ok := plain["incomingToken"]; ok {
+		t.Fatalf("PUT answered a credential: %v", plain)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	var st map[string]any
+	s.json(t, "GET", "/rest/reqs/1/admin/settings", demoAdmin, "", 200, &st)
+	if st["isolateSpaces"] != false {
+		t.Fatalf("default = %v", st)
+	}
+	s.json(t, "PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{"isolateSpaces":true}`, 200, &st)
+	s.json(t, "PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{}`, 200, &st)
+	if st["isolateSpaces"] != true {
+		t.Fatalf("after PUT = %v", st)
+	}
+	s.json(t, "GET", "/rest/reqs/1/admin/settings", acmeAdmin, "", 200, &st)
+	if st["isolateSpaces"] != false {
+		t.Fatalf("acme = %v", st)
+	}
+	if code, _ := s.do(t, "PUT", "/rest/reqs/1/admin/settings", demoUser, `{"isolateSpaces":false}`); code != 403 {
+		t.Fatalf("user PUT = %d", code)
+	}
+	if code, _ := s.do(t, "PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{"isolateSpaces":"yes"}`); code != 400 {
+		t.Fatalf("bad PUT = %d", code)
+	}
+}
+
+func TestQueueListingPushAndDelete(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.createIntegration(t, demoAdmin, "jira-1")
+	msgs := s.write(t, 5, time.Now(), false)
+	base := "/rest/reqs/1/integration/jira-1/queue/outbound"
+
+	var q []map[string]any
+	s.json(t, "GET", base, demoAdmin, "", 200, &q)
+	if len(q) != 5 || q[0]["id"] != msgs[0].ID || q[0]["state"] != "NEW" || q[0]["baseline"] != nil || q[0]["type"] != "UPDATED" || q[0]["key"] != "REQ-00000" {
+		t.Fatalf("queue = %v", q)
+	}
+	if _, ok := q[0]["lastResponse"]; ok {
+		t.Fatal("lastResponse without includeLastRespnse")
+	}
+	for _, k := range []string{"id", "state", "createdAt", "type", "spaceKey", "key", "baseline", "objectKey", "relationship", "newHtmlExcerpt", "newSpaceKey", "newKey", "newBaseline", "newUrl"} {
+		if _, ok := q[0][k]; !ok {
+			t.Fatalf("queue message lacks %q: %v", k, q[0])
+		}
+	}
+	s.json(t, "GET", base+"?limit=2&includeLastRespnse=true", demoAdmin, "", 200, &q)
+	if len(q) != 2 || q[1]["id"] != msgs[1].ID || q[0]["lastResponse"] != "" {
+		t.Fatalf("limited queue = %v", q)
+	}
+	for _, p := range []string{"?limit=0", "?limit=x", "?includeDone=maybe"} {
+		if code, _ := s.do(t, "GET", base+p, demoAdmin, ""); code != 400 {
+			t.Fatalf("GET %s = %d", p, code)
+		}
+	}
+
+	// Push now: the tracker fails (502, still NEW), then takes it (200, DONE).
+	s.tracker.set(500)
+	code, out := s.do(t, "PUT", base+"/"+msgs[0].ID, demoAdmin, "")
+	var failed map[string]any
+	_ = json.Unmarshal([]byte(out), &failed)
+	if code != 502 || failed["state"] != "NEW" || failed["id"] != msgs[0].ID || !strings.HasPrefix(failed["lastResponse"].(string), "HTTP 500") || failed["status"] != 502.0 {
+		t.Fatalf("failed push = %d %s", code, out)
+	}
+	if m := s.message(t, msgs[0].ID); m.State != outbox.New || !strings.HasPrefix(m.LastResponse, "HTTP 500") {
+		t.Fatalf("after failed push: %+v", m)
+	}
+	s.tracker.set(200)
+	var pushed map[string]any
+	s.json(t, "PUT", base+"/"+msgs[0].ID, demoAdmin, "", 200, &pushed)
+	if pushed["state"] != "DONE" || pushed["lastResponse"] != "HTTP 200: OK: applied" {
+		t.Fatalf("push = %v", pushed)
+	}
+	if p := s.tracker.posts(); len(p) != 2 || len(p[1]) != 1 || p[1][0]["key"] != "REQ-00000" || s.tracker.auth[1] != "Bearer tracker-secret" {
+		t.Fatalf("tracker saw %v", p)
+	}
+
+	// DONE messages are listed only with includeDone.
+	s.json(t, "GET", base, demoAdmin, "", 200, &q)
+	if len(q) != 4 {
+		t.Fatalf("NEW after push = %d", len(q))
+	}
+	s.json(t, "GET", base+"?includeDone=true&includeLastRespnse=true", demoAdmin, "", 200, &q)
+	if len(q) != 5 || q[0]["state"] != "DONE" || q[0]["lastResponse"] != "HTTP 200: OK: applied" {
+		t.Fatalf("with done = %v", q)
+	}
+	var d map[string]any
+	s.json(t, "GET", "/rest/reqs/1/integration/jira-1", demoAdmin, "", 200, &d)
+	if d["countMessagesInQueue"] != 4.0 {
+		t.Fatalf("count = %v", d["countMessagesInQueue"])
+	}
+
+	// Delete; then it is gone (404), also for another tenant and integration.
+	if code, _ := s.do(t, "DELETE", base+"/"+msgs[1].ID, demoAdmin, ""); code != 204 {
+		t.Fatalf("DELETE = %d", code)
+	}
+	if code, _ := s.do(t, "DELETE", base+"/"+msgs[1].ID, demoAdmin, ""); code != 404 {
+		t.Fatalf("second DELETE = %d", code)
+	}
+	s.createIntegration(t, demoAdmin, "jira-2")
+	s.createIntegration(t, acmeAdmin, "jira-1")
+	if code, _ := s.do(t, "PUT", "/rest/reqs/1/integration/jira-2/queue/outbound/"+msgs[2].ID, demoAdmin, ""); code != 404 {
+		t.Fatalf("other integration's message = %d", code)
+	}
+	if code, _ := s.do(t, "PUT", base+"/"+msgs[2].ID, acmeAdmin, ""); code != 404 {
+		t.Fatalf("other tenant's message = %d", code)
+	}
+	if code, _ := s.do(t, "DELETE", base+"/not-an-id", demoAdmin, ""); code != 404 {
+		t.Fatalf("bad id = %d", code)
+	}
+	// Pushing to a DISABLED integration is refused.
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1", demoAdmin, `{"status":"DISABLED"}`, 200, nil)
+	if code, _ := s.do(t, "PUT", base+"/"+msgs[2].ID, demoAdmin, ""); code != 409 {
+		t.Fatalf("push to DISABLED = %d", code)
+	}
+}
+
+func TestSyncDeliversInOrder(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.createIntegration(t, demoAdmin, "jira-1")
+	msgs := s.write(t, 250, time.Now(), true)
+	// A duplicate SQS copy of the first message (another deduplication id).
+	body, _ := json.Marshal(map[string]any{"tenant": "demo", "serviceId": "jira-1", "ids": []string{msgs[0].ID}})
+	if _, err := s.env.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &s.env.QueueURL, MessageBody: aws.String(string(body)),
+		MessageGroupId: aws.String("demo#jira-1"), MessageDeduplicationId: aws.String("copy-" + msgs[0].ID)}); err != nil {
+		t.Fatal(err)
+	}
+	rep := s.run(t)
+	posts := s.tracker.posts()
+	if len(posts) != 3 || len(posts[0]) != 100 || len(posts[2]) != 50 || rep.Delivered != 250 || rep.Received != 2 || rep.Settled != 2 {
+		t.Fatalf("%d posts, report %+v", len(posts), rep)
+	}
+	i := 0
+	for _, p := range posts {
+		for j, m := range p {
+			if m["id"] != float64(j+1) || m["key"] != msgs[i].Key || m["estate"] != "_" || m["type"] != "UPDATED" ||
+				m["authorKey"] != "alice" || m["authorName"] != "Alice" || m["baseline"] != nil || m["newUrl"] != msgs[i].NewURL {
+				t.Fatalf("message %d = %v", i, m)
+			}
+			i++
+		}
+	}
+	if s.tracker.auth[0] != "Bearer tracker-secret" {
+		t.Fatalf("Authorization = %q", s.tracker.auth[0])
+	}
+	for _, m := range []*outbox.Message{msgs[0], msgs[249]} {
+		if got := s.message(t, m.ID); got.State != outbox.Done || got.LastResponse != "HTTP 200: OK: applied" {
+			t.Fatalf("message %s: %s %q", m.ID, got.State, got.LastResponse)
+		}
+	}
+	if visible, hidden := s.queueCounts(t, s.env.QueueURL); visible+hidden != 0 {
+		t.Fatalf("queue keeps %d+%d references", visible, hidden)
+	}
+
+	// A late duplicate copy: ignored, not delivered twice.
+	if _, err := s.env.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &s.env.QueueURL, MessageBody: aws.String(string(body)),
+		MessageGroupId: aws.String("demo#jira-1"), MessageDeduplicationId: aws.String("late-" + msgs[0].ID)}); err != nil {
+		t.Fatal(err)
+	}
+	if rep := s.run(t); rep.Posts != 0 || rep.Settled != 1 {
+		t.Fatalf("duplicate run %+v", rep)
+	}
+	if len(s.tracker.posts()) != 3 {
+		t.Fatal("a duplicate reference was delivered again")
+	}
+}
+
+func TestSyncFailureKeepsNewMailsOnceAndEndsInDLQ(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.createIntegration(t, demoAdmin, "jira-1")
+	// References come back 1 s after a failed run instead of 120 s.
+	if _, err := s.env.SQS.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: &s.env.QueueURL,
+		Attributes: map[string]string{"VisibilityTimeout": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.write(t, 3, time.Now(), true)
+	s.tracker.set(500)
+	rep := s.run(t)
+	if rep.Failed != 1 || rep.Delivered != 0 || s.mail.count() != 1 {
+		t.Fatalf("first run %+v, mails %d", rep, s.mail.count())
+	}
+	m := s.message(t, msgs[0].ID)
+	if m.State != outbox.New || !strings.HasPrefix(m.LastResponse, "HTTP 500") {
+		t.Fatalf("after failure: %+v", m)
+	}
+	if sent := s.mail.sent[0]; !strings.HasPrefix(sent, "ops@example.com\n") || !strings.Contains(sent, "HTTP 500") || strings.Contains(sent, "tracker-secret") {
+		t.Fatalf("mail = %q", sent)
+	}
+	// Four more failing runs: no more e-mail within the throttle.
+	for range 4 {
+		time.Sleep(1100 * time.Millisecond)
+		if rep := s.run(t); rep.Failed != 1 {
+			t.Fatalf("failing run %+v", rep)
+		}
+	}
+	if s.mail.count() != 1 {
+		t.Fatalf("%d e-mails within the throttle", s.mail.count())
+	}
+	// After maxReceiveCount (5) receives, SQS moves the references to the
+	// DLQ; the outbox keeps the messages NEW with the error.
+	time.Sleep(1100 * time.Millisecond)
+	if rep := s.run(t); rep.Received != 0 {
+		t.Fatalf("references still received after %d receives: %+v", 5, rep)
+	}
+	if visible, _ := s.queueCounts(t, s.env.DLQURL); visible != 1 {
+		t.Fatalf("DLQ holds %d envelopes", visible)
+	}
+	if m := s.message(t, msgs[2].ID); m.State != outbox.New || !strings.HasPrefix(m.LastResponse, "HTTP 500") {
+		t.Fatalf("after DLQ: %+v", m)
+	}
+	// The tracker comes back: the next message's reference delivers the
+	// whole backlog, DLQ'd messages first, in order.
+	s.tracker.set(200)
+	more := s.write(t, 1, time.Now(), true)
+	rep = s.run(t)
+	last := s.tracker.posts()[len(s.tracker.posts())-1]
+	if rep.Delivered != 4 || len(last) != 4 || last[0]["key"] != msgs[0].Key || last[3]["key"] != more[0].Key {
+		t.Fatalf("recovery %+v, last post %v", rep, last)
+	}
+}
+
+func TestSyncTrackerDisabledAndIntegrationDisabled(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.createIntegration(t, demoAdmin, "jira-1")
+	// The tracker's link is DISABLED (409): messages stay NEW.
+	s.tracker.set(409)
+	msgs := s.write(t, 2, time.Now(), true)
+	if rep := s.run(t); rep.Failed != 1 {
+		t.Fatalf("409 run %+v", rep)
+	}
+	if m := s.message(t, msgs[0].ID); m.State != outbox.New || !strings.HasPrefix(m.LastResponse, "HTTP 409") {
+		t.Fatalf("after 409: %+v", m)
+	}
+
+	// The wiki's integration DISABLED: nothing is POSTed, the references
+	// wait hidden in SQS, the messages stay NEW.
+	s.createIntegration(t, acmeAdmin, "jira-1")
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1", acmeAdmin, `{"status":"DISABLED"}`, 200, nil)
+	now := time.Now()
+	acme := []*outbox.Message{{ID: outbox.NewID(now), ServiceID: "jira-1", State: outbox.New, CreatedAt: now, Type: outbox.Deleted, SpaceKey: "ACME", Key: "R-1"}}
+	ctx := context.Background()
+	if err := s.outbox.Put(ctx, "acme", acme); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.pub.Publish(ctx, "acme", acme); err != nil {
+		t.Fatal(err)
+	}
+	before := len(s.tracker.posts())
+	rep := s.run(t)
+	if len(s.tracker.posts()) != before || rep.Skipped != 1 {
+		t.Fatalf("DISABLED run %+v", rep)
+	}
+	m, err := s.outbox.Get(ctx, "acme", "jira-1", acme[0].ID)
+	if err != nil || m.State != outbox.New {
+		t.Fatalf("DISABLED message %+v, %v", m, err)
+	}
+	if _, hidden := s.queueCounts(t, s.env.QueueURL); hidden < 1 {
+		t.Fatal("the DISABLED integration's reference left the queue")
+	}
+}
+
+func TestSyncReenqueuesPending(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.createIntegration(t, demoAdmin, "jira-1")
+	// Committed two minutes ago, never published (the writer crashed).
+	old := s.write(t, 3, time.Now().Add(-2*time.Minute), false)
+	// Committed just now: left to its writer.
+	young := s.write(t, 1, time.Now(), false)
+	rep := s.run(t)
+	if rep.Reenqueued != 3 || rep.Delivered != 4 {
+		t.Fatalf("report %+v", rep)
+	}
+	if m := s.message(t, old[0].ID); m.State != outbox.Done {
+		t.Fatalf("old message %+v", m)
+	}
+	// The young one was delivered by the sweep; its writer's reference
+	// comes later and is ignored.
+	if err := s.pub.Publish(context.Background(), "demo", young); err != nil {
+		t.Fatal(err)
+	}
+	if rep := s.run(t); rep.Posts != 0 || rep.Settled != 1 {
+		t.Fatalf("late reference %+v", rep)
+	}
+}
+
+func TestLinksCallback(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	incoming := s.createIntegration(t, demoAdmin, "jira-1")
+	ctx := context.Background()
+	if err := s.reqs.Put(ctx, "demo", []*requirement.Requirement{
+		{SpaceKey: "DEMO", Key: "REQ-1", Status: requirement.Active, Issues: []requirement.IssueLink{{ServiceID: "jira-2", IssueKey: "OTHER-1", Relationship: "tests"}}},
+		{SpaceKey: "DEMO", Key: "REQ-2", Status: requirement.Active},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	path := "/rest/reqs/1/integration/jira-1/links"
+	code, out := s.do(t, "PUT", path, incoming, `[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"links":[{"issueKey":"PROJ-1","relationship":"implements"}]},
+		{"spaceKey":"DEMO","key":"REQ-404","baseline":null,"links":[]}]`)
+	if code != 404 || !strings.Contains(out, "DEMO/REQ-404") {
+		t.Fatalf("unknown requirement = %d %s", code, out)
+	}
+	var res map[string]any
+	s.json(t, "PUT", path, incoming, `[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"links":[{"issueKey":"PROJ-1","relationship":"Implements"},{"issueKey":"PROJ-2","relationship":"tests"}]},
+		{"spaceKey":"DEMO","key":"REQ-2","links":[{"issueKey":"PROJ-1","relationship":"tests"}]}]`, 200, &res)
+	if res["updated"] != 2.0 {
+		t.Fatalf("links = %v", res)
+	}
+	r1, _ := s.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	want := []requirement.IssueLink{{ServiceID: "jira-2", IssueKey: "OTHER-1", Relationship: "tests"},
+		{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements"}, {ServiceID: "jira-1", IssueKey: "PROJ-2", Relationship: "tests"}}
+	if !slices.Equal(r1.Issues, want) {
+		t.Fatalf("REQ-1 issues = %+v", r1.Issues)
+	}
+	index := func(issue string) []string {
+		var keys []string
+		if err := s.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(id dynamo.RequirementID) bool {
+			keys = append(keys, id.Key)
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	if got := index("PROJ-1"); !slices.Equal(got, []string{"REQ-1", "REQ-2"}) {
+		t.Fatalf("jira = 'PROJ-1' index = %v", got)
+	}
+	// Replacing drops PROJ-2 (links of jira-2 stay).
+	s.json(t, "PUT", path, demoAdmin, `[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"links":[{"issueKey":"PROJ-1","relationship":"implements"}]}]`, 200, &res)
+	if got := index("PROJ-2"); len(got) != 0 {
+		t.Fatalf("PROJ-2 index = %v", got)
+	}
+	for _, body := range []string{`{}`, `null`, `[{"spaceKey":"DEMO","key":"REQ-1","links":[{"issueKey":"nope"}]}]`, `[{"spaceKey":"DEMO","key":"REQ-1","extra":1}]`} {
+		if code, out := s.do(t, "PUT", path, incoming, body); code != 400 {
+			t.Fatalf("links %s = %d %s", body, code, out)
+		}
+	}
+	if code, _ := s.do(t, "PUT", "/rest/reqs/1/integration/jira-9/links", demoAdmin, `[]`); code != 404 {
+		t.Fatalf("unknown integration = %d", code)
+	}
+}
+
+// TestSyncTenThousandMessages is DESIGN §9's target: 10,000 NEW messages
+// delivered in one run with at most ⌈N/100⌉ POSTs per tracker.
+func TestSyncTenThousandMessages(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.createIntegration(t, demoAdmin, "jira-1")
+	start := time.Now()
+	msgs := s.write(t, 10000, time.Now(), true)
+	written := time.Since(start)
+	start = time.Now()
+	rep := s.run(t)
+	if rep.Delivered != 10000 || rep.Posts != 100 || len(s.tracker.posts()) != 100 {
+		t.Fatalf("report %+v", rep)
+	}
+	if m := s.message(t, msgs[9999].ID); m.State != outbox.Done {
+		t.Fatalf("last message %s", m.State)
+	}
+	t.Logf("10000 messages written and published in %v, delivered in %d POSTs in %v (%d envelopes)",
+		written.Round(time.Millisecond), rep.Posts, time.Since(start).Round(time.Millisecond), rep.Received)
+}
