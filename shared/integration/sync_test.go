@@ -270,7 +270,9 @@ func TestSyncDuplicateReferenceDeliversOnce(t *testing.T) {
 	t.Parallel()
 	f := newSyncFixture(t)
 	msgs := f.write(t, "demo", 2, true)
-	one := func(m *outbox.Message) Envelope { return Envelope{Tenant: "demo", ServiceID: "jira-1", IDs: []string{m.ID}} }
+	one := func(m *outbox.Message) Envelope {
+		return Envelope{Tenant: "demo", ServiceID: "jira-1", IDs: []string{m.ID}}
+	}
 	f.queue.inject(one(msgs[0])) // a second copy, same run
 	f.run(t)
 	f.queue.inject(one(msgs[1])) // a late copy, next run
