@@ -1,0 +1,214 @@
+package dynamo_test
+
+// Tests of SearchStore (search.Store on the WikiTable) on DynamoDB Local:
+// the key orders, begins_with and exact ranges, the space filter of the
+// archived index, paging tokens and descending reads. The planner on top
+// of it is tested in shared/search.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/search"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+func srRow(space, key string, baseline int) *requirement.Requirement {
+	st := requirement.Active
+	if baseline > 0 {
+		st = requirement.Archived
+	}
+	return &requirement.Requirement{SpaceKey: space, Key: key, Baseline: baseline, Status: st, Text: key}
+}
+
+func srNames(rows []*requirement.Requirement) []string {
+	out := []string{}
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%s/%s@%d", r.SpaceKey, r.Key, r.Baseline))
+	}
+	return out
+}
+
+// srReadAll pages through a range limit items at a time.
+func srReadAll(t *testing.T, s *dynamo.SearchStore, tenant string, r search.Range, limit int) []string {
+	t.Helper()
+	var rows []*requirement.Requirement
+	var after search.Token
+	for range 100 {
+		page, next, err := s.Rows(context.Background(), tenant, r, after, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limit > 0 && len(page) > limit {
+			t.Fatalf("%d rows for limit %d", len(page), limit)
+		}
+		rows = append(rows, page...)
+		if next == "" {
+			return srNames(rows)
+		}
+		after = next
+	}
+	t.Fatal("no end")
+	return nil
+}
+
+func TestSearchStoreRanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testenv.AWS(t)
+	db := dynamodb.NewFromConfig(env.Config)
+	reqs := dynamo.NewRequirementStore(db, env.WikiTable)
+	s := dynamo.NewSearchStore(db, env.WikiTable)
+	rows := []*requirement.Requirement{
+		srRow("A", "REQ-1", 0), srRow("A", "req-2", 0), srRow("A", "REQ-10", 0), srRow("A", "X-1", 0),
+		srRow("B", "REQ-1", 0), srRow("B", "REQ-3", 0), srRow("AB", "REQ-1", 0),
+		srRow("A", "REQ-1", 1), srRow("A", "REQ-1", 2), srRow("A", "req-2", 2), srRow("B", "REQ-1", 1), srRow("AB", "REQ-1", 2),
+	}
+	if err := reqs.Put(ctx, "demo", rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := reqs.Put(ctx, "acme", []*requirement.Requirement{srRow("A", "REQ-1", 0), srRow("A", "REQ-1", 1)}); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name string
+		r    search.Range
+		want []string
+	}{
+		{"space, prefix", search.Range{Space: "A", Prefix: "REQ-"},
+			[]string{"A/REQ-1@0", "A/REQ-10@0", "A/req-2@0"}},
+		{"space, descending", search.Range{Space: "A", Desc: true},
+			[]string{"A/X-1@0", "A/req-2@0", "A/REQ-10@0", "A/REQ-1@0"}},
+		{"space, exact", search.Range{Space: "A", Prefix: "REQ-1", Exact: true}, []string{"A/REQ-1@0"}},
+		{"tenant, key order then space", search.Range{Prefix: "REQ-1"},
+			[]string{"A/REQ-1@0", "AB/REQ-1@0", "B/REQ-1@0", "A/REQ-10@0"}},
+		{"tenant, exact", search.Range{Prefix: "REQ-1", Exact: true},
+			[]string{"A/REQ-1@0", "AB/REQ-1@0", "B/REQ-1@0"}},
+		{"archived, key, space, newest first", search.Range{Archived: true},
+			[]string{"A/REQ-1@2", "A/REQ-1@1", "AB/REQ-1@2", "B/REQ-1@1", "A/req-2@2"}},
+		{"archived, descending", search.Range{Archived: true, Desc: true},
+			[]string{"A/req-2@2", "B/REQ-1@1", "AB/REQ-1@2", "A/REQ-1@1", "A/REQ-1@2"}},
+		{"archived in a space: filtered", search.Range{Archived: true, Space: "A"},
+			[]string{"A/REQ-1@2", "A/REQ-1@1", "A/req-2@2"}},
+		{"archived in a space, exact: not AB", search.Range{Archived: true, Space: "A", Prefix: "req-1", Exact: true},
+			[]string{"A/REQ-1@2", "A/REQ-1@1"}},
+		{"baseline partition", search.Range{Space: "A", Baseline: 2},
+			[]string{"A/REQ-1@2", "A/req-2@2"}},
+		{"baseline partition, prefix", search.Range{Space: "A", Baseline: 2, Prefix: "REQ-2"}, []string{"A/req-2@2"}},
+		{"no match", search.Range{Space: "C"}, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, limit := range []int{0, 1, 2, 100} {
+				if got := srReadAll(t, s, "demo", tt.r, limit); !slices.Equal(got, tt.want) {
+					t.Fatalf("limit %d: %v, want %v", limit, got, tt.want)
+				}
+			}
+		})
+	}
+	// acme's rows never appear in demo's ranges, and the reverse.
+	if got := srReadAll(t, s, "acme", search.Range{}, 0); !slices.Equal(got, []string{"A/REQ-1@0"}) {
+		t.Fatalf("acme: %v", got)
+	}
+
+	got, err := s.Get(ctx, "demo", []search.ID{{SpaceKey: "A", Key: "req-1"}, {SpaceKey: "A", Key: "REQ-1", Baseline: 2}, {SpaceKey: "C", Key: "REQ-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := srNames(got)
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"A/REQ-1@0", "A/REQ-1@2"}) {
+		t.Fatalf("Get: %v", names)
+	}
+}
+
+func TestSearchStoreIndexPagesSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testenv.AWS(t)
+	db := dynamodb.NewFromConfig(env.Config)
+	s := dynamo.NewSearchStore(db, env.WikiTable)
+	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
+	body := wt.Table(wt.TH("Key", "Description", "Priority", "Implements"),
+		wt.TR(wt.Def("REQ-2"), "Two", "High", wt.Jira("PROJ-1", "")),
+		wt.TR(wt.Def("REQ-1"), "One", "high", ""),
+		wt.TR(wt.Def("REQ-3"), "Three", "Low", wt.Jira("proj-1", "")))
+	for _, p := range []struct{ id, space string }{{"1", "A"}, {"2", "B"}} {
+		if _, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: p.id, SpaceKey: p.space, Title: "P", Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The index is case-insensitive on values (a superset: the evaluator
+	// checks), in key order then space, paged by tokens.
+	for _, limit := range []int{0, 1, 3} {
+		for _, desc := range []bool{false, true} {
+			var ids []string
+			var after search.Token
+			for {
+				page, next, err := s.Index(ctx, "demo", search.IndexRef{Kind: search.IndexProperty, Name: "PRIORITY", Value: "HIGH"}, desc, after, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range page {
+					ids = append(ids, id.SpaceKey+"/"+id.Key)
+				}
+				if next == "" {
+					break
+				}
+				after = next
+			}
+			want := []string{"A/REQ-1", "B/REQ-1", "A/REQ-2", "B/REQ-2"}
+			if desc {
+				slices.Reverse(want)
+			}
+			if !slices.Equal(ids, want) {
+				t.Fatalf("limit %d desc %v: %v, want %v", limit, desc, ids, want)
+			}
+		}
+	}
+	page, _, err := s.Index(ctx, "demo", search.IndexRef{Kind: search.IndexIssue, Value: "Proj-1"}, false, "", 0)
+	if err != nil || len(page) != 4 {
+		t.Fatalf("issue index: %v, %v", page, err)
+	}
+
+	space, keys, err := s.PageKeys(ctx, "demo", "2")
+	if err != nil || space != "B" || !slices.Equal(keys, []string{"REQ-2", "REQ-1", "REQ-3"}) {
+		t.Fatalf("PageKeys: %s %v %v", space, keys, err)
+	}
+	if _, _, err := s.PageKeys(ctx, "demo", "3"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("unknown page: %v", err)
+	}
+	if _, _, err := s.PageKeys(ctx, "acme", "1"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("another tenant's page: %v", err)
+	}
+	if spaces, err := s.Spaces(ctx, "demo"); err != nil || !slices.Equal(spaces, []string{"A", "B"}) {
+		t.Fatalf("Spaces: %v %v", spaces, err)
+	}
+
+	if on, err := s.IsolateSpaces(ctx, "demo"); err != nil || on {
+		t.Fatalf("default isolateSpaces: %v %v", on, err)
+	}
+	if err := dynamo.NewSettingsStore(db, env.WikiTable).Put(ctx, "demo", integration.Settings{IsolateSpaces: true}); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := s.IsolateSpaces(ctx, "demo"); err != nil || !on {
+		t.Fatalf("isolateSpaces: %v %v", on, err)
+	}
+	if on, _ := s.IsolateSpaces(ctx, "acme"); on {
+		t.Fatal("acme isolates spaces")
+	}
+}
