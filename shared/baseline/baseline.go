@@ -30,10 +30,11 @@ const (
 	MaxName = 255
 	// MaxLabel is the longest label, in characters.
 	MaxLabel = 255
-	// MaxRequirements is the most requirements one baseline may hold. It
-	// bounds the memory of a freeze (every selected row is held at once so
-	// that dependencies can be checked against the whole baseline).
-	MaxRequirements = 200_000
+	// MaxRequirements is the most requirements one baseline may hold
+	// (DESIGN.md §9's target). It bounds the memory of a freeze: every
+	// selected row and its copy are held at once, so that dependencies can
+	// be checked against the whole baseline.
+	MaxRequirements = 100_000
 )
 
 // Baseline is one frozen baseline of a space.
@@ -113,8 +114,8 @@ func hasControl(s string) bool {
 
 // clip shortens a client value quoted in an error message.
 func clip(s string) string {
-	if len(s) <= 40 {
-		return s
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:40]) + "…"
 	}
-	return s[:40] + "…"
+	return s
 }

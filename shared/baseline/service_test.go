@@ -565,3 +565,22 @@ func TestTooManyPages(t *testing.T) {
 		t.Fatalf("error %v, counter %v", err, f.counter)
 	}
 }
+
+func TestTooManyRequirements(t *testing.T) {
+	t.Parallel()
+	f := seeded()
+	for i := range baseline.MaxRequirements + 1 {
+		f.rows = append(f.rows, &requirement.Requirement{SpaceKey: "BIG", Key: fmt.Sprintf("K-%06d", i), Status: requirement.Active})
+	}
+	f.spaces["BIG"] = true
+	f.pages["40"] = &baseline.Page{ID: "40", SpaceKey: "BIG"}
+	s := baseline.NewService(f, f)
+	_, err := s.Create(t.Context(), "t1", "u", "BIG", baseline.CreateInput{Name: "n", CEO: "40"})
+	if !errors.Is(err, apperr.ErrTooLarge) || len(f.counter) != 0 {
+		t.Fatalf("error %v, counter %v", err, f.counter)
+	}
+	b, err := s.Create(t.Context(), "t1", "u", "BIG", baseline.CreateInput{Name: "n", CEO: "40", QueryString: "key ~ 'K-00000%'"})
+	if err != nil || b.Count != 10 {
+		t.Fatalf("narrowed: %+v %v", b, err)
+	}
+}
