@@ -110,7 +110,8 @@ type Store interface {
 	// defines) are included. Errors: internal only.
 	Rows(ctx context.Context, tenant string, r Range, after Token, limit int) (rows []*requirement.Requirement, next Token, err error)
 	// Index returns one page of the ids in an index partition, in the
-	// order of Range (current rows: key, then space), like Rows.
+	// order of Range (current rows: key, then space), paged like Rows.
+	// Errors: internal only.
 	Index(ctx context.Context, tenant string, ix IndexRef, desc bool, after Token, limit int) (ids []ID, next Token, err error)
 	// Get returns the rows among ids that exist, stubs included, in no
 	// particular order. Errors: internal only.
@@ -120,6 +121,7 @@ type Store interface {
 	// the page as origin). Errors: apperr.ErrNotFound for an unknown page.
 	PageKeys(ctx context.Context, tenant, pageID string) (space string, keys []string, err error)
 	// Spaces lists the spaces in which the tenant has stored pages.
+	// Errors: internal only.
 	Spaces(ctx context.Context, tenant string) ([]string, error)
 }
 
@@ -127,6 +129,7 @@ type Store interface {
 type Settings interface {
 	// IsolateSpaces reports whether searches are limited to the space of
 	// their path when they name no spaceKey (false when never set).
+	// Errors: internal only.
 	IsolateSpaces(ctx context.Context, tenant string) (bool, error)
 }
 
