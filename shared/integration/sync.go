@@ -21,7 +21,7 @@ type SyncOptions struct {
 	// PendingAge: NEW messages that are still pending (never reached SQS)
 	// this long after their creation are re-enqueued. Default 1 minute.
 	PendingAge time.Duration
-	// DisabledDelay hides the references of a DISABLED integration for this
+	// DisabledDelay hides the envelopes of a DISABLED integration for this
 	// long. Default 5 minutes.
 	DisabledDelay time.Duration
 	// ReceiveWait is the long-polling wait of each receive. Default 1 s.
@@ -73,13 +73,13 @@ func NewSync(d Deps, opt SyncOptions) *Sync {
 // Report counts what a run did.
 type Report struct {
 	Reenqueued int // pending messages sent to SQS again
-	Received   int // references received
+	Received   int // envelopes received
 	Posts      int // POSTs to trackers
 	Delivered  int // messages marked DONE
 	Refused    int // of which the tracker answered ERROR
 	Failed     int // failed POSTs
-	Skipped    int // references left in SQS (DISABLED or busy integration, failure)
-	Settled    int // references deleted from SQS
+	Skipped    int // envelopes left in SQS (DISABLED or busy integration, failure, time up)
+	Settled    int // envelopes deleted from SQS
 	Mails      int // error e-mails sent
 }
 
@@ -90,7 +90,7 @@ type groupState int
 const (
 	groupActive   groupState = iota
 	groupGone                // the integration does not exist
-	groupDisabled            // DISABLED: references wait
+	groupDisabled            // DISABLED: envelopes wait
 	groupFailed              // a POST failed in this run
 	groupBusy                // another run holds the lease
 	groupBroken              // an infrastructure error in this run
@@ -151,7 +151,7 @@ func (r *run) fail(ctx context.Context, g *group, err error) {
 			g.state = groupBroken
 		}
 	}
-	log.ErrorContext(ctx, "sync", "error", err.Error())
+	log.ErrorContext(ctx, "sync run error", "error", err.Error())
 	r.errs = append(r.errs, err)
 }
 
@@ -172,12 +172,12 @@ func (r *run) reenqueue(ctx context.Context) error {
 	})
 }
 
-// drain receives references until the queue answers none or time is up.
+// drain receives envelopes until the queue answers none or time is up.
 func (r *run) drain(ctx context.Context) error {
 	for !r.expired() {
 		recv, err := r.s.d.Queue.Receive(ctx, 10, r.s.opt.ReceiveWait)
 		if err != nil {
-			return fmt.Errorf("receive references: %w", err)
+			return fmt.Errorf("receive envelopes: %w", err)
 		}
 		if len(recv) == 0 {
 			return nil
@@ -198,7 +198,7 @@ func (r *run) drain(ctx context.Context) error {
 			byGroup[k] = append(byGroup[k], m)
 		}
 		if len(malformed) > 0 {
-			r.s.d.logger().WarnContext(ctx, "sync: deleting malformed outbound references", "count", len(malformed))
+			r.s.d.logger().WarnContext(ctx, "sync: deleting malformed outbound envelopes", "count", len(malformed))
 			r.queueErr(ctx, r.s.d.Queue.Delete(ctx, malformed))
 		}
 		for _, k := range order {
@@ -237,8 +237,8 @@ func handles(recv []Received) []string {
 	return out
 }
 
-// handle processes the references of one integration from one receive.
-// Errors are recorded on the group or logged: a reference SQS fails to
+// handle processes the envelopes of one integration from one receive.
+// Errors are recorded on the group or logged: an envelope SQS fails to
 // delete or hide comes back later and is then settled or skipped again.
 func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 	switch g.state {
@@ -259,9 +259,11 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 		return
 	}
 	var unknown []string
+	seen := map[string]bool{}
 	for _, m := range recv {
 		for _, id := range m.Envelope.IDs {
-			if !g.settled[id] && !slices.Contains(unknown, id) {
+			if !g.settled[id] && !seen[id] {
+				seen[id] = true
 				unknown = append(unknown, id)
 			}
 		}
@@ -284,7 +286,7 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 	}
 }
 
-// queueErr logs a failed delete or hide of references.
+// queueErr logs a failed delete or hide of envelopes.
 func (r *run) queueErr(ctx context.Context, err error) {
 	if err != nil {
 		r.s.d.logger().WarnContext(ctx, "sync: outbound queue operation failed", "error", err.Error())
