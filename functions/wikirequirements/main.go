@@ -1,8 +1,8 @@
 // Command wikirequirements is the WikiRequirements Lambda: requirement reads
 // (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), the page view (GET
 // /rest/reqs/1/page/{spaceKey}/{pageId}), search (GET
-// /rest/reqs/1/requirement2/{spaceKey}, 501 until the search handler is
-// wired here), the must-not-use routes (405, 410) and the wiki's OpenAPI
+// /rest/reqs/1/requirement2/{spaceKey}, planned by shared/search), the
+// must-not-use routes (405, 410) and the wiki's OpenAPI
 // document (GET /rest/reqs/1/openapi, anonymous).
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
@@ -17,7 +17,9 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/searchapi"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -33,8 +35,10 @@ func run(ctx context.Context) error {
 		return err
 	}
 	reader := wiki.NewService(dynamo.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
+	searchStore := dynamo.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
+	searcher := searchapi.Handler(search.NewService(searchStore, searchStore))
 	router := deps.Router(auth.Wiki)
-	(&requirements.Handler{Requirements: reader}).Register(router) // includes GET /rest/reqs/1/openapi
+	(&requirements.Handler{Requirements: reader, Search: searcher}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

@@ -105,6 +105,10 @@ func TestWikiAndTrackerRoundTrip(t *testing.T) {
 	// 4. A page defines REQ-001, implemented by PROJ-1.
 	mustStatus(t, call(t, "PUT", W+"/rest/reqs/1/content/100", "demo-wiki-user",
 		`{"spaceKey":"DEMO","title":"Specs","body":`+jsonString(pageBody("The system shall log in users."))+`}`), 200)
+	found := mustStatus(t, call(t, "GET", W+"/rest/reqs/1/requirement2/DEMO?q=jira%20%3D%20'PROJ-1'", "demo-wiki-user", ""), 200)
+	if !strings.Contains(found.body, `"count":1`) || !strings.Contains(found.body, "REQ-001") {
+		t.Fatalf("search jira = 'PROJ-1': %s", found.body)
+	}
 	q := mustStatus(t, call(t, "GET", W+"/rest/reqs/1/integration/jira-1/queue/outbound", "demo-wiki-admin", ""), 200)
 	if !strings.Contains(q.body, `"LINK"`) || !strings.Contains(q.body, "PROJ-1") {
 		t.Fatalf("no LINK message queued: %s", q.body)

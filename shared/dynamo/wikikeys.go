@@ -60,8 +60,10 @@ func spacesPK(tenant string) string           { return tenantPrefix(tenant) + "S
 // indexPK is the partition of a search index item: kind "P" (property,
 // value "<name>#<value>") or "J" (issue key); values are lower-cased so the
 // index is a superset of the exact match, which the evaluator then checks.
+// Folding goes through upper case first, as the query language does
+// (query.Fold), so runes like 'ſ' land in the same partition on both sides.
 func indexPK(tenant, kind, value string) string {
-	return tenantPrefix(tenant) + "IX#" + kind + "#" + strings.ToLower(value)
+	return tenantPrefix(tenant) + "IX#" + kind + "#" + strings.ToLower(strings.ToUpper(value))
 }
 
 func indexSK(space, key string) string { return keyU(key) + "#" + space }
