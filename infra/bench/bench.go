@@ -1,0 +1,178 @@
+// Package bench measures reqtrace against the performance targets of
+// DESIGN.md §9 and renders the figures as docs/benchmarks.md; `make bench`
+// runs it through infra/cmd/bench.
+//
+// Every measurement runs on this machine against DynamoDB Local and moto
+// (started by the command through infra/localaws) with the production
+// services and stores, or with the real bootstraps behind the local
+// gateway and Lambda Runtime API shim (infra/localstack). DynamoDB calls
+// are counted with infra/testenv's SDK middleware and items read with
+// ItemCounter, so counts hold on any machine; times depend on it and are
+// reported, never asserted.
+//
+// A measurement that fails (a colleague's package not there yet, a route
+// not wired, a stand-in that died) marks its row "not measured" with the
+// reason instead of stopping the others.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
+	"github.com/reqtrace/reqtrace/infra/testenv"
+)
+
+// Env is the AWS environment the measurements share: the stand-ins and the
+// tables and queue of template.yaml created for this run.
+type Env struct {
+	// Template is template.yaml.
+	Template *samtemplate.Template
+	// Config reaches the stand-ins.
+	Config aws.Config
+	// DynamoDBEndpoint and SQSEndpoint are the stand-ins' base URLs, for
+	// the local stack.
+	DynamoDBEndpoint, SQSEndpoint string
+	// Prefix names the tables and queues ("<prefix>-<LogicalId>").
+	Prefix string
+	// WikiTable, AuthTable and QueueURL are the resources the
+	// measurements write to.
+	WikiTable, AuthTable, QueueURL string
+	// Root is the module root; BuildDir holds <LogicalId>/bootstrap.
+	Root, BuildDir string
+	// ProfileDir, when set, receives a CPU profile of each measured
+	// section (<name>.cpu.pprof).
+	ProfileDir string
+}
+
+// Counted is a DynamoDB client whose calls and items read are counted.
+type Counted struct {
+	// API is the client to hand to stores: it counts items read (Items)
+	// and, through the middleware of Calls, every call.
+	API   *ItemCounter
+	Calls *testenv.CallCounter
+}
+
+// NewCounted returns a fresh client on env with its own counters.
+func (e *Env) NewCounted() *Counted {
+	calls := testenv.DynamoCallCounter()
+	return &Counted{
+		API:   &ItemCounter{API: dynamodb.NewFromConfig(e.Config, calls.Options)},
+		Calls: calls,
+	}
+}
+
+// Reset forgets the calls and items counted so far.
+func (c *Counted) Reset() {
+	c.Calls.Reset()
+	c.API.Reset()
+}
+
+// DynamoDB returns an uncounted client, for seeding.
+func (e *Env) DynamoDB() *dynamodb.Client { return dynamodb.NewFromConfig(e.Config) }
+
+// SQS returns an SQS client.
+func (e *Env) SQS() *sqs.Client { return sqs.NewFromConfig(e.Config) }
+
+// Verdict compares a measured value with its target.
+type Verdict string
+
+// The verdicts.
+const (
+	Meets       Verdict = "meets"
+	Misses      Verdict = "misses"
+	Info        Verdict = "—" // reported, no target of its own
+	NotMeasured Verdict = "not measured"
+)
+
+// verdict is Meets when ok, else Misses.
+func verdict(ok bool) Verdict {
+	if ok {
+		return Meets
+	}
+	return Misses
+}
+
+// Metric is one measured figure of a row.
+type Metric struct {
+	Name     string
+	Target   string
+	Measured string
+	Verdict  Verdict
+}
+
+// Row is the measurement of one line of DESIGN.md §9.
+type Row struct {
+	// ID names the row in logs and profiles ("page-save").
+	ID string
+	// What, Target and Anchor are the columns of DESIGN.md §9.
+	What, Target, Anchor string
+	// Method says how it was measured, in a sentence or two.
+	Method string
+	// Headline, when set, is the summary's measured value; by default
+	// the summary lists the metrics that have a target.
+	Headline string
+	Metrics  []Metric
+	// Notes explain what was done to meet the targets, or why one is
+	// missed.
+	Notes []string
+	// Err, when set, is why the row was not (fully) measured.
+	Err error
+	// Elapsed is the wall time of the measurement, seeding included.
+	Elapsed time.Duration
+}
+
+// add appends a metric.
+func (r *Row) add(name, target, measured string, v Verdict) {
+	r.Metrics = append(r.Metrics, Metric{Name: name, Target: target, Measured: measured, Verdict: v})
+}
+
+// note appends a note.
+func (r *Row) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+// Verdict is the row's overall verdict: NotMeasured when it failed or
+// measured nothing with a target, Misses when any metric misses.
+func (r *Row) Verdict() Verdict {
+	if r.Err != nil {
+		return NotMeasured
+	}
+	out := NotMeasured
+	for _, m := range r.Metrics {
+		switch m.Verdict {
+		case Misses:
+			return Misses
+		case Meets:
+			out = Meets
+		case NotMeasured:
+			if out != Meets {
+				out = NotMeasured
+			}
+		}
+	}
+	return out
+}
+
+// Measure fills row by calling fn, within limit, recovering from a panic so
+// that one broken measurement does not stop the others.
+func Measure(ctx context.Context, row *Row, limit time.Duration, fn func(ctx context.Context, row *Row) error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	start := time.Now()
+	defer func() {
+		row.Elapsed = time.Since(start)
+		if p := recover(); p != nil {
+			row.Err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	if err := fn(ctx, row); err != nil {
+		row.Err = err
+	}
+}

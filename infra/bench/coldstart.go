@@ -1,0 +1,217 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/reqtrace/reqtrace/infra/localstack"
+	"github.com/reqtrace/reqtrace/infra/scheduler"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+)
+
+// ColdStartOptions size the cold-start measurement.
+type ColdStartOptions struct {
+	// Starts is the number of fresh starts of each function.
+	Starts int
+	// ARM64 also builds the largest function for linux/arm64 with the SAM
+	// build flags of the Makefile and reports its size.
+	ARM64 bool
+	// FunctionLog receives the functions' output (nil: discarded).
+	FunctionLog io.Writer
+}
+
+// maxBootstrap is the size target of DESIGN.md §9 (15 MB).
+const maxBootstrap = 15_000_000
+
+// maxInit is the init target of DESIGN.md §9.
+const maxInit = 50 * time.Millisecond
+
+// firstRequest is the request that wakes one HTTP function: a cheap read
+// that authenticates (one AuthTable read) and reads the WikiTable where the
+// function does.
+type firstRequest struct {
+	tracker bool // the tracker API, else the wiki API
+	path    string
+	token   string
+}
+
+// firstRequests by LogicalId; the data comes from coldSeed.
+var firstRequests = map[string]firstRequest{
+	"WikiRequirements":   {path: "/rest/reqs/1/requirement2/" + Space + "/" + seedKey(1), token: wikiUserToken},
+	"WikiContent":        {path: "/rest/reqs/1/content/" + seedPageID(0), token: wikiUserToken},
+	"WikiBaselines":      {path: "/rest/reqs/1/baseline/" + Space, token: wikiUserToken},
+	"WikiIntegrations":   {path: "/rest/reqs/1/integration", token: "demo-wiki-admin"},
+	"TrackerApiFunction": {tracker: true, path: "/rest/reqs/1/api"},
+	"TrackerLinks":       {tracker: true, path: "/rest/reqs/1/issuelinks/PROJ-1", token: "demo-tracker-user"},
+}
+
+// ColdStart reports, for every function of template.yaml, the size of its
+// bootstrap in BuildDir and the time from process start to the end of init
+// (its first poll of the Runtime API) and to its first answer, over fresh
+// starts of the local stack with that function alone (so that the 2 cores
+// of this machine are not shared with the other bootstraps' inits). HTTP
+// functions get one request through the gateway; other functions (Sync)
+// one invocation.
+func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) error {
+	row.Method = fmt.Sprintf("Sizes of %s/<LogicalId>/bootstrap (make build: this machine's %s/%s, CGO_ENABLED=0 -trimpath -tags lambda.norpc "+
+		"-ldflags=\"-s -w\"). Init and first answer: %d fresh starts of infra/localstack with one function at a time (own tables, "+
+		"one page of requirements), then one request through the gateway (Sync: one scheduled-event invocation); times from "+
+		"lambdashim Runner.Stats (process start → first poll of /runtime/invocation/next, process start → first answer).",
+		env.BuildDir, runtime.GOOS, runtime.GOARCH, opts.Starts)
+	if err := coldSizes(ctx, env, opts, row); err != nil {
+		return err
+	}
+	if err := coldSeed(ctx, env); err != nil {
+		return err
+	}
+	for _, fn := range env.Template.Functions {
+		if err := coldStarts(ctx, env, fn.LogicalID, opts, row); err != nil {
+			row.add(fn.LogicalID+": init / first answer (median)", "init ≤ 50 ms", "not measured: "+err.Error(), NotMeasured)
+		}
+	}
+	return nil
+}
+
+// coldPrefix names the cold-start measurement's tables.
+const coldPrefix = "cold"
+
+// coldSeed stores one page of requirements in the cold-start tables, so
+// that the first requests read real items.
+func coldSeed(ctx context.Context, env *Env) error {
+	res, err := env.Resources(ctx, coldPrefix)
+	if err != nil {
+		return err
+	}
+	return Seed(ctx, dynamo.NewWikiStore(env.DynamoDB(), res.Tables["WikiTable"]), 0, seedPerPage)
+}
+
+// coldSizes reports the size of every bootstrap and, with opts.ARM64, of
+// the largest one built for linux/arm64.
+func coldSizes(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) error {
+	largest, largestSize := "", int64(0)
+	for _, fn := range env.Template.Functions {
+		fi, err := os.Stat(filepath.Join(env.BuildDir, fn.LogicalID, "bootstrap"))
+		if err != nil {
+			return fmt.Errorf("%s: %w (run make build)", fn.LogicalID, err)
+		}
+		row.add(fn.LogicalID+": bootstrap size ("+runtime.GOARCH+")", "≤ 15 MB", mb(fi.Size()), verdict(fi.Size() <= maxBootstrap))
+		if fi.Size() > largestSize {
+			largest, largestSize = fn.LogicalID, fi.Size()
+		}
+	}
+	if !opts.ARM64 || largest == "" {
+		return nil
+	}
+	size, elapsed, err := buildARM64(ctx, env, largest)
+	if err != nil {
+		row.add(largest+": bootstrap size (linux/arm64, SAM flags)", "≤ 15 MB", "not measured: "+err.Error(), NotMeasured)
+		return nil
+	}
+	row.add(largest+": bootstrap size (linux/arm64, SAM flags; the largest host build)", "≤ 15 MB",
+		fmt.Sprintf("%s (built in %s)", mb(size), secs(elapsed)), verdict(size <= maxBootstrap))
+	return nil
+}
+
+// functionDir is functions/<dir> of a LogicalId, as the Makefile derives
+// it: lower case, a trailing "function" removed.
+func functionDir(logicalID string) string {
+	return filepath.Join("functions", strings.TrimSuffix(strings.ToLower(logicalID), "function"))
+}
+
+// buildARM64 builds a function as `make build-<LogicalId>` does for SAM and
+// returns the size of its bootstrap.
+func buildARM64(ctx context.Context, env *Env, logicalID string) (int64, time.Duration, error) {
+	dir, err := os.MkdirTemp("", "reqtrace-bench-arm64-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "bootstrap")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w",
+		"-o", out, "./"+functionDir(logicalID))
+	cmd.Dir = env.Root
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	start := time.Now()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return 0, 0, fmt.Errorf("go build: %w: %.300s", err, b)
+	}
+	elapsed := time.Since(start)
+	fi, err := os.Stat(out)
+	if err != nil {
+		return 0, 0, err
+	}
+	return fi.Size(), elapsed, nil
+}
+
+// coldStarts measures opts.Starts fresh starts of one function.
+func coldStarts(ctx context.Context, env *Env, fn string, opts ColdStartOptions, row *Row) error {
+	var inits, firsts Durations
+	status := ""
+	for range opts.Starts {
+		init, first, st, err := coldStartOnce(ctx, env, fn, opts)
+		if err != nil {
+			return err
+		}
+		inits, firsts, status = append(inits, init), append(firsts, first), st
+	}
+	med := inits.Median()
+	row.add(fmt.Sprintf("%s: init / first answer (median of %d; max init %s; %s)", fn, len(inits), ms(inits.Max()), status),
+		"init ≤ 50 ms", fmt.Sprintf("%s / %s", ms(med), ms(firsts.Median())), verdict(med <= maxInit))
+	return nil
+}
+
+// coldStartOnce starts a local stack with fn alone, wakes it once and
+// returns its first process's init and first-answer times.
+func coldStartOnce(ctx context.Context, env *Env, fn string, opts ColdStartOptions) (init, first time.Duration, status string, err error) {
+	log := opts.FunctionLog
+	if log == nil {
+		log = io.Discard
+	}
+	st, err := localstack.Start(ctx, localstack.Options{
+		Root: env.Root, BuildDir: env.BuildDir, WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
+		SyncInterval: -1, DynamoDBEndpoint: env.DynamoDBEndpoint, SQSEndpoint: env.SQSEndpoint,
+		Prefix: env.Prefix + "-" + coldPrefix, Functions: []string{fn},
+		Logger: slog.New(slog.DiscardHandler), FunctionLog: log,
+	})
+	if err != nil {
+		return 0, 0, "", err
+	}
+	defer st.Close()
+	if req, ok := firstRequests[fn]; ok {
+		base := st.WikiURL
+		if req.tracker {
+			base = st.TrackerURL
+		}
+		code, body, err := do(ctx, http.MethodGet, base+req.path, req.token)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		if code >= 500 {
+			return 0, 0, "", fmt.Errorf("GET %s answered %d: %.200s", req.path, code, body)
+		}
+		status = fmt.Sprintf("GET %s → %d", req.path, code)
+	} else {
+		if _, err := st.Invoke(ctx, fn, scheduler.ScheduledEvent("bench", time.Now())); err != nil {
+			return 0, 0, "", fmt.Errorf("invoke: %w", err)
+		}
+		status = "one scheduled event"
+	}
+	r := st.Runners[fn]
+	if r == nil {
+		return 0, 0, "", fmt.Errorf("the stack did not start %s", fn)
+	}
+	procs := r.Stats().Processes
+	if len(procs) == 0 {
+		return 0, 0, "", fmt.Errorf("%s started no process", fn)
+	}
+	return procs[0].InitDuration(), procs[0].ColdStart(), status, nil
+}

@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// GetOptions size the GET measurement.
+type GetOptions struct {
+	// Stored is the number of requirements in the tenant; the keys read
+	// are spread over them.
+	Stored int
+	// Runs and Warmup as for searches.
+	Runs, Warmup int
+	// WikiURL, when set, is a local stack's wiki API.
+	WikiURL string
+}
+
+// Get measures GET /rest/reqs/1/requirement2/{spaceKey}/{key}: the DynamoDB
+// calls of a request once the token is cached, and its latency, through
+// the WikiRequirements route group composed as its main.go composes it
+// (in process, counted client) and, when opts.WikiURL is set, through the
+// local stack.
+func Get(ctx context.Context, env *Env, opts GetOptions, row *Row) error {
+	row.Method = fmt.Sprintf("GET /rest/reqs/1/requirement2/%s/{key} with a wiki user's token, %d runs after %d warm-up runs (the first one caches the token), "+
+		"keys spread over the %d stored requirements. In process: the WikiRequirements route group (httpapi.Router, cached "+
+		"authenticator, requirements.Handler on wiki.Service and shared/dynamo.WikiStore) composed as in its main.go, on one counted "+
+		"DynamoDB client; local stack: through the gateway and the real bootstrap.", Space, opts.Runs, opts.Warmup, opts.Stored)
+	counted := env.NewCounted()
+	authn := auth.NewAuthenticator(dynamo.NewAuthStore(counted.API, env.AuthTable), 30*time.Second)
+	router := httpapi.NewRouter(auth.Wiki, authn)
+	router.Logger = slog.New(slog.DiscardHandler)
+	(&requirements.Handler{Requirements: wiki.NewService(dynamo.NewWikiStore(counted.API, env.WikiTable))}).Register(router)
+
+	key := func(i int) string {
+		k := (i * 7919) % opts.Stored
+		if seedDeleted(k) {
+			k++
+		}
+		return seedKey(k)
+	}
+	var times Durations
+	maxCalls, maxItems := 0, 0
+	var callsOf map[string]int
+	for i := range opts.Warmup + opts.Runs {
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/rest/reqs/1/requirement2/"+Space+"/"+key(i), nil)
+		req.Header.Set("Authorization", "Bearer "+wikiUserToken)
+		rec := httptest.NewRecorder()
+		counted.Reset()
+		start := time.Now()
+		router.ServeHTTP(rec, req)
+		elapsed := time.Since(start)
+		if rec.Code != http.StatusOK {
+			return fmt.Errorf("GET %s answered %d: %.200s", req.URL, rec.Code, rec.Body.String())
+		}
+		if i < opts.Warmup {
+			continue
+		}
+		times = append(times, elapsed)
+		if n := counted.Calls.Total(); n >= maxCalls {
+			maxCalls, callsOf = n, counted.Calls.Counts()
+		}
+		maxItems = max(maxItems, counted.API.Items())
+	}
+	row.add("DynamoDB calls per GET, token cached (most of any run)", "exactly 1 read",
+		fmt.Sprintf("%d (%s; %d item)", maxCalls, formatCalls(callsOf), maxItems), verdict(maxCalls == 1 && callsOf["GetItem"] == 1))
+	row.add("p50 / p95 in process", "", fmt.Sprintf("%s / %s", ms(times.Percentile(50)), ms(times.Percentile(95))), Info)
+	if opts.WikiURL == "" {
+		return nil
+	}
+	times = nil
+	for i := range opts.Warmup + opts.Runs {
+		start := time.Now()
+		if _, err := get(ctx, opts.WikiURL+"/rest/reqs/1/requirement2/"+Space+"/"+key(i), wikiUserToken); err != nil {
+			row.add("p50 / p95 through the local stack", "", "not measured: "+err.Error(), NotMeasured)
+			return nil
+		}
+		if i >= opts.Warmup {
+			times = append(times, time.Since(start))
+		}
+	}
+	row.add("p50 / p95 through the local stack", "", fmt.Sprintf("%s / %s", ms(times.Percentile(50)), ms(times.Percentile(95))), Info)
+	return nil
+}

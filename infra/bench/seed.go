@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// The data set of the search, GET and page-save measurements: tenant
+// "demo" (a development tenant, so that the local stack's dev tokens reach
+// it), space BENCH.
+const (
+	Tenant = "demo"
+	Space  = "BENCH"
+	// seedPerPage is the number of requirements per seeded page.
+	seedPerPage = 400
+	// seedParallel is the number of pages committed at once; each commit
+	// already runs 8 BatchWriteItem calls in parallel.
+	seedParallel = 2
+)
+
+// seedKey is the key of seeded requirement i.
+func seedKey(i int) string { return fmt.Sprintf("REQ-%06d", i) }
+
+// seedPriority is the Priority of seeded requirement i: High for one in
+// four, then Medium and Low.
+func seedPriority(i int) string {
+	switch i % 4 {
+	case 0:
+		return "High"
+	case 1, 2:
+		return "Medium"
+	}
+	return "Low"
+}
+
+// seedDeleted reports whether seeded requirement i is DELETED (one in 50):
+// searches then meet rows they must skip, as in a real space.
+func seedDeleted(i int) bool { return i%50 == 49 }
+
+var seedCategories = []string{"Functional", "Security", "Performance", "Usability", "Legal"}
+
+// seedRequirement returns seeded requirement i, about 600 bytes, defined by
+// page p.
+func seedRequirement(i int, p *wiki.Page) *requirement.Requirement {
+	text := fmt.Sprintf("Requirement %d: the system shall record every change of a requirement, with its author, "+
+		"its time and the previous value, and keep it for ten years. ", i)
+	r := &requirement.Requirement{
+		SpaceKey: Space, Key: seedKey(i), Status: requirement.Active,
+		Text: text, HTMLExcerpt: "<p>" + text + "</p>",
+		Properties: []requirement.Property{
+			{Key: "Priority", Value: seedPriority(i)},
+			{Key: "Category", Value: seedCategories[i%len(seedCategories)]},
+		},
+		Origin: p.Ref(),
+	}
+	if seedDeleted(i) {
+		r.Status = requirement.Deleted
+	}
+	return r
+}
+
+// seedPageID is the id of the page defining seeded requirement i.
+func seedPageID(i int) string { return fmt.Sprint(1_000_000 + i/seedPerPage) }
+
+// Seed stores requirements [from, to) of the data set in space Space of
+// tenant Tenant through the indexing write path (wiki.Store.Commit of
+// shared/dynamo: rows, search index items, page items with their key
+// lists), without parsing page bodies: what saving the pages would write,
+// at a fraction of the cost. from and to must be multiples of
+// seedPerPage.
+func Seed(ctx context.Context, store *dynamo.WikiStore, from, to int) error {
+	if from%seedPerPage != 0 || to%seedPerPage != 0 {
+		return fmt.Errorf("seed [%d, %d): bounds must be multiples of %d", from, to, seedPerPage)
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		sem  = make(chan struct{}, seedParallel)
+	)
+	for start := from; start < to; start += seedPerPage {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := seedPage(ctx, store, start, start == 0); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+		mu.Lock()
+		failed := len(errs) > 0
+		mu.Unlock()
+		if failed {
+			break
+		}
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return fmt.Errorf("seed requirements [%d, %d): %w", from, to, errs[0])
+	}
+	return nil
+}
+
+// seedPage commits the page defining requirements [start, start+seedPerPage).
+func seedPage(ctx context.Context, store *dynamo.WikiStore, start int, register bool) error {
+	pg := &wiki.Page{
+		ID: seedPageID(start), SpaceKey: Space, Title: fmt.Sprintf("Specification %d", start/seedPerPage),
+		Version: 1, Body: "<p>seeded by make bench</p>", UpdatedAt: time.Now().UTC(), UpdatedBy: "bench",
+	}
+	c := &wiki.Change{PutPage: pg}
+	if register {
+		c.RegisterSpace = Space
+	}
+	for i := start; i < start+seedPerPage; i++ {
+		r := seedRequirement(i, pg)
+		if r.Status == requirement.Active {
+			pg.Keys = append(pg.Keys, r.Key)
+		}
+		c.Writes = append(c.Writes, wiki.Write{New: r})
+	}
+	if err := store.Commit(ctx, Tenant, c); err != nil {
+		return fmt.Errorf("page %s: %w", pg.ID, err)
+	}
+	return nil
+}
+
+// seedSummary describes the data set of n requirements for the report.
+func seedSummary(n int) string {
+	return fmt.Sprintf("%d requirements in space %s of tenant %s, %d per page, about 600 bytes each, "+
+		"properties Priority (High 1 in 4) and Category (5 values), 1 in 50 DELETED; "+
+		"written through the indexing write path (rows, search index items, page key lists)",
+		n, Space, Tenant, seedPerPage)
+}
+
