@@ -44,6 +44,8 @@ type BaselineStore struct {
 	// DynamoDB Local slows down sharply on 1 MB pages of large items, so
 	// the default is a few hundred rows.
 	ReadPageSize int32
+	// ReadSegments is how many key ranges of a space are read in parallel.
+	ReadSegments int
 	// StaleAfter is how long after its Begin mark a freeze may still be
 	// running (the function's timeout, with a wide margin): Delete removes
 	// the leftovers of a baseline without a record only after that.
@@ -57,7 +59,7 @@ var (
 
 // NewBaselineStore returns a BaselineStore on table.
 func NewBaselineStore(db API, table string) *BaselineStore {
-	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500, StaleAfter: 5 * time.Minute}
+	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500, ReadSegments: 4, StaleAfter: 5 * time.Minute}
 }
 
 // blCounterSK is the sort key of a space's baseline number counter.
@@ -646,10 +648,152 @@ func (s *BaselineStore) Children(ctx context.Context, tenant, id string) ([]*bas
 	return out, nil
 }
 
-// SpaceRequirements pages through the current rows of the space
-// (RequirementStore.QuerySpace, ReadPageSize rows per Query).
+// SpaceRequirements reads the current rows of the space in key order. The
+// partition's R# range is cut into ReadSegments key ranges, interpolated
+// between its first and last keys (one Query of one key each), and the
+// ranges are read in parallel, ReadPageSize rows per Query; fn sees the
+// rows of one range after the other, so in key order.
 func (s *BaselineStore) SpaceRequirements(ctx context.Context, tenant, space string, fn func(*requirement.Requirement) bool) error {
-	return s.reqs.QuerySpace(ctx, tenant, space, "", s.ReadPageSize, fn)
+	pk := spacePK(tenant, space)
+	first, err := s.blEdgeKey(ctx, pk, true)
+	if err != nil || first == "" {
+		return err
+	}
+	last, err := s.blEdgeKey(ctx, pk, false)
+	if err != nil {
+		return err
+	}
+	bounds := blSplit(first, max(last, first), s.ReadSegments)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type segment struct {
+		rows []*requirement.Requirement
+		err  error
+		done chan struct{}
+	}
+	segs := make([]*segment, len(bounds)-1)
+	for i := range segs {
+		sg := &segment{done: make(chan struct{})}
+		segs[i] = sg
+		go func() {
+			defer close(sg.done)
+			sg.rows, sg.err = s.blReadRange(ctx, pk, bounds[i], bounds[i+1], i == len(segs)-1)
+		}()
+	}
+	for _, sg := range segs {
+		<-sg.done
+		if sg.err != nil {
+			return sg.err
+		}
+		for _, r := range sg.rows {
+			if !fn(r) {
+				return nil
+			}
+		}
+		sg.rows = nil
+	}
+	return nil
+}
+
+// blEdgeKey returns the first (or last) R# sort key of partition pk, ""
+// when there is none.
+func (s *BaselineStore) blEdgeKey(ctx context.Context, pk string, first bool) (string, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :r)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk},
+			":r":  &types.AttributeValueMemberS{Value: "R#"},
+		},
+		ProjectionExpression: aws.String("sk"),
+		ScanIndexForward:     aws.Bool(first),
+		Limit:                aws.Int32(1),
+	})
+	if err != nil {
+		return "", errorf("query space bounds", err)
+	}
+	if len(out.Items) == 0 {
+		return "", nil
+	}
+	sk, _ := out.Items[0]["sk"].(*types.AttributeValueMemberS)
+	if sk == nil {
+		return "", fmt.Errorf("query space bounds: item without a string sk")
+	}
+	return sk.Value, nil
+}
+
+// blReadRange reads the rows with lo <= sk < hi (sk <= hi when
+// inclusive), stubs left out.
+func (s *BaselineStore) blReadRange(ctx context.Context, pk, lo, hi string, inclusive bool) ([]*requirement.Requirement, error) {
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :lo AND :hi"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: pk},
+			":lo": &types.AttributeValueMemberS{Value: lo},
+			":hi": &types.AttributeValueMemberS{Value: hi},
+		},
+		Limit: aws.Int32(s.ReadPageSize),
+	})
+	var rows []*requirement.Requirement
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, errorf("query requirements", err)
+		}
+		for _, av := range out.Items {
+			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok && !inclusive && sk.Value == hi {
+				continue
+			}
+			r, err := decodeRequirement(av)
+			if err != nil {
+				return nil, err
+			}
+			if r.Status != "" {
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// blSplit returns lo, up to k-1 keys strictly between lo and hi, and hi,
+// in ascending order: the bounds of k key ranges of about equal width.
+// The keys in between are interpolated on the three characters after the
+// common prefix of lo and hi, as base-128 digits, so they are ASCII (valid
+// DynamoDB strings) and sort like the keys.
+func blSplit(lo, hi string, k int) []string {
+	const digits = 3
+	p := 0
+	for p < len(lo) && p < len(hi) && lo[p] == hi[p] {
+		p++
+	}
+	num := func(s string) int {
+		v := 0
+		for i := range digits {
+			c := 0
+			if p+i < len(s) {
+				c = int(s[p+i] & 0x7f)
+			}
+			v = v*128 + c
+		}
+		return v
+	}
+	a, b := num(lo), num(hi)
+	out := []string{lo}
+	for i := 1; i < k; i++ {
+		v := a + (b-a)*i/k
+		buf := make([]byte, digits)
+		for j := digits - 1; j >= 0; j-- {
+			buf[j] = byte(v % 128)
+			v /= 128
+		}
+		key := strings.TrimRight(lo[:p]+string(buf), "\x00")
+		if key > out[len(out)-1] && key < hi {
+			out = append(out, key)
+		}
+	}
+	return append(out, hi)
 }
 
 // Requirements reads current rows by key (RequirementStore.GetMany:
