@@ -1,9 +1,9 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
+	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,21 +14,8 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 )
 
-type tokens map[string]auth.Principal
-
-func (t tokens) LookupToken(_ context.Context, hash string) (auth.Principal, error) {
-	for tok, p := range t {
-		if auth.HashToken(tok) == hash {
-			return p, nil
-		}
-	}
-	return auth.Principal{}, apperr.ErrNotFound
-}
-func (t tokens) PutToken(context.Context, string, auth.Principal) error { return nil }
-func (t tokens) DeleteToken(context.Context, string) error              { return nil }
-
 func testRouter() *Router {
-	store := tokens{
+	store := httpapitest.Tokens{
 		"admin":   {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "a", Admin: true},
 		"user":    {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "u"},
 		"link":    {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"},
@@ -64,15 +51,7 @@ func testRouter() *Router {
 
 func do(t *testing.T, h http.Handler, method, path, token, ctype, body string) (*httptest.ResponseRecorder, ErrorBody) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	rec := httpapitest.Do(h, method, path, token, ctype, body)
 	var eb ErrorBody
 	if rec.Code >= 400 {
 		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -28,21 +29,7 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// tokens is a fake auth store.
-type tokens map[string]auth.Principal
-
-func (t tokens) LookupToken(_ context.Context, hash string) (auth.Principal, error) {
-	for tok, p := range t {
-		if auth.HashToken(tok) == hash {
-			return p, nil
-		}
-	}
-	return auth.Principal{}, apperr.ErrNotFound
-}
-func (t tokens) PutToken(context.Context, string, auth.Principal) error { return nil }
-func (t tokens) DeleteToken(context.Context, string) error              { return nil }
-
-var devTokens = tokens{
+var devTokens = httpapitest.Tokens{
 	"demo-wiki-user":     {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "demo-user"},
 	"acme-wiki-user":     {Tenant: "acme", App: auth.Wiki, Kind: auth.User, User: "acme-user"},
 	"demo-link":          {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"},
@@ -73,15 +60,11 @@ type answer struct {
 
 func do(t *testing.T, h http.Handler, method, path, token, body string) answer {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	ctype := ""
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		ctype = "application/json"
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	rec := httpapitest.Do(h, method, path, token, ctype, body)
 	a := answer{code: rec.Code, header: rec.Header(), raw: rec.Body.String()}
 	if rec.Body.Len() > 0 {
 		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {

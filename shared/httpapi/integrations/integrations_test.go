@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -163,15 +164,11 @@ func newStack(t *testing.T) *stack {
 // do sends a request to the route group and answers the status and body.
 func (s *stack) do(t *testing.T, method, path, token, body string) (int, string) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	ctype := ""
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		ctype = "application/json"
 	}
-	rec := httptest.NewRecorder()
-	s.router.ServeHTTP(rec, req)
+	rec := httpapitest.Do(s.router, method, path, token, ctype, body)
 	return rec.Code, rec.Body.String()
 }
 

@@ -3,6 +3,7 @@ package trackerlinks_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -86,16 +87,7 @@ func (h *harness) do(method, path, token, body string) *httptest.ResponseRecorde
 
 func (h *harness) doType(method, path, token, ctype, body string) *httptest.ResponseRecorder {
 	h.t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	rec := httptest.NewRecorder()
-	h.router.ServeHTTP(rec, req)
-	return rec
+	return httpapitest.Do(h.router, method, path, token, ctype, body)
 }
 
 // json sends a request, checks the status and decodes the answer into out
