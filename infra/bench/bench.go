@@ -7,7 +7,7 @@
 // services and stores, or with the real bootstraps behind the local
 // gateway and Lambda Runtime API shim (infra/localstack). DynamoDB calls
 // are counted with infra/testenv's SDK middleware and items read with
-// ItemCounter, so counts hold on any machine; times depend on it and are
+// Meter, so counts hold on any machine; times depend on it and are
 // reported, never asserted.
 //
 // A measurement that fails (a colleague's package not there yet, a route
@@ -46,16 +46,19 @@ type Env struct {
 	WikiTable, AuthTable, QueueURL string
 	// Root is the module root; BuildDir holds <LogicalId>/bootstrap.
 	Root, BuildDir string
+	// DynamoDBPID is the DynamoDB Local JVM's pid (0: unknown), to read
+	// its CPU time.
+	DynamoDBPID int
 	// ProfileDir, when set, receives a CPU profile of each measured
 	// section (<name>.cpu.pprof).
 	ProfileDir string
 }
 
-// Counted is a DynamoDB client whose calls and items read are counted.
+// Counted is a DynamoDB client whose calls are counted and measured.
 type Counted struct {
-	// API is the client to hand to stores: it counts items read (Items)
-	// and, through the middleware of Calls, every call.
-	API   *ItemCounter
+	// API is the client to hand to stores: it measures items and
+	// latencies and, through the middleware of Calls, counts every call.
+	API   *Meter
 	Calls *testenv.CallCounter
 }
 
@@ -63,7 +66,7 @@ type Counted struct {
 func (e *Env) NewCounted() *Counted {
 	calls := testenv.DynamoCallCounter()
 	return &Counted{
-		API:   &ItemCounter{API: dynamodb.NewFromConfig(e.Config, calls.Options)},
+		API:   NewMeter(dynamodb.NewFromConfig(e.Config, calls.Options)),
 		Calls: calls,
 	}
 }
@@ -176,3 +179,6 @@ func Measure(ctx context.Context, row *Row, limit time.Duration, fn func(ctx con
 		row.Err = err
 	}
 }
+
+// cpu returns a meter of this process's and DynamoDB Local's CPU time.
+func (e *Env) cpu() cpuMeter { return cpuMeter{dynamoPID: e.DynamoDBPID} }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,18 +69,38 @@ func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) e
 		"one page of requirements), then one request through the gateway (Sync: one scheduled-event invocation); times from "+
 		"lambdashim Runner.Stats (process start → first poll of /runtime/invocation/next, process start → first answer).",
 		env.BuildDir, runtime.GOOS, runtime.GOARCH, opts.Starts)
-	if err := coldSizes(ctx, env, opts, row); err != nil {
+	sizes, err := coldSizes(ctx, env, opts, row)
+	if err != nil {
 		return err
 	}
 	if err := coldSeed(ctx, env); err != nil {
 		return err
 	}
+	var inits Durations
 	for _, fn := range env.Template.Functions {
-		if err := coldStarts(ctx, env, fn.LogicalID, opts, row); err != nil {
+		init, err := coldStarts(ctx, env, fn.LogicalID, opts, row)
+		if err != nil {
 			row.add(fn.LogicalID+": init / first answer (median)", "init ≤ 50 ms", "not measured: "+err.Error(), NotMeasured)
+			continue
 		}
+		inits = append(inits, init)
+	}
+	row.Headline = fmt.Sprintf("bootstraps %s (%s)", sizes, verdictOf(row, "size"))
+	if len(inits) > 0 {
+		row.Headline += fmt.Sprintf("; median init %s–%s per function (%s)", ms(slices.Min(inits)), ms(slices.Max(inits)), verdictOf(row, "init"))
 	}
 	return nil
+}
+
+// verdictOf is Misses if a metric of row whose name contains word misses,
+// else Meets.
+func verdictOf(row *Row, word string) Verdict {
+	for _, m := range row.Metrics {
+		if strings.Contains(m.Name, word) && m.Verdict == Misses {
+			return Misses
+		}
+	}
+	return Meets
 }
 
 // coldPrefix names the cold-start measurement's tables.
@@ -95,30 +117,33 @@ func coldSeed(ctx context.Context, env *Env) error {
 }
 
 // coldSizes reports the size of every bootstrap and, with opts.ARM64, of
-// the largest one built for linux/arm64.
-func coldSizes(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) error {
-	largest, largestSize := "", int64(0)
+// the largest one built for linux/arm64; it returns a summary of them.
+func coldSizes(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) (string, error) {
+	largest, smallest := int64(0), int64(math.MaxInt64)
+	largestFn := ""
 	for _, fn := range env.Template.Functions {
 		fi, err := os.Stat(filepath.Join(env.BuildDir, fn.LogicalID, "bootstrap"))
 		if err != nil {
-			return fmt.Errorf("%s: %w (run make build)", fn.LogicalID, err)
+			return "", fmt.Errorf("%s: %w (run make build)", fn.LogicalID, err)
 		}
 		row.add(fn.LogicalID+": bootstrap size ("+runtime.GOARCH+")", "≤ 15 MB", mb(fi.Size()), verdict(fi.Size() <= maxBootstrap))
-		if fi.Size() > largestSize {
-			largest, largestSize = fn.LogicalID, fi.Size()
+		if fi.Size() > largest {
+			largestFn, largest = fn.LogicalID, fi.Size()
 		}
+		smallest = min(smallest, fi.Size())
 	}
-	if !opts.ARM64 || largest == "" {
-		return nil
+	summary := fmt.Sprintf("%s–%s %s", mb(smallest), mb(largest), runtime.GOARCH)
+	if !opts.ARM64 || largestFn == "" {
+		return summary, nil
 	}
-	size, elapsed, err := buildARM64(ctx, env, largest)
+	name := largestFn + ": bootstrap size (linux/arm64, SAM flags; the largest " + runtime.GOARCH + " build)"
+	size, elapsed, err := buildARM64(ctx, env, largestFn)
 	if err != nil {
-		row.add(largest+": bootstrap size (linux/arm64, SAM flags)", "≤ 15 MB", "not measured: "+err.Error(), NotMeasured)
-		return nil
+		row.add(name, "≤ 15 MB", "not measured: "+err.Error(), NotMeasured)
+		return summary, nil
 	}
-	row.add(largest+": bootstrap size (linux/arm64, SAM flags; the largest host build)", "≤ 15 MB",
-		fmt.Sprintf("%s (built in %s)", mb(size), secs(elapsed)), verdict(size <= maxBootstrap))
-	return nil
+	row.add(name, "≤ 15 MB", fmt.Sprintf("%s (built in %s)", mb(size), secs(elapsed)), verdict(size <= maxBootstrap))
+	return fmt.Sprintf("%s, %s arm64", summary, mb(size)), nil
 }
 
 // functionDir is functions/<dir> of a LogicalId, as the Makefile derives
@@ -152,21 +177,22 @@ func buildARM64(ctx context.Context, env *Env, logicalID string) (int64, time.Du
 	return fi.Size(), elapsed, nil
 }
 
-// coldStarts measures opts.Starts fresh starts of one function.
-func coldStarts(ctx context.Context, env *Env, fn string, opts ColdStartOptions, row *Row) error {
+// coldStarts measures opts.Starts fresh starts of one function and
+// returns its median init.
+func coldStarts(ctx context.Context, env *Env, fn string, opts ColdStartOptions, row *Row) (time.Duration, error) {
 	var inits, firsts Durations
 	status := ""
 	for range opts.Starts {
 		init, first, st, err := coldStartOnce(ctx, env, fn, opts)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		inits, firsts, status = append(inits, init), append(firsts, first), st
 	}
 	med := inits.Median()
 	row.add(fmt.Sprintf("%s: init / first answer (median of %d; max init %s; %s)", fn, len(inits), ms(inits.Max()), status),
 		"init ≤ 50 ms", fmt.Sprintf("%s / %s", ms(med), ms(firsts.Median())), verdict(med <= maxInit))
-	return nil
+	return med, nil
 }
 
 // coldStartOnce starts a local stack with fn alone, wakes it once and
@@ -191,7 +217,7 @@ func coldStartOnce(ctx context.Context, env *Env, fn string, opts ColdStartOptio
 		if req.tracker {
 			base = st.TrackerURL
 		}
-		code, body, err := do(ctx, http.MethodGet, base+req.path, req.token)
+		code, body, err := do(ctx, http.MethodGet, base+req.path, req.token, nil)
 		if err != nil {
 			return 0, 0, "", err
 		}

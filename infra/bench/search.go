@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/dynamo"
@@ -62,32 +64,47 @@ func Search(ctx context.Context, env *Env, opts SearchOptions, row *Row) error {
 		return err
 	}
 	defer stop()
+	var ratios []string
+	var local, stack Durations // p95 of each search
 	for _, c := range SearchCases {
-		if err := searchInProcess(ctx, svc, counted, c, opts, row); err != nil {
+		ratio, p95, err := searchInProcess(ctx, svc, counted, c, opts, row)
+		if err != nil {
 			return err
 		}
+		ratios = append(ratios, fmt.Sprintf("%s %.2f", c.Name, ratio))
+		local = append(local, p95)
 	}
 	stop()
+	row.Headline = fmt.Sprintf("items read per item returned: %s (%s); p95 ≤ %s in process", strings.Join(ratios, ", "),
+		verdictOf(row, "items read"), ms(local.Max()))
 	if opts.WikiURL == "" {
 		return nil
 	}
 	for _, c := range SearchCases {
-		if err := searchHTTP(ctx, opts.WikiURL, c, opts, row); err != nil {
+		p95, err := searchHTTP(ctx, opts.WikiURL, c, opts, row)
+		if err != nil {
 			row.add(c.Name+": p50 / p95 through the local stack", "p95 ≤ 100 ms", "not measured: "+err.Error(), NotMeasured)
+			continue
 		}
+		stack = append(stack, p95)
+	}
+	if len(stack) > 0 {
+		row.Headline += fmt.Sprintf(", ≤ %s through the local stack (%s)", ms(stack.Max()), verdictOf(row, "p95"))
 	}
 	return nil
 }
 
-// searchInProcess measures one search with the service in this process.
-func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted, c SearchCase, opts SearchOptions, row *Row) error {
+// searchInProcess measures one search with the service in this process
+// and returns its items read per item returned and its p95.
+func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted, c SearchCase, opts SearchOptions, row *Row) (float64, time.Duration, error) {
 	e, err := query.Parse(c.Q)
 	if err != nil {
-		return fmt.Errorf("parse %q: %w", c.Q, err)
+		return 0, 0, fmt.Errorf("parse %q: %w", c.Q, err)
 	}
 	req := search.Request{Tenant: Tenant, PathSpace: Space, Query: e, Limit: searchLimit}
 	var times Durations
 	var items, returned int
+	var units float64
 	var plan string
 	var calls map[string]int
 	for i := range opts.Warmup + opts.Runs {
@@ -96,27 +113,35 @@ func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted,
 		res, err := svc.Search(ctx, req)
 		elapsed := time.Since(start)
 		if err != nil {
-			return fmt.Errorf("search %q: %w", c.Q, err)
+			return 0, 0, fmt.Errorf("search %q: %w", c.Q, err)
 		}
 		if i < opts.Warmup {
 			continue
 		}
 		times = append(times, elapsed)
-		items, returned, plan, calls = counted.API.Items(), len(res.Requirements), res.Plan, counted.Calls.Counts()
+		items, units, returned = counted.API.Items(), counted.API.ReadUnits(), len(res.Requirements)
+		plan, calls = res.Plan, counted.Calls.Counts()
 	}
 	if returned != searchLimit {
-		return fmt.Errorf("search %q returned %d requirements, want a full page of %d", c.Q, returned, searchLimit)
+		return 0, 0, fmt.Errorf("search %q returned %d requirements, want a full page of %d", c.Q, returned, searchLimit)
 	}
 	ratio := float64(items) / float64(returned)
 	row.add(fmt.Sprintf("%s `%s`: items read per item returned", c.Name, c.Q), "≤ 2",
 		fmt.Sprintf("%.2f (%d items for %d; %s; plan: %s)", ratio, items, returned, formatCalls(calls), plan), verdict(ratio <= 2))
+	row.add(c.Name+": read capacity units per item returned", "",
+		fmt.Sprintf("%.2f (%.1f RCU as DynamoDB Local reports them)", units/float64(returned), units), Info)
+	p95 := times.Percentile(95)
 	row.add(c.Name+": p50 / p95 in process", "p95 ≤ 100 ms",
-		fmt.Sprintf("%s / %s", ms(times.Percentile(50)), ms(times.Percentile(95))), verdict(times.Percentile(95) <= 100*time.Millisecond))
-	return nil
+		fmt.Sprintf("%s / %s", ms(times.Percentile(50)), ms(p95)), verdict(p95 <= maxSearchP95))
+	return ratio, p95, nil
 }
 
-// searchHTTP measures one search through the local stack.
-func searchHTTP(ctx context.Context, wikiURL string, c SearchCase, opts SearchOptions, row *Row) error {
+// maxSearchP95 is the latency target of DESIGN.md §9.
+const maxSearchP95 = 100 * time.Millisecond
+
+// searchHTTP measures one search through the local stack and returns its
+// p95.
+func searchHTTP(ctx context.Context, wikiURL string, c SearchCase, opts SearchOptions, row *Row) (time.Duration, error) {
 	u := fmt.Sprintf("%s/rest/reqs/1/requirement2/%s?limit=%d&q=%s", wikiURL, Space, searchLimit, url.QueryEscape(c.Q))
 	var times Durations
 	for i := range opts.Warmup + opts.Runs {
@@ -124,35 +149,36 @@ func searchHTTP(ctx context.Context, wikiURL string, c SearchCase, opts SearchOp
 		body, err := get(ctx, u, wikiUserToken)
 		elapsed := time.Since(start)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		var answer struct {
 			Count int `json:"count"`
 		}
 		if err := json.Unmarshal(body, &answer); err != nil {
-			return fmt.Errorf("decode the answer: %w", err)
+			return 0, fmt.Errorf("decode the answer: %w", err)
 		}
 		if answer.Count != searchLimit {
-			return fmt.Errorf("answered %d results, want %d", answer.Count, searchLimit)
+			return 0, fmt.Errorf("answered %d results, want %d", answer.Count, searchLimit)
 		}
 		if i >= opts.Warmup {
 			times = append(times, elapsed)
 		}
 	}
+	p95 := times.Percentile(95)
 	row.add(c.Name+": p50 / p95 through the local stack", "p95 ≤ 100 ms",
-		fmt.Sprintf("%s / %s", ms(times.Percentile(50)), ms(times.Percentile(95))), verdict(times.Percentile(95) <= 100*time.Millisecond))
-	return nil
+		fmt.Sprintf("%s / %s", ms(times.Percentile(50)), ms(p95)), verdict(p95 <= maxSearchP95))
+	return p95, nil
 }
 
 // wikiUserToken is a development token of tenant demo (infra/devseed).
 const wikiUserToken = "demo-wiki-user"
 
 // httpClient is the client of the local stack measurements.
-var httpClient = &http.Client{Timeout: 30 * time.Second}
+var httpClient = &http.Client{Timeout: 2 * time.Minute}
 
 // get sends an authenticated GET and returns the body of a 200 answer.
 func get(ctx context.Context, u, token string) ([]byte, error) {
-	status, body, err := do(ctx, http.MethodGet, u, token)
+	status, body, err := do(ctx, http.MethodGet, u, token, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -162,11 +188,19 @@ func get(ctx context.Context, u, token string) ([]byte, error) {
 	return body, nil
 }
 
-// do sends a request without a body and returns the status and body.
-func do(ctx context.Context, method, u, token string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+// do sends a request, with a JSON body unless body is nil, and returns the
+// status and body of the answer.
+func do(ctx context.Context, method, u, token string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -176,6 +210,6 @@ func do(ctx context.Context, method, u, token string) (int, []byte, error) {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer, err
 }

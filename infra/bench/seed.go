@@ -138,4 +138,3 @@ func seedSummary(n int) string {
 		"written through the indexing write path (rows, search index items, page key lists)",
 		n, Space, Tenant, seedPerPage)
 }
-

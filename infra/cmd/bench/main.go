@@ -124,6 +124,7 @@ func run(ctx context.Context, args []string) error {
 		sizes, command = bench.Quick, "go run ./infra/cmd/bench -quick"
 	}
 	rows := bench.Run(ctx, env, sizes, standIns, log)
+	machine.LoadAfter = bench.LoadAverage()
 	report := &bench.Report{Command: command, Machine: machine, Rows: rows, Runtime: time.Since(start), Kept: kept}
 	for _, r := range rows {
 		log.Info("row", "id", r.ID, "verdict", r.Verdict(), "elapsed", r.Elapsed.Round(time.Second), "error", r.Err)
