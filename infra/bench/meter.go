@@ -35,21 +35,21 @@ type Meter struct {
 	rcu     atomic.Int64 // capacity units × 1000
 	written atomic.Int64
 
-	mu      sync.Mutex
-	latency map[string]*opLatency
+	mu  sync.Mutex
+	ops map[string]*opStats
 }
 
-// opLatency sums the latencies of one operation's calls.
-type opLatency struct {
-	calls int
-	total time.Duration
+// opStats sums the latencies and items read of one operation's calls.
+type opStats struct {
+	calls, items int
+	total        time.Duration
 }
 
 var _ dynamo.API = (*Meter)(nil)
 
 // NewMeter returns a Meter on api.
 func NewMeter(api dynamo.API) *Meter {
-	return &Meter{API: api, latency: map[string]*opLatency{}}
+	return &Meter{API: api, ops: map[string]*opStats{}}
 }
 
 // Items returns the items read since the last Reset.
@@ -66,17 +66,31 @@ func (m *Meter) ReadUnits() float64 { return float64(m.rcu.Load()) / 1000 }
 func (m *Meter) Latencies() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ops := make([]string, 0, len(m.latency))
-	for op := range m.latency {
+	ops := make([]string, 0, len(m.ops))
+	for op := range m.ops {
 		ops = append(ops, op)
 	}
-	slices.SortFunc(ops, func(a, b string) int { return int(m.latency[b].total - m.latency[a].total) })
+	slices.SortFunc(ops, func(a, b string) int { return int(m.ops[b].total - m.ops[a].total) })
 	parts := make([]string, len(ops))
 	for i, op := range ops {
-		l := m.latency[op]
+		l := m.ops[op]
 		parts[i] = fmt.Sprintf("%s %d × %s", op, l.calls, ms(l.total/time.Duration(l.calls)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ItemsRead describes the items read since the last Reset by operation:
+// "Query 51 + BatchGetItem 50 + GetItem 1".
+func (m *Meter) ItemsRead() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var parts []string
+	for _, op := range []string{"Query", "BatchGetItem", "GetItem"} {
+		if l := m.ops[op]; l != nil {
+			parts = append(parts, fmt.Sprintf("%s %d", op, l.items))
+		}
+	}
+	return strings.Join(parts, " + ")
 }
 
 // Reset forgets what was measured so far.
@@ -85,22 +99,24 @@ func (m *Meter) Reset() {
 	m.rcu.Store(0)
 	m.written.Store(0)
 	m.mu.Lock()
-	clear(m.latency)
+	clear(m.ops)
 	m.mu.Unlock()
 }
 
-// timed records the latency of a call of op started at start.
-func (m *Meter) timed(op string, start time.Time) {
+// timed records a call of op started at start that read items.
+func (m *Meter) timed(op string, start time.Time, items *int) {
 	d := time.Since(start)
+	m.read.Add(int64(*items))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l := m.latency[op]
+	l := m.ops[op]
 	if l == nil {
-		l = &opLatency{}
-		m.latency[op] = l
+		l = &opStats{}
+		m.ops[op] = l
 	}
 	l.calls++
 	l.total += d
+	l.items += *items
 }
 
 func (m *Meter) units(cc ...types.ConsumedCapacity) {
@@ -113,12 +129,13 @@ func (m *Meter) units(cc ...types.ConsumedCapacity) {
 
 // Query implements dynamo.API.
 func (m *Meter) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	defer m.timed("Query", time.Now())
+	items := 0
+	defer m.timed("Query", time.Now(), &items)
 	cp := *in
 	cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := m.API.Query(ctx, &cp, opts...)
 	if err == nil {
-		m.read.Add(int64(out.ScannedCount))
+		items = int(out.ScannedCount)
 		if out.ConsumedCapacity != nil {
 			m.units(*out.ConsumedCapacity)
 		}
@@ -128,13 +145,14 @@ func (m *Meter) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func
 
 // BatchGetItem implements dynamo.API.
 func (m *Meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	defer m.timed("BatchGetItem", time.Now())
+	items := 0
+	defer m.timed("BatchGetItem", time.Now(), &items)
 	cp := *in
 	cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := m.API.BatchGetItem(ctx, &cp, opts...)
 	if err == nil {
-		for _, items := range out.Responses {
-			m.read.Add(int64(len(items)))
+		for _, got := range out.Responses {
+			items += len(got)
 		}
 		m.units(out.ConsumedCapacity...)
 	}
@@ -143,13 +161,14 @@ func (m *Meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput
 
 // GetItem implements dynamo.API.
 func (m *Meter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	defer m.timed("GetItem", time.Now())
+	items := 0
+	defer m.timed("GetItem", time.Now(), &items)
 	cp := *in
 	cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := m.API.GetItem(ctx, &cp, opts...)
 	if err == nil {
 		if out.Item != nil {
-			m.read.Add(1)
+			items = 1
 		}
 		if out.ConsumedCapacity != nil {
 			m.units(*out.ConsumedCapacity)
@@ -160,7 +179,7 @@ func (m *Meter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...
 
 // BatchWriteItem implements dynamo.API.
 func (m *Meter) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	defer m.timed("BatchWriteItem", time.Now())
+	defer m.timed("BatchWriteItem", time.Now(), new(int))
 	for _, reqs := range in.RequestItems {
 		m.written.Add(int64(len(reqs)))
 	}
@@ -169,28 +188,28 @@ func (m *Meter) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemI
 
 // TransactWriteItems implements dynamo.API.
 func (m *Meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	defer m.timed("TransactWriteItems", time.Now())
+	defer m.timed("TransactWriteItems", time.Now(), new(int))
 	m.written.Add(int64(len(in.TransactItems)))
 	return m.API.TransactWriteItems(ctx, in, opts...)
 }
 
 // PutItem implements dynamo.API.
 func (m *Meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	defer m.timed("PutItem", time.Now())
+	defer m.timed("PutItem", time.Now(), new(int))
 	m.written.Add(1)
 	return m.API.PutItem(ctx, in, opts...)
 }
 
 // UpdateItem implements dynamo.API.
 func (m *Meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	defer m.timed("UpdateItem", time.Now())
+	defer m.timed("UpdateItem", time.Now(), new(int))
 	m.written.Add(1)
 	return m.API.UpdateItem(ctx, in, opts...)
 }
 
 // DeleteItem implements dynamo.API.
 func (m *Meter) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	defer m.timed("DeleteItem", time.Now())
+	defer m.timed("DeleteItem", time.Now(), new(int))
 	m.written.Add(1)
 	return m.API.DeleteItem(ctx, in, opts...)
 }
