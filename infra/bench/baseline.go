@@ -32,7 +32,7 @@ func Baseline(ctx context.Context, env *Env, n int, functionLog io.Writer, row *
 		"100 per page, each refining the next), frozen into one baseline by baseline.Service with shared/dynamo.BaselineStore on "+
 		"DynamoDB Local (own tables) without a deadline, count checked, baseline deleted again. Through the API: POST "+
 		"/rest/reqs/1/baseline/%s/1/create on the same requirements through the local gateway and the real WikiBaselines bootstrap, "+
-		"which runs under its %s template timeout like the deployed function.", n, baselinebench.Space, baselinebench.Space, timeout)
+		"which runs under its %s template timeout like the deployed function.", n, baselinebench.Space, baselinebench.Space, whole(timeout))
 	res, err := env.Resources(ctx, "baseline")
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func Baseline(ctx context.Context, env *Env, n int, functionLog io.Writer, row *
 		row.note("The in-process freeze took %s (reading the space %s, then writing the copies %s: the phases do not overlap), more than "+
 			"the %s a request of WikiBaselines has for writing (its %s timeout, API Gateway's limit, less %s kept for cleanup). "+
 			"DESIGN.md §5 asks for parallel batches within the deadline or a background job with progress.",
-			secs(r.Freeze), secs(r.Read), secs(r.Write), timeout-baselineCleanupReserve, timeout, baselineCleanupReserve)
+			secs(r.Freeze), secs(r.Read), secs(r.Write), whole(timeout-baselineCleanupReserve), whole(timeout), whole(baselineCleanupReserve))
 	}
 	return nil
 }
@@ -76,7 +76,7 @@ func Baseline(ctx context.Context, env *Env, n int, functionLog io.Writer, row *
 // baselineAPI creates a baseline of the requirements Freeze seeded through
 // the local stack and reports whether it completed.
 func baselineAPI(ctx context.Context, env *Env, n int, timeout time.Duration, functionLog io.Writer, row *Row) {
-	name := fmt.Sprintf("create through the API (local stack, %s function timeout)", timeout)
+	name := fmt.Sprintf("create through the API (local stack, %s function timeout)", whole(timeout))
 	st, err := localstack.Start(ctx, localstack.Options{
 		Root: env.Root, BuildDir: env.BuildDir, WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0", SyncInterval: -1,
 		DynamoDBEndpoint: env.DynamoDBEndpoint, SQSEndpoint: env.SQSEndpoint, Prefix: env.Prefix + "-baseline",

@@ -68,7 +68,7 @@ func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) e
 		"-ldflags=\"-s -w\"). Init and first answer: %d fresh starts of infra/localstack with one function at a time (own tables, "+
 		"one page of requirements), then one request through the gateway (Sync: one scheduled-event invocation); times from "+
 		"lambdashim Runner.Stats (process start → first poll of /runtime/invocation/next, process start → first answer).",
-		env.BuildDir, runtime.GOOS, runtime.GOARCH, opts.Starts)
+		relPath(env.Root, env.BuildDir), runtime.GOOS, runtime.GOARCH, opts.Starts)
 	sizes, err := coldSizes(ctx, env, opts, row)
 	if err != nil {
 		return err
@@ -229,7 +229,7 @@ func coldStartOnce(ctx context.Context, env *Env, fn string, opts ColdStartOptio
 		if _, err := st.Invoke(ctx, fn, scheduler.ScheduledEvent("bench", time.Now())); err != nil {
 			return 0, 0, "", fmt.Errorf("invoke: %w", err)
 		}
-		status = "one scheduled event"
+		status = "one scheduled event; its first answer includes the run's 1 s long poll of the empty queue"
 	}
 	r := st.Runners[fn]
 	if r == nil {
@@ -240,4 +240,12 @@ func coldStartOnce(ctx context.Context, env *Env, fn string, opts ColdStartOptio
 		return 0, 0, "", fmt.Errorf("%s started no process", fn)
 	}
 	return procs[0].InitDuration(), procs[0].ColdStart(), status, nil
+}
+
+// relPath is path relative to root when it lies below it.
+func relPath(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }

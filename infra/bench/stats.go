@@ -64,6 +64,11 @@ func secs(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
+// whole formats a configured duration in whole seconds ("29 s").
+func whole(d time.Duration) string {
+	return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
+}
+
 // ceilDiv is ⌈a/b⌉.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 

@@ -30,7 +30,7 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 	row.Method = fmt.Sprintf("%d NEW UPDATED messages of one integration written to the outbox (OutboxStore.Put) and published to the "+
 		"outbound FIFO queue on moto (integration.Publisher); then one integration.Sync run composed as in functions/sync "+
 		"(IntegrationStore, OutboxStore, queue.Queue, HTTPTracker), in process, with the Sync function's %s timeout as deadline, "+
-		"delivering to an httptest tracker on loopback that answers OK for each message. Own tables and queue.", n, timeout)
+		"delivering to an httptest tracker on loopback that answers OK for each message. Own tables and queue.", n, whole(timeout))
 	res, err := env.Resources(ctx, "sync")
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 	row.add(fmt.Sprintf("messages delivered in one run (of %d)", n), "all", fmt.Sprintf("%d (report: %d delivered, %d refused, %d failed POSTs)",
 		delivered, rep.Delivered, rep.Refused, rep.Failed), verdict(delivered == n && rep.Delivered == n))
 	row.add("POSTs to the tracker", fmt.Sprintf("≤ ⌈N/100⌉ = %d", ceilDiv(n, 100)), fmt.Sprint(posts), verdict(posts <= ceilDiv(n, 100) && posts > 0))
-	row.add("run duration", fmt.Sprintf("reported; Sync timeout %s, schedule every 3 min", timeout), secs(elapsed), Info)
+	row.add("run duration", fmt.Sprintf("reported; Sync timeout %s, schedule every 3 min", whole(timeout)), secs(elapsed), Info)
 	row.add("references received / settled from SQS", "", fmt.Sprintf("%d / %d", rep.Received, rep.Settled), Info)
 	row.add("DynamoDB calls of the run", "", formatCalls(db.Calls.Counts()), Info)
 	row.add("setup: outbox write / publish to SQS", "", fmt.Sprintf("%s / %s", secs(written), secs(published)), Info)
