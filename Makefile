@@ -73,11 +73,12 @@ test: deps build lint ## every test; starts and stops DynamoDB Local and moto it
 	REQTRACE_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: lint
-lint: ## gofmt, go vet, cfn-lint
+lint: ## gofmt, go vet, cfn-lint, OpenAPI validation
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './infra/node_modules/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cfn-lint template.yaml
+	openapi-spec-validator shared/openapi/wiki.yaml shared/openapi/tracker.yaml
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
