@@ -81,9 +81,12 @@ lint: ## gofmt, go vet, cfn-lint, OpenAPI validation
 	openapi-spec-validator shared/openapi/wiki.yaml shared/openapi/tracker.yaml
 
 .PHONY: fuzz
-fuzz: ## run each fuzz target for FUZZTIME (default 30s)
-	@for t in FuzzParse:./shared/query FuzzParseOrder:./shared/query FuzzParse:./shared/page; do \
-	  $(GO) test -run XXX -fuzz "^$${t%%:*}$$" -fuzztime $${FUZZTIME:-30s} $${t#*:}; done
+fuzz: ## run every fuzz target for FUZZTIME each (default 30s); their seed corpora run in make test
+	@grep -rl --include='*_test.go' '^func Fuzz' shared infra | while read f; do \
+	  for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+	    echo "== $$t ./$$(dirname $$f)"; \
+	    $(GO) test -run XXX -fuzz "^$$t$$" -fuzztime $${FUZZTIME:-30s} ./$$(dirname $$f) || exit 1; \
+	  done; done
 
 .PHONY: bench
 bench: deps build ## measure against DESIGN.md §9 and write docs/benchmarks.md
