@@ -54,9 +54,25 @@ type Baseline struct {
 	Instant   bool
 	CreatedAt time.Time
 	CreatedBy string
-	// Count is the number of requirements frozen in the baseline.
+	// Count is the number of requirements frozen in the baseline (while
+	// it is FREEZING: the copies written so far).
 	Count int
+	// Status is StatusComplete for a committed baseline, StatusFreezing
+	// while its copies are being written (in the request or by the
+	// background job), StatusFailed when the job gave up.
+	Status string
+	// Total is the number of requirements selected (FREEZING and FAILED).
+	Total int
+	// Message says why a FAILED freeze gave up.
+	Message string
 }
+
+// The statuses of a baseline.
+const (
+	StatusComplete = "COMPLETE"
+	StatusFreezing = "FREEZING"
+	StatusFailed   = "FAILED"
+)
 
 // PageCount is one page holding requirements of a baseline: the origin
 // page of frozen copies, with its title at freeze time.

@@ -3,6 +3,8 @@ package baseline
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,11 +32,28 @@ type Service struct {
 	// writing copies so that a freeze that runs out of time can still
 	// delete what it wrote (best effort) before the function is stopped.
 	CleanupReserve time.Duration
+	// JobReserve is the part of the deadline (the request's or the
+	// worker's) kept back from freezing: the freeze stops starting slices
+	// then and leaves the rest to the worker.
+	JobReserve time.Duration
+	// InlineBudget is how long a create freezes in the request when its
+	// context has no deadline (tests, httptest); 0 hands everything to the
+	// worker.
+	InlineBudget time.Duration
+	// SliceSize is how many requirements are written between two saves
+	// of a job's progress (a multiple of 25; default 1000).
+	SliceSize int
+	// LeaseSlack is how long after its planned end a lease on a job
+	// lasts: a holder that died frees the job that much later.
+	LeaseSlack time.Duration
+	// MaxAttempts is how many failed runs make a job FAILED.
+	MaxAttempts int
 }
 
 // NewService returns a Service over store and source.
 func NewService(store Store, source Source) *Service {
-	return &Service{store: store, source: source, Now: time.Now, CleanupReserve: 3 * time.Second}
+	return &Service{store: store, source: source, Now: time.Now, CleanupReserve: 3 * time.Second,
+		JobReserve: 5 * time.Second, InlineBudget: 20 * time.Second, SliceSize: 1000, LeaseSlack: time.Minute, MaxAttempts: 3}
 }
 
 // CreateInput is the body of POST .../1/create.
@@ -167,7 +186,9 @@ func (s *Service) CreateInstant(ctx context.Context, tenant, actor, space string
 	return s.freeze(ctx, tenant, actor, space, &Baseline{Name: in.Name, CEO: root.ID, Instant: true}, selected)
 }
 
-// Delete deletes a baseline and its copies: invalid input, not found.
+// Delete deletes a baseline and its copies; a FREEZING or FAILED baseline
+// is cancelled (its job and the copies written so far deleted): invalid
+// input, not found.
 func (s *Service) Delete(ctx context.Context, tenant, space string, n int) error {
 	if err := checkRef(space, n); err != nil {
 		return err
@@ -378,11 +399,15 @@ func (s *Service) children(ctx context.Context, tenant string, pages []*Page) ([
 	return slices.Concat(out...), nil
 }
 
-// freeze allocates the number, marks the freeze as begun, writes the
-// copies and then the baseline record. When anything fails after that, the
-// copies written so far are deleted (best effort): with no record they are
-// invisible anyway, a later DELETE of the number removes what is left, and
-// the number is not reused.
+// freeze allocates the number, writes the freeze job (the selected keys,
+// progress 0, its lease held by this request) and writes copies slice by
+// slice while the inline budget lasts (the request's deadline less
+// JobReserve; InlineBudget without a deadline). When every copy is
+// written it commits the baseline (Status COMPLETE); otherwise it saves
+// the progress, releases the lease and returns the baseline FREEZING, for
+// the background worker (RunJobs) to finish. A write that fails for any
+// other reason than the deadline cancels the job (its copies are deleted,
+// best effort) and returns the error: the number is not reused.
 func (s *Service) freeze(ctx context.Context, tenant, actor, space string, b *Baseline, selected []*requirement.Requirement) (*Baseline, error) {
 	if len(selected) > MaxRequirements {
 		return nil, tooMany()
@@ -391,32 +416,143 @@ func (s *Service) freeze(ctx context.Context, tenant, actor, space string, b *Ba
 	if err != nil {
 		return nil, fmt.Errorf("allocate a baseline number in %s: %w", space, err)
 	}
-	b.SpaceKey, b.Number, b.CreatedAt, b.CreatedBy = space, n, s.Now().UTC(), actor
-	if err := s.store.Begin(ctx, tenant, space, n, b.CreatedAt); err != nil {
+	now := s.Now().UTC()
+	b.SpaceKey, b.Number, b.CreatedAt, b.CreatedBy = space, n, now, actor
+	b.Status, b.Total, b.Count = StatusFreezing, len(selected), 0
+	end := s.inlineEnd(ctx, now)
+	keys := make([]string, len(selected))
+	for i, r := range selected {
+		keys[i] = r.Key
+	}
+	job := &Job{Baseline: *b, Tenant: tenant, Keys: keys, Owner: s.owner(), LeaseUntil: end.Add(s.LeaseSlack)}
+	if err := s.store.Begin(ctx, job); err != nil {
 		return nil, fmt.Errorf("start baseline %d of %s: %w", n, space, err)
 	}
-	copies, pages := Archive(space, n, selected)
-	b.Count = len(copies)
-
+	in := keySet(keys)
 	wctx, cancel := s.writeContext(ctx)
 	defer cancel()
-	err = s.store.PutCopies(wctx, tenant, copies)
-	if err == nil {
-		err = s.store.Commit(wctx, tenant, b, pages, !b.Instant)
+	stopped := false
+	for job.Cursor < len(selected) {
+		if !s.Now().Before(end) {
+			stopped = true
+			break
+		}
+		slice := selected[job.Cursor:min(job.Cursor+s.slice(), len(selected))]
+		copies, pages := archiveIn(space, n, slice, in)
+		err := s.store.PutCopies(wctx, tenant, copies)
+		if err == nil {
+			job.Cursor += len(slice)
+			job.Count += len(copies)
+			job.Pages = mergePages(job.Pages, pages)
+			if job.Cursor < len(selected) {
+				err = s.store.Progress(wctx, job)
+			}
+		}
+		if err != nil {
+			if timedOut(ctx, wctx, err) {
+				stopped = true
+				break
+			}
+			return nil, s.abandon(ctx, job, err)
+		}
 	}
-	if err == nil {
-		return b, nil
+	if stopped {
+		// Hand the job over to the worker: save how far it got and release
+		// the lease (if that fails, the lease expires by itself).
+		cctx, ccancel := s.cleanupContext(ctx)
+		defer ccancel()
+		job.LeaseUntil = time.Time{}
+		_ = s.store.Progress(cctx, job)
+		out := job.Baseline
+		return &out, nil
 	}
+	if err := s.commit(wctx, job); err != nil {
+		return nil, s.abandon(ctx, job, err)
+	}
+	out := job.Baseline
+	out.Status = StatusComplete
+	return &out, nil
+}
+
+// abandon cancels a failed inline freeze (job and copies, best effort)
+// and returns the error to answer.
+func (s *Service) abandon(ctx context.Context, job *Job, err error) error {
 	cctx, ccancel := s.cleanupContext(ctx)
 	defer ccancel()
-	if cerr := s.store.DeleteCopies(cctx, tenant, space, n); cerr != nil {
+	if cerr := s.store.Cancel(cctx, job.Tenant, job.SpaceKey, job.Number); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove the copies of the failed freeze: %w", cerr))
 	}
-	if apperr.As(err) == nil && (errors.Is(err, context.DeadlineExceeded) || wctx.Err() != nil) && ctx.Err() == nil {
-		return nil, apperr.Wrap(apperr.TooLargef("baseline %d of %d requirements could not be written before the request deadline; "+
-			"nothing was kept: freeze fewer requirements (narrow the queryString)", n, len(copies)), err)
+	return fmt.Errorf("freeze baseline %d of %s: %w", job.Number, job.SpaceKey, err)
+}
+
+// commit commits job, setting the title of its page unless it is
+// instant; a page deleted meanwhile is no failure: the baseline is
+// committed without retitling it.
+func (s *Service) commit(ctx context.Context, job *Job) error {
+	sortPages(job.Pages)
+	job.Status = StatusComplete
+	retitle := !job.Instant
+	err := s.store.Commit(ctx, job, retitle)
+	if retitle && errors.Is(err, apperr.ErrNotFound) {
+		err = s.store.Commit(ctx, job, false)
 	}
-	return nil, fmt.Errorf("freeze baseline %d of %s: %w", n, space, err)
+	if err != nil {
+		job.Status = StatusFreezing
+	}
+	return err
+}
+
+// timedOut reports whether err comes from the write context's deadline.
+func timedOut(ctx, wctx context.Context, err error) bool {
+	return apperr.As(err) == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || wctx.Err() != nil || ctx.Err() != nil)
+}
+
+// inlineEnd is when a request stops writing copies itself: its deadline
+// less JobReserve, or InlineBudget from now without a deadline.
+func (s *Service) inlineEnd(ctx context.Context, now time.Time) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d.Add(-s.JobReserve)
+	}
+	return now.Add(s.InlineBudget)
+}
+
+func (s *Service) slice() int {
+	if s.SliceSize < 25 {
+		return 1000
+	}
+	return s.SliceSize / 25 * 25
+}
+
+func (s *Service) owner() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// keySet is the set of keys (folded) a baseline freezes.
+func keySet(keys []string) map[string]bool {
+	in := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		in[query.Fold(k)] = true
+	}
+	return in
+}
+
+// mergePages adds the page counts of more to pages.
+func mergePages(pages, more []PageCount) []PageCount {
+	idx := make(map[string]int, len(pages))
+	for i, p := range pages {
+		idx[p.PageID] = i
+	}
+	for _, p := range more {
+		if i, ok := idx[p.PageID]; ok {
+			pages[i].Count += p.Count
+			continue
+		}
+		idx[p.PageID] = len(pages)
+		pages = append(pages, p)
+	}
+	return pages
 }
 
 // writeContext is ctx with CleanupReserve taken off its deadline, if any.
@@ -450,6 +586,12 @@ func Archive(space string, n int, rows []*requirement.Requirement) ([]*requireme
 	for _, r := range rows {
 		in[query.Fold(r.Key)] = true
 	}
+	return archiveIn(space, n, rows, in)
+}
+
+// archiveIn is Archive for a part (rows) of a baseline whose keys (folded)
+// are in.
+func archiveIn(space string, n int, rows []*requirement.Requirement, in map[string]bool) ([]*requirement.Requirement, []PageCount) {
 	inside := func(deps []requirement.Dependency) []requirement.Dependency {
 		var kept []requirement.Dependency
 		for _, d := range deps {

@@ -28,6 +28,7 @@ type fake struct {
 	retitled []string
 	deleted  []string // DeleteCopies calls
 	marks    map[string]bool
+	jobs     map[string]*baseline.Job
 
 	failPut    error
 	failCommit error
@@ -39,6 +40,7 @@ func newFake() *fake {
 		spaces: map[string]bool{"DEMO": true, "OTHER": true}, pages: map[string]*baseline.Page{},
 		counter: map[string]int{}, copies: map[string][]*requirement.Requirement{},
 		records: map[string]*baseline.Baseline{}, summary: map[string][]baseline.PageCount{}, marks: map[string]bool{},
+		jobs: map[string]*baseline.Job{},
 	}
 }
 
@@ -91,11 +93,73 @@ func (f *fake) NextNumber(_ context.Context, _, space string) (int, error) {
 	return f.counter[space], nil
 }
 
-func (f *fake) Begin(_ context.Context, _, space string, n int, _ time.Time) error {
+func (f *fake) Begin(_ context.Context, job *baseline.Job) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.marks[bk(space, n)] = true
+	f.marks[bk(job.SpaceKey, job.Number)] = true
+	c := *job
+	c.Keys = slices.Clone(job.Keys)
+	f.jobs[bk(job.SpaceKey, job.Number)] = &c
 	return nil
+}
+
+func (f *fake) Progress(_ context.Context, job *baseline.Job) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j := f.jobs[bk(job.SpaceKey, job.Number)]
+	switch {
+	case j == nil:
+		return apperr.NotFoundf("job gone")
+	case j.Owner != job.Owner:
+		return apperr.Conflictf("leased by another")
+	}
+	j.Count, j.Cursor, j.Attempts, j.LeaseUntil = job.Count, job.Cursor, job.Attempts, job.LeaseUntil
+	j.Pages = slices.Clone(job.Pages)
+	return nil
+}
+
+func (f *fake) Fail(_ context.Context, job *baseline.Job, message string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j := f.jobs[bk(job.SpaceKey, job.Number)]
+	if j == nil {
+		return apperr.NotFoundf("job gone")
+	}
+	j.Status, j.Message = baseline.StatusFailed, message
+	return nil
+}
+
+func (f *fake) Pending(_ context.Context, limit int) ([]baseline.JobRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []baseline.JobRef
+	for _, j := range f.jobs {
+		if j.Status == baseline.StatusFreezing {
+			out = append(out, baseline.JobRef{Tenant: j.Tenant, SpaceKey: j.SpaceKey, Number: j.Number})
+		}
+	}
+	slices.SortFunc(out, func(a, b baseline.JobRef) int { return a.Number - b.Number })
+	return out[:min(limit, len(out))], nil
+}
+
+func (f *fake) Lease(_ context.Context, ref baseline.JobRef, owner string, until, now time.Time) (*baseline.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j := f.jobs[bk(ref.SpaceKey, ref.Number)]
+	if j == nil || j.Status != baseline.StatusFreezing || j.LeaseUntil.After(now) {
+		return nil, nil
+	}
+	j.Owner, j.LeaseUntil = owner, until
+	c := *j
+	c.Keys, c.Pages = slices.Clone(j.Keys), slices.Clone(j.Pages)
+	return &c, nil
+}
+
+func (f *fake) Cancel(ctx context.Context, tenant, space string, n int) error {
+	f.mu.Lock()
+	delete(f.jobs, bk(space, n))
+	f.mu.Unlock()
+	return f.DeleteCopies(ctx, tenant, space, n)
 }
 
 func (f *fake) PutCopies(ctx context.Context, _ string, copies []*requirement.Requirement) error {
@@ -119,20 +183,24 @@ func (f *fake) DeleteCopies(_ context.Context, _, space string, n int) error {
 	defer f.mu.Unlock()
 	f.deleted = append(f.deleted, bk(space, n))
 	delete(f.copies, bk(space, n))
-	delete(f.marks, bk(space, n))
+	if f.jobs[bk(space, n)] == nil {
+		delete(f.marks, bk(space, n))
+	}
 	return nil
 }
 
-func (f *fake) Commit(_ context.Context, _ string, b *baseline.Baseline, pages []baseline.PageCount, retitle bool) error {
-	if f.failCommit != nil {
+func (f *fake) Commit(_ context.Context, job *baseline.Job, retitle bool) error {
+	if f.failCommit != nil && (retitle || !errors.Is(f.failCommit, apperr.ErrNotFound)) {
 		return f.failCommit
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.marks[bk(b.SpaceKey, b.Number)] {
-		return apperr.Conflictf("no freeze mark")
+	b, pages := &job.Baseline, job.Pages
+	if j := f.jobs[bk(b.SpaceKey, b.Number)]; j == nil || j.Owner != job.Owner {
+		return apperr.Conflictf("no freeze job")
 	}
 	delete(f.marks, bk(b.SpaceKey, b.Number))
+	delete(f.jobs, bk(b.SpaceKey, b.Number))
 	c := *b
 	f.records[bk(b.SpaceKey, b.Number)] = &c
 	f.summary[bk(b.SpaceKey, b.Number)] = pages
@@ -442,7 +510,6 @@ func TestFailedFreeze(t *testing.T) {
 	}{
 		{"copies fail", func(f *fake) { f.failPut = boom }, boom},
 		{"record fails", func(f *fake) { f.failCommit = boom }, boom},
-		{"page deleted meanwhile", func(f *fake) { f.failCommit = apperr.NotFoundf("ceo: page 20 not found") }, apperr.ErrNotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -466,26 +533,107 @@ func TestFailedFreeze(t *testing.T) {
 	}
 }
 
+// TestPageDeletedMeanwhile checks that a baseline page deleted during the
+// freeze is no failure: the baseline is committed without a new title.
+func TestPageDeletedMeanwhile(t *testing.T) {
+	t.Parallel()
+	f := seeded()
+	f.failCommit = apperr.NotFoundf("ceo: page 20 not found")
+	b, err := baseline.NewService(f, f).Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})
+	if err != nil || b.Status != baseline.StatusComplete || f.records["DEMO#1"] == nil || len(f.retitled) != 0 {
+		t.Fatalf("%+v, %v; records %v, retitled %v", b, err, f.records, f.retitled)
+	}
+}
+
 // TestDeadline checks that a freeze still writing when the request's
-// deadline (less the cleanup reserve) passes answers 413 and cleans up.
+// deadline (less the reserves) comes answers FREEZING with its progress
+// saved and its lease released, and that the worker then completes it.
 func TestDeadline(t *testing.T) {
 	t.Parallel()
 	f := seeded()
 	f.blockPut = true
 	s := baseline.NewService(f, f)
 	s.CleanupReserve = 50 * time.Millisecond
+	s.JobReserve = 150 * time.Millisecond
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := s.Create(ctx, "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})
-	if !errors.Is(err, apperr.ErrTooLarge) || !strings.Contains(err.Error(), "deadline") {
-		t.Fatalf("error %v, want too large (deadline)", err)
+	b, err := s.Create(ctx, "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})
+	if err != nil || b.Status != baseline.StatusFreezing || b.Count != 0 || b.Total == 0 {
+		t.Fatalf("%+v, %v; want FREEZING", b, err)
 	}
 	if d := time.Since(start); d > 190*time.Millisecond {
 		t.Errorf("gave up after %v: the cleanup reserve was not kept", d)
 	}
-	if !slices.Equal(f.deleted, []string{"DEMO#1"}) || len(f.records) != 0 {
-		t.Fatalf("deleted %v, records %v", f.deleted, f.records)
+	if len(f.deleted) != 0 || len(f.records) != 0 || f.jobs["DEMO#1"] == nil || !f.jobs["DEMO#1"].LeaseUntil.IsZero() {
+		t.Fatalf("deleted %v, records %v, jobs %v", f.deleted, f.records, f.jobs)
+	}
+	f.blockPut = false
+	rep, err := s.RunJobs(t.Context(), time.Second)
+	if err != nil || rep.Completed != 1 || f.records["DEMO#1"] == nil || f.records["DEMO#1"].Count != b.Total {
+		t.Fatalf("worker: %+v, %v; records %v", rep, err, f.records)
+	}
+}
+
+// TestWorkerSlices checks that the worker resumes from the cursor, one
+// slice per run with a tiny budget, and commits the same baseline as an
+// inline freeze.
+func TestWorkerSlices(t *testing.T) {
+	t.Parallel()
+	f := seeded()
+	for i := range 120 {
+		f.rows = append(f.rows, row("DEMO", fmt.Sprintf("Z-%03d", i), "20"))
+	}
+	s := baseline.NewService(f, f)
+	s.InlineBudget, s.SliceSize = 0, 25
+	b, err := s.Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})
+	if err != nil || b.Status != baseline.StatusFreezing || b.Count != 0 {
+		t.Fatalf("%+v, %v", b, err)
+	}
+	runs := 0
+	for f.records["DEMO#1"] == nil {
+		runs++
+		if runs > 20 {
+			t.Fatal("the worker does not finish")
+		}
+		if _, err := s.RunJobs(t.Context(), time.Nanosecond); err != nil {
+			t.Fatal(err)
+		}
+		if j := f.jobs["DEMO#1"]; j != nil && j.Cursor != runs*25 {
+			t.Fatalf("run %d: cursor %d", runs, j.Cursor)
+		}
+	}
+	if want := (b.Total + 24) / 25; runs != want || f.records["DEMO#1"].Count != b.Total || len(f.copies["DEMO#1"]) != b.Total {
+		t.Fatalf("%d runs (want %d), record %+v, %d copies", runs, want, f.records["DEMO#1"], len(f.copies["DEMO#1"]))
+	}
+	if len(f.retitled) != 1 || len(f.jobs) != 0 {
+		t.Fatalf("retitled %v, jobs %v", f.retitled, f.jobs)
+	}
+	// Nothing pending: a run does nothing.
+	if rep, err := s.RunJobs(t.Context(), time.Nanosecond); err != nil || rep.Jobs != 0 {
+		t.Fatalf("%+v, %v", rep, err)
+	}
+}
+
+// TestWorkerFails checks that a job whose writes keep failing is marked
+// FAILED after MaxAttempts runs, and stays until deleted.
+func TestWorkerFails(t *testing.T) {
+	t.Parallel()
+	f := seeded()
+	s := baseline.NewService(f, f)
+	s.InlineBudget = 0
+	if _, err := s.Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"}); err != nil {
+		t.Fatal(err)
+	}
+	f.failPut = errors.New("dynamodb is down")
+	for range s.MaxAttempts {
+		_, _ = s.RunJobs(t.Context(), time.Nanosecond)
+	}
+	if j := f.jobs["DEMO#1"]; j == nil || j.Status != baseline.StatusFailed || !strings.Contains(j.Message, "dynamodb is down") {
+		t.Fatalf("job %+v", j)
+	}
+	if rep, err := s.RunJobs(t.Context(), time.Nanosecond); err != nil || rep.Jobs != 0 {
+		t.Fatalf("a FAILED job was worked on: %+v, %v", rep, err)
 	}
 }
 

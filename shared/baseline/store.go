@@ -36,42 +36,89 @@ type Source interface {
 	Requirements(ctx context.Context, tenant, space string, keys []string) ([]*requirement.Requirement, error)
 }
 
-// Store persists baselines and their archived copies.
+// Job is a freeze in progress: the baseline it will commit (Status
+// FREEZING or FAILED, Count = copies written so far, Total = selected),
+// the keys it selected, how far it got and who holds its lease.
+type Job struct {
+	Baseline
+	// Tenant owns the job (the worker reads jobs of every tenant).
+	Tenant string
+	// Keys are the selected requirement keys, in key order.
+	Keys []string
+	// Cursor is how many of Keys have been frozen.
+	Cursor int
+	// Pages is the page summary of the copies written so far; PagesLost
+	// is true when it grew too large to keep (the record then has none).
+	Pages     []PageCount
+	PagesLost bool
+	// Owner holds the lease until LeaseUntil (zero: nobody).
+	Owner      string
+	LeaseUntil time.Time
+	// Attempts counts the runs that failed on this job.
+	Attempts int
+}
+
+// JobRef names a pending job (gsi1 FREEZE#PENDING).
+type JobRef struct {
+	Tenant   string
+	SpaceKey string
+	Number   int
+}
+
+// Store persists baselines, their archived copies and freeze jobs.
 type Store interface {
 	// NextNumber allocates the next baseline number of the space,
 	// atomically: concurrent callers always get distinct numbers. A number
 	// is never given twice, even when its freeze then fails.
 	// apperr.ErrConflict when the space has used every number.
 	NextNumber(ctx context.Context, tenant, space string) (int, error)
-	// Begin marks the freeze of baseline n as started at at. Commit
-	// requires the mark, and Delete leaves the copies of a baseline whose
-	// freeze may still be running alone.
-	Begin(ctx context.Context, tenant, space string, n int, at time.Time) error
+	// Begin writes the job of a new freeze (its keys, progress 0, its
+	// lease held by job.Owner until job.LeaseUntil) and lists it as
+	// pending for the worker.
+	Begin(ctx context.Context, job *Job) error
+	// Progress saves job's Count, Cursor, Pages, Attempts and lease, on
+	// condition that job.Owner still holds the lease. apperr.ErrNotFound
+	// when the job is gone (cancelled by a DELETE), apperr.ErrConflict
+	// when another owner holds it.
+	Progress(ctx context.Context, job *Job) error
+	// Fail marks the job FAILED with message (no longer pending), on
+	// condition that job.Owner holds the lease.
+	Fail(ctx context.Context, job *Job, message string) error
+	// Pending lists up to limit pending jobs of every tenant, oldest first.
+	Pending(ctx context.Context, limit int) ([]JobRef, error)
+	// Lease takes the lease of a pending job for owner until until, when
+	// nobody holds it (or its lease expired before now), and returns the
+	// job with its keys; nil when it is not available.
+	Lease(ctx context.Context, ref JobRef, owner string, until, now time.Time) (*Job, error)
 	// PutCopies writes archived copies (Baseline > 0, status ARCHIVED), as
 	// many as given, in parallel batches.
 	PutCopies(ctx context.Context, tenant string, copies []*requirement.Requirement) error
 	// DeleteCopies deletes every archived copy of baseline n of the space
-	// and whatever else its partition holds, its Begin mark included.
+	// and whatever else its partition holds.
 	DeleteCopies(ctx context.Context, tenant, space string, n int) error
-	// Commit writes the baseline record, which makes the baseline visible,
-	// with the page summary of its copies, and removes the Begin mark; when
-	// retitle is true it sets the title of page b.CEO to b.Name in the same
-	// transaction. apperr.ErrConflict when the record exists already or the
-	// mark is gone (the freeze was abandoned and cleaned up);
-	// apperr.ErrNotFound when retitle is set and the page no longer exists.
-	Commit(ctx context.Context, tenant string, b *Baseline, pages []PageCount, retitle bool) error
-	// List returns the baselines of the space in number order.
+	// Cancel deletes the job of baseline n and then its partition.
+	Cancel(ctx context.Context, tenant, space string, n int) error
+	// Commit writes the baseline record of job, which makes the baseline
+	// visible, with the page summary of its copies, and removes the job
+	// on condition that job.Owner holds its lease; when retitle is true
+	// it sets the title of page CEO to the name in the same transaction.
+	// apperr.ErrConflict when the record exists already or the job is
+	// gone or leased by another; apperr.ErrNotFound when retitle is set
+	// and the page no longer exists.
+	Commit(ctx context.Context, job *Job, retitle bool) error
+	// List returns the baselines of the space in number order: committed
+	// ones (COMPLETE) and jobs (FREEZING, FAILED).
 	List(ctx context.Context, tenant, space string) ([]*Baseline, error)
-	// Get returns one baseline, or apperr.ErrNotFound.
+	// Get returns one committed baseline, or apperr.ErrNotFound.
 	Get(ctx context.Context, tenant, space string, n int) (*Baseline, error)
 	// SetLabel sets the label of a baseline and returns it, or
 	// apperr.ErrNotFound.
 	SetLabel(ctx context.Context, tenant, space string, n int, label string) (*Baseline, error)
 	// Delete deletes the baseline record (the baseline disappears at once)
-	// and then its copies. When there is no record it removes the copies a
-	// failed freeze or an interrupted delete left behind, unless the
-	// baseline's freeze may still be running, and returns
-	// apperr.ErrNotFound.
+	// and then its copies; a FREEZING or FAILED baseline is cancelled (its
+	// job and copies deleted). When there is neither record nor job it
+	// removes the copies an interrupted freeze or delete left behind, and
+	// returns apperr.ErrNotFound.
 	Delete(ctx context.Context, tenant, space string, n int) error
 	// Pages returns the page summary of a baseline, or apperr.ErrNotFound.
 	Pages(ctx context.Context, tenant, space string, n int) ([]PageCount, error)

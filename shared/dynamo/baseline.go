@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,10 +47,6 @@ type BaselineStore struct {
 	ReadPageSize int32
 	// ReadSegments is how many key ranges of a space are read in parallel.
 	ReadSegments int
-	// StaleAfter is how long after its Begin mark a freeze may still be
-	// running (the function's timeout, with a wide margin): Delete removes
-	// the leftovers of a baseline without a record only after that.
-	StaleAfter time.Duration
 }
 
 var (
@@ -59,22 +56,11 @@ var (
 
 // NewBaselineStore returns a BaselineStore on table.
 func NewBaselineStore(db API, table string) *BaselineStore {
-	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500, ReadSegments: 4, StaleAfter: 5 * time.Minute}
+	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500, ReadSegments: 4}
 }
 
 // blCounterSK is the sort key of a space's baseline number counter.
 const blCounterSK = "BLCOUNTER"
-
-// blMarkSK is the sort key of the mark of a running freeze, in the
-// baseline's partition (it sorts before the copies' R# keys).
-const blMarkSK = "FREEZE"
-
-func blMarkKey(tenant, space string, n int) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: baselinePK(tenant, space, n)},
-		"sk": &types.AttributeValueMemberS{Value: blMarkSK},
-	}
-}
 
 // blMaxPages is the most bytes the compressed page summary may take in a
 // baseline record (items are limited to 400 KB); a larger summary is not
@@ -125,6 +111,9 @@ func blNewItem(tenant string, b *baseline.Baseline, pages []baseline.PageCount) 
 		Label: b.Label, CEO: b.CEO, Instant: b.Instant, CreatedAt: b.CreatedAt.UTC().Format(time.RFC3339Nano),
 		CreatedBy: b.CreatedBy, Count: b.Count,
 	}
+	if pages == nil {
+		return it, nil
+	}
 	list := make([]blPage, 0, len(pages))
 	for _, p := range pages {
 		list = append(list, blPage{ID: p.PageID, Title: p.Title, Count: p.Count})
@@ -151,7 +140,7 @@ func (it *blItem) entity() *baseline.Baseline {
 	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
 	return &baseline.Baseline{
 		SpaceKey: it.Space, Number: it.Number, Name: it.Name, Label: it.Label, CEO: it.CEO, Instant: it.Instant,
-		CreatedAt: created, CreatedBy: it.CreatedBy, Count: it.Count,
+		CreatedAt: created, CreatedBy: it.CreatedBy, Count: it.Count, Status: baseline.StatusComplete,
 	}
 }
 
@@ -197,16 +186,6 @@ func (s *BaselineStore) NextNumber(ctx context.Context, tenant, space string) (i
 		return 0, apperr.Conflictf("space %s has used all %d baseline numbers", space, maxBaseline)
 	}
 	return got.N, nil
-}
-
-// Begin puts the mark of a running freeze in baseline n's partition.
-func (s *BaselineStore) Begin(ctx context.Context, tenant, space string, n int, at time.Time) error {
-	item := blMarkKey(tenant, space, n)
-	item["startedAt"] = &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
-		return errorf("mark baseline freeze", err)
-	}
-	return nil
 }
 
 // PutCopies writes archived copies with RequirementStore.Put: ⌈n/25⌉
@@ -259,7 +238,11 @@ func (s *BaselineStore) DeleteCopies(ctx context.Context, tenant, space string, 
 // title to the name (and bumps its version, as any change of a page does)
 // on condition that the page exists. A transaction cancelled by a
 // concurrent one touching the page is retried.
-func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.Baseline, pages []baseline.PageCount, retitle bool) error {
+func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle bool) error {
+	tenant, b, pages := job.Tenant, &job.Baseline, job.Pages
+	if job.PagesLost {
+		pages = nil
+	}
 	it, err := blNewItem(tenant, b, pages)
 	if err != nil {
 		return err
@@ -270,7 +253,10 @@ func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.B
 	}
 	items := []types.TransactWriteItem{
 		{Put: &types.Put{TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-		{Delete: &types.Delete{TableName: &s.table, Key: blMarkKey(tenant, b.SpaceKey, b.Number), ConditionExpression: aws.String("attribute_exists(pk)")}},
+		{Delete: &types.Delete{TableName: &s.table, Key: blJobKey(tenant, b.SpaceKey, b.Number),
+			ConditionExpression:       aws.String("attribute_exists(pk) AND #o = :o"),
+			ExpressionAttributeNames:  map[string]string{"#o": "owner"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":o": &types.AttributeValueMemberS{Value: job.Owner}}}},
 	}
 	if retitle {
 		upd, err := expression.NewBuilder().
@@ -295,6 +281,7 @@ func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.B
 		}
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		if err == nil {
+			s.blDeleteKeyChunks(ctx, job)
 			return nil
 		}
 		var tce *types.TransactionCanceledException
@@ -313,7 +300,7 @@ func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.B
 		case codes[0] == "ConditionalCheckFailed":
 			return apperr.Wrap(apperr.Conflictf("baseline %d of space %s exists already", b.Number, b.SpaceKey), err)
 		case codes[1] == "ConditionalCheckFailed":
-			return apperr.Wrap(apperr.Conflictf("the freeze of baseline %d of space %s was abandoned and cleaned up", b.Number, b.SpaceKey), err)
+			return apperr.Wrap(apperr.Conflictf("the freeze of baseline %d of space %s was cancelled or is worked on by another run", b.Number, b.SpaceKey), err)
 		case retitle && codes[2] == "ConditionalCheckFailed":
 			return apperr.Wrap(apperr.NotFoundf("ceo: page %s not found (it was deleted during the freeze)", b.CEO), err)
 		case conflict && attempt < 8:
@@ -323,13 +310,15 @@ func (s *BaselineStore) Commit(ctx context.Context, tenant string, b *baseline.B
 	}
 }
 
-// List returns the records of the space in number order (one Query on the
-// BL# range of the space partition; page summaries are not read).
+// List returns the records (COMPLETE) and the jobs (FREEZING, FAILED) of
+// the space in number order: one Query on the BL range of the space
+// partition (page summaries and key lists are not read).
 func (s *BaselineStore) List(ctx context.Context, tenant, space string) ([]*baseline.Baseline, error) {
 	expr, err := expression.NewBuilder().
 		WithKeyCondition(expression.Key("pk").Equal(expression.Value(spacePK(tenant, space))).
-			And(expression.Key("sk").BeginsWith("BL#"))).
-		WithProjection(blMeta).Build()
+			And(expression.Key("sk").BeginsWith("BL"))).
+		WithProjection(blMeta.AddNames(expression.Name("sk"), expression.Name("state"), expression.Name("total"),
+			expression.Name("written"), expression.Name("message"))).Build()
 	if err != nil {
 		return nil, fmt.Errorf("build baselines query: %w", err)
 	}
@@ -344,13 +333,25 @@ func (s *BaselineStore) List(ctx context.Context, tenant, space string) ([]*base
 			return nil, errorf("list baselines", err)
 		}
 		for _, av := range out.Items {
-			it, err := blDecode(av)
-			if err != nil {
-				return nil, err
+			sk, _ := av["sk"].(*types.AttributeValueMemberS)
+			switch {
+			case sk == nil:
+			case strings.HasPrefix(sk.Value, "BL#"):
+				it, err := blDecode(av)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, it.entity())
+			case strings.HasPrefix(sk.Value, blJobPrefix):
+				job, err := blDecodeJob(av)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, &job.Baseline)
 			}
-			list = append(list, it.entity())
 		}
 	}
+	slices.SortFunc(list, func(a, b *baseline.Baseline) int { return a.Number - b.Number })
 	return list, nil
 }
 
@@ -450,20 +451,30 @@ func (s *BaselineStore) SetLabel(ctx context.Context, tenant, space string, n in
 
 // Delete deletes the record first (conditionally), which hides the
 // baseline at once, then its copies. A failure while deleting copies
-// leaves them orphaned but invisible. Without a record, it removes what a
-// failed freeze or an interrupted delete left in the baseline's partition,
-// unless a freeze mark younger than StaleAfter says the freeze may still
-// be running, and returns apperr.ErrNotFound.
+// leaves them orphaned but invisible. Without a record, a job of the
+// number (FREEZING or FAILED) is cancelled: the job is deleted, then its
+// partition, and the worker holding its lease stops at its next save. With
+// neither, it removes what an interrupted freeze or delete left in the
+// baseline's partition and returns apperr.ErrNotFound.
 func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &s.table, Key: blKey(tenant, space, n), ConditionExpression: aws.String("attribute_exists(pk)"),
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: &s.table, Key: blJobKey(tenant, space, n), ReturnValues: types.ReturnValueAllOld,
+		})
+		if err != nil {
+			return errorf("cancel baseline freeze", err)
+		}
+		if out.Attributes != nil {
+			return s.DeleteCopies(ctx, tenant, space, n)
+		}
 		if err := s.blPurgeLeftovers(ctx, tenant, space, n); err != nil {
 			return err
 		}
-		return apperr.Wrap(blNotFound(space, n), err)
+		return apperr.Wrap(blNotFound(space, n), ccf)
 	}
 	if err != nil {
 		return errorf("delete baseline", err)
@@ -471,25 +482,18 @@ func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int)
 	return s.DeleteCopies(ctx, tenant, space, n)
 }
 
-// blPurgeLeftovers deletes the partition of baseline n, which has no
-// record, when it holds anything and no freeze may still be writing it
-// (one GetItem of the mark and one Query of one key when it is empty).
+// Cancel deletes the job of baseline n, then its partition.
+func (s *BaselineStore) Cancel(ctx context.Context, tenant, space string, n int) error {
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: blJobKey(tenant, space, n)}); err != nil {
+		return errorf("cancel baseline freeze", err)
+	}
+	return s.DeleteCopies(ctx, tenant, space, n)
+}
+
+// blPurgeLeftovers deletes the partition of baseline n, which has neither
+// record nor job, when it holds anything (one Query of one key when it is
+// empty).
 func (s *BaselineStore) blPurgeLeftovers(ctx context.Context, tenant, space string, n int) error {
-	mark, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: blMarkKey(tenant, space, n)})
-	if err != nil {
-		return errorf("get baseline freeze mark", err)
-	}
-	if mark.Item != nil {
-		var m struct {
-			StartedAt string `dynamodbav:"startedAt"`
-		}
-		_ = attributevalue.UnmarshalMap(mark.Item, &m)
-		started, err := time.Parse(time.RFC3339Nano, m.StartedAt)
-		if err == nil && time.Since(started) < s.StaleAfter {
-			return nil
-		}
-		return s.DeleteCopies(ctx, tenant, space, n)
-	}
 	q, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk"),

@@ -291,7 +291,7 @@ func (e *blEnv) blSeedPage(t *testing.T, id, title string) {
 // TestBaselineFreezeBatchCount freezes 5,000 requirements seeded with
 // RequirementStore.Put and checks the DynamoDB calls: ⌈5000/25⌉ = 200
 // BatchWriteItem calls, the space read in ⌈5000/500⌉ pages, one counter
-// update and one transaction (record and page title).
+// update, the job's writes and one transaction (record and page title).
 func TestBaselineFreezeBatchCount(t *testing.T) {
 	t.Parallel()
 	e := blNew(t)
@@ -331,7 +331,10 @@ func TestBaselineFreezeBatchCount(t *testing.T) {
 		t.Errorf("%d Query calls, want %d to %d", q, 2+n/500, 2+n/500+4)
 	}
 	delete(counts, "Query")
-	want := map[string]int{"GetItem": 2, "UpdateItem": 1, "PutItem": 1, "BatchWriteItem": n / 25, "TransactWriteItems": 1}
+	// The job: its key chunk and itself (2 PutItem), the counter and a
+	// progress save after each slice of 1,000 but the last (1 + 4
+	// UpdateItem), the key chunk removed after the commit (1 DeleteItem).
+	want := map[string]int{"GetItem": 2, "UpdateItem": 1 + n/1000 - 1, "PutItem": 2, "DeleteItem": 1, "BatchWriteItem": n / 25, "TransactWriteItems": 1}
 	if !reflect.DeepEqual(counts, want) {
 		t.Errorf("calls %v, want %v", counts, want)
 	}
@@ -380,14 +383,17 @@ func TestBaselinePagesFallback(t *testing.T) {
 	for i := range 30000 {
 		huge = append(huge, baseline.PageCount{PageID: fmt.Sprint(i), Title: fmt.Sprintf("%x%x", rand.Uint64(), rand.Uint64()), Count: 1})
 	}
-	b := &baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "7", Instant: true, CreatedAt: time.Now(), Count: 3}
-	if err := e.bl.Begin(ctx, "t1", "DEMO", 1, b.CreatedAt); err != nil {
+	job := &baseline.Job{Tenant: "t1", Owner: "me", Keys: []string{"A", "B", "C"},
+		Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "7", Instant: true, CreatedAt: time.Now(), Count: 3}}
+	if err := e.bl.Begin(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.bl.Commit(ctx, "t1", b, huge, false); err != nil {
+	job.Pages = huge
+	if err := e.bl.Commit(ctx, job, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.bl.Commit(ctx, "t1", b, nil, false); !errors.Is(err, apperr.ErrConflict) {
+	job.Pages = nil
+	if err := e.bl.Commit(ctx, job, false); !errors.Is(err, apperr.ErrConflict) {
 		t.Errorf("second commit: %v", err)
 	}
 	pages, err := e.svc.Pages(ctx, "t1", "DEMO", 1)
@@ -402,11 +408,11 @@ func TestBaselinePagesFallback(t *testing.T) {
 func TestBaselineCommitPageGone(t *testing.T) {
 	t.Parallel()
 	e := blNew(t)
-	b := &baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "404", CreatedAt: time.Now()}
-	if err := e.bl.Begin(context.Background(), "t1", "DEMO", 1, b.CreatedAt); err != nil {
+	job := &baseline.Job{Tenant: "t1", Owner: "me", Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "404", CreatedAt: time.Now()}}
+	if err := e.bl.Begin(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
-	err := e.bl.Commit(context.Background(), "t1", b, nil, true)
+	err := e.bl.Commit(context.Background(), job, true)
 	if !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("error %v", err)
 	}
@@ -416,8 +422,8 @@ func TestBaselineCommitPageGone(t *testing.T) {
 }
 
 // TestBaselineDeleteLeftovers checks that DELETE of a number without a
-// record removes what a failed freeze left, unless its freeze may still
-// be running, and that a freeze cleaned up that way cannot commit.
+// record removes what a failed freeze left, that DELETE of a running
+// freeze cancels it, and that a freeze cancelled that way cannot commit.
 func TestBaselineDeleteLeftovers(t *testing.T) {
 	t.Parallel()
 	e := blNew(t)
@@ -438,30 +444,26 @@ func TestBaselineDeleteLeftovers(t *testing.T) {
 	if left := e.blCopies(t, "t1", "DEMO", 5); len(left) != 0 {
 		t.Errorf("baseline 5: %d copies left", len(left))
 	}
-	// A freeze that began a moment ago may still be running: kept.
-	if err := e.bl.Begin(ctx, "t1", "DEMO", 6, time.Now()); err != nil {
+	// A running freeze (a job) is cancelled by DELETE: job and copies
+	// go, and the freeze can no longer commit.
+	job := &baseline.Job{Tenant: "t1", Owner: "me", Keys: []string{"A", "B"},
+		Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: 6, Name: "late", CEO: "1", Instant: true, CreatedAt: time.Now()}}
+	if err := e.bl.Begin(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.bl.PutCopies(ctx, "t1", copies(6)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.Delete(ctx, "t1", "DEMO", 6); !errors.Is(err, apperr.ErrNotFound) {
+	if err := e.svc.Delete(ctx, "t1", "DEMO", 6); err != nil {
 		t.Fatalf("delete 6: %v", err)
 	}
-	if left := e.blCopies(t, "t1", "DEMO", 6); len(left) != 2 {
-		t.Errorf("baseline 6: %d copies left, want 2", len(left))
-	}
-	// Once the mark is stale, the leftovers go, and the freeze that
-	// outlived its mark cannot make them visible.
-	e.bl.StaleAfter = 0
-	if err := e.svc.Delete(ctx, "t1", "DEMO", 6); !errors.Is(err, apperr.ErrNotFound) {
-		t.Fatalf("delete 6 again: %v", err)
-	}
 	if left := e.blCopies(t, "t1", "DEMO", 6); len(left) != 0 {
-		t.Errorf("baseline 6: %d copies left after the mark went stale", len(left))
+		t.Errorf("baseline 6: %d copies left", len(left))
 	}
-	b := &baseline.Baseline{SpaceKey: "DEMO", Number: 6, Name: "late", CEO: "1", Instant: true, CreatedAt: time.Now()}
-	if err := e.bl.Commit(ctx, "t1", b, nil, false); !errors.Is(err, apperr.ErrConflict) {
+	if err := e.bl.Progress(ctx, job); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("progress of a cancelled job: %v", err)
+	}
+	if err := e.bl.Commit(ctx, job, false); !errors.Is(err, apperr.ErrConflict) {
 		t.Errorf("late commit: %v", err)
 	}
 	if ok, _ := e.bl.Exists(ctx, "t1", "DEMO", 6); ok {

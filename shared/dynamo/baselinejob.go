@@ -1,0 +1,420 @@
+package dynamo
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/baseline"
+)
+
+// Freeze jobs. The job of baseline n is the item pk T#t#S#<SPACE>, sk
+// BLJOB#<n8> (next to the records, so that List reads both with one
+// Query): the baseline's fields, state (FREEZING or FAILED), total,
+// written, cursor (keys done), the page summary so far (gzip JSON), the
+// lease (owner, leaseUntil in Unix milliseconds) and attempts. Its
+// selected keys are stored in chunks of at most blChunkBytes of JSON, the
+// items pk T#t#S#<SPACE>#B#<n8>, sk JOBKEYS#<i4> (in the baseline's
+// partition, so that a cancel or a delete removes them with the copies).
+// A FREEZING job sits in the sparse gsi1 partition FREEZE#PENDING (sk
+// <startedAt>#<tenant>#<SPACE>#<n8>): the only cross-tenant read, by the
+// scheduled worker. The commit deletes the job; FAILED removes it from
+// gsi1.
+const (
+	blJobPrefix   = "BLJOB#"
+	blPendingPK   = "FREEZE#PENDING"
+	blChunkPrefix = "JOBKEYS#"
+	blChunkBytes  = 300 << 10
+)
+
+func blJobKey(tenant, space string, n int) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
+		"sk": &types.AttributeValueMemberS{Value: fmt.Sprintf("%s%08d", blJobPrefix, n)},
+	}
+}
+
+func blChunkKey(tenant, space string, n, i int) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: baselinePK(tenant, space, n)},
+		"sk": &types.AttributeValueMemberS{Value: fmt.Sprintf("%s%04d", blChunkPrefix, i)},
+	}
+}
+
+// blJobItem is the DynamoDB shape of a job.
+type blJobItem struct {
+	PK         string `dynamodbav:"pk"`
+	SK         string `dynamodbav:"sk"`
+	Tenant     string `dynamodbav:"tenant"`
+	Space      string `dynamodbav:"spaceKey"`
+	Number     int    `dynamodbav:"number"`
+	Name       string `dynamodbav:"name"`
+	Label      string `dynamodbav:"label"`
+	CEO        string `dynamodbav:"ceo"`
+	Instant    bool   `dynamodbav:"instant,omitempty"`
+	CreatedAt  string `dynamodbav:"createdAt"`
+	CreatedBy  string `dynamodbav:"createdBy"`
+	State      string `dynamodbav:"state"`
+	Total      int    `dynamodbav:"total"`
+	Written    int    `dynamodbav:"written"`
+	Cursor     int    `dynamodbav:"cursor"`
+	Chunks     int    `dynamodbav:"chunks"`
+	Pages      []byte `dynamodbav:"pages,omitempty"`
+	PagesLost  bool   `dynamodbav:"pagesLost,omitempty"`
+	Owner      string `dynamodbav:"owner"`
+	LeaseUntil int64  `dynamodbav:"leaseUntil"`
+	Attempts   int    `dynamodbav:"attempts"`
+	Message    string `dynamodbav:"message,omitempty"`
+	GSI1PK     string `dynamodbav:"gsi1pk,omitempty"`
+	GSI1SK     string `dynamodbav:"gsi1sk,omitempty"`
+}
+
+func blDecodeJob(av map[string]types.AttributeValue) (*baseline.Job, error) {
+	var it blJobItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return nil, errorf("decode baseline job", err)
+	}
+	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
+	job := &baseline.Job{
+		Baseline: baseline.Baseline{
+			SpaceKey: it.Space, Number: it.Number, Name: it.Name, Label: it.Label, CEO: it.CEO, Instant: it.Instant,
+			CreatedAt: created, CreatedBy: it.CreatedBy, Count: it.Written, Status: it.State, Total: it.Total, Message: it.Message,
+		},
+		Tenant: it.Tenant, Cursor: it.Cursor, PagesLost: it.PagesLost, Owner: it.Owner, Attempts: it.Attempts,
+	}
+	if job.Status == "" {
+		job.Status = baseline.StatusFreezing
+	}
+	if it.LeaseUntil > 0 {
+		job.LeaseUntil = time.UnixMilli(it.LeaseUntil)
+	}
+	if len(it.Pages) > 0 {
+		var list []blPage
+		if err := gunzipJSON(it.Pages, &list); err != nil {
+			return nil, fmt.Errorf("decode job page summary: %w", err)
+		}
+		for _, p := range list {
+			job.Pages = append(job.Pages, baseline.PageCount{PageID: p.ID, Title: p.Title, Count: p.Count})
+		}
+	}
+	return job, nil
+}
+
+func gzipJSON(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func gunzipJSON(data []byte, v any) error {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// blJobPages encodes the job's page summary; nil and lost when too large.
+func blJobPages(job *baseline.Job) ([]byte, error) {
+	if job.PagesLost || len(job.Pages) == 0 {
+		return nil, nil
+	}
+	list := make([]blPage, 0, len(job.Pages))
+	for _, p := range job.Pages {
+		list = append(list, blPage{ID: p.PageID, Title: p.Title, Count: p.Count})
+	}
+	data, err := gzipJSON(list)
+	if err != nil {
+		return nil, fmt.Errorf("encode job page summary: %w", err)
+	}
+	if len(data) > blMaxPages {
+		job.PagesLost, job.Pages = true, nil
+		return nil, nil
+	}
+	return data, nil
+}
+
+func leaseMillis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// blChunks cuts keys into JSON arrays of at most blChunkBytes.
+func blChunks(keys []string) ([]string, error) {
+	var out []string
+	var cur []string
+	size := 2
+	flush := func() error {
+		raw, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		out = append(out, string(raw))
+		cur, size = nil, 2
+		return nil
+	}
+	for _, k := range keys {
+		raw, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		if len(cur) > 0 && size+len(raw)+1 > blChunkBytes {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		cur = append(cur, k)
+		size += len(raw) + 1
+	}
+	if len(cur) > 0 || len(out) == 0 {
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Begin writes the job's key chunks (one PutItem each), then the job, on
+// condition that it does not exist, listed in FREEZE#PENDING.
+func (s *BaselineStore) Begin(ctx context.Context, job *baseline.Job) error {
+	chunks, err := blChunks(job.Keys)
+	if err != nil {
+		return fmt.Errorf("encode job keys: %w", err)
+	}
+	for i, c := range chunks {
+		item := blChunkKey(job.Tenant, job.SpaceKey, job.Number, i)
+		item["keys"] = &types.AttributeValueMemberS{Value: c}
+		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+			return errorf("write baseline job keys", err)
+		}
+	}
+	pages, err := blJobPages(job)
+	if err != nil {
+		return err
+	}
+	key := blJobKey(job.Tenant, job.SpaceKey, job.Number)
+	started := job.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z")
+	it := blJobItem{
+		PK: key["pk"].(*types.AttributeValueMemberS).Value, SK: key["sk"].(*types.AttributeValueMemberS).Value,
+		Tenant: job.Tenant, Space: job.SpaceKey, Number: job.Number, Name: job.Name, Label: job.Label, CEO: job.CEO,
+		Instant: job.Instant, CreatedAt: job.CreatedAt.UTC().Format(time.RFC3339Nano), CreatedBy: job.CreatedBy,
+		State: baseline.StatusFreezing, Total: job.Total, Written: job.Count, Cursor: job.Cursor, Chunks: len(chunks),
+		Pages: pages, PagesLost: job.PagesLost, Owner: job.Owner, LeaseUntil: leaseMillis(job.LeaseUntil),
+		GSI1PK: blPendingPK, GSI1SK: fmt.Sprintf("%s#%s#%s#%08d", started, job.Tenant, job.SpaceKey, job.Number),
+	}
+	av, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return errorf("encode baseline job", err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}); err != nil {
+		return errorf("write baseline job", err)
+	}
+	return nil
+}
+
+// blJobGone tells a failed conditional update of a job apart: not found
+// when the job is gone, conflict when another run holds its lease.
+func (s *BaselineStore) blJobGone(ctx context.Context, job *baseline.Job, err error) error {
+	out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: blJobKey(job.Tenant, job.SpaceKey, job.Number), ProjectionExpression: aws.String("pk"), ConsistentRead: aws.Bool(true),
+	})
+	if gerr != nil {
+		return errorf("get baseline job", gerr)
+	}
+	if out.Item == nil {
+		return apperr.Wrap(apperr.NotFoundf("the freeze of baseline %d of space %s was cancelled", job.Number, job.SpaceKey), err)
+	}
+	return apperr.Wrap(apperr.Conflictf("the freeze of baseline %d of space %s is leased by another run", job.Number, job.SpaceKey), err)
+}
+
+// Progress saves the job's progress and lease with one conditional
+// UpdateItem (condition: the job exists and job.Owner holds it).
+func (s *BaselineStore) Progress(ctx context.Context, job *baseline.Job) error {
+	pages, err := blJobPages(job)
+	if err != nil {
+		return err
+	}
+	vals := map[string]types.AttributeValue{
+		":w":  &types.AttributeValueMemberN{Value: fmt.Sprint(job.Count)},
+		":c":  &types.AttributeValueMemberN{Value: fmt.Sprint(job.Cursor)},
+		":a":  &types.AttributeValueMemberN{Value: fmt.Sprint(job.Attempts)},
+		":lu": &types.AttributeValueMemberN{Value: fmt.Sprint(leaseMillis(job.LeaseUntil))},
+		":pl": &types.AttributeValueMemberBOOL{Value: job.PagesLost},
+		":o":  &types.AttributeValueMemberS{Value: job.Owner},
+	}
+	update := "SET written = :w, #c = :c, attempts = :a, leaseUntil = :lu, pagesLost = :pl"
+	if pages != nil {
+		update += ", pages = :p"
+		vals[":p"] = &types.AttributeValueMemberB{Value: pages}
+	} else {
+		update += " REMOVE pages"
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: blJobKey(job.Tenant, job.SpaceKey, job.Number),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND #o = :o"),
+		ExpressionAttributeNames:  map[string]string{"#o": "owner", "#c": "cursor"},
+		ExpressionAttributeValues: vals,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return s.blJobGone(ctx, job, err)
+	}
+	if err != nil {
+		return errorf("save baseline job progress", err)
+	}
+	return nil
+}
+
+// Fail marks the job FAILED with message and removes it from
+// FREEZE#PENDING (condition: job.Owner holds it).
+func (s *BaselineStore) Fail(ctx context.Context, job *baseline.Job, message string) error {
+	if len(message) > 1000 {
+		message = message[:1000]
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: blJobKey(job.Tenant, job.SpaceKey, job.Number),
+		UpdateExpression:         aws.String("SET #s = :s, message = :m, attempts = :a, written = :w REMOVE gsi1pk, gsi1sk, leaseUntil"),
+		ConditionExpression:      aws.String("attribute_exists(pk) AND #o = :o"),
+		ExpressionAttributeNames: map[string]string{"#o": "owner", "#s": "state"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":s": &types.AttributeValueMemberS{Value: baseline.StatusFailed},
+			":m": &types.AttributeValueMemberS{Value: message},
+			":a": &types.AttributeValueMemberN{Value: fmt.Sprint(job.Attempts)},
+			":w": &types.AttributeValueMemberN{Value: fmt.Sprint(job.Count)},
+			":o": &types.AttributeValueMemberS{Value: job.Owner},
+		},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return s.blJobGone(ctx, job, err)
+	}
+	if err != nil {
+		return errorf("mark baseline job failed", err)
+	}
+	return nil
+}
+
+// Pending reads up to limit jobs of gsi1 FREEZE#PENDING, oldest first
+// (one Query).
+func (s *BaselineStore) Pending(ctx context.Context, limit int) ([]baseline.JobRef, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &s.table, IndexName: aws.String("gsi1"),
+		KeyConditionExpression:    aws.String("gsi1pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: blPendingPK}},
+		ProjectionExpression:      aws.String("tenant, spaceKey, #n"),
+		ExpressionAttributeNames:  map[string]string{"#n": "number"},
+		Limit:                     aws.Int32(int32(max(limit, 1))),
+	})
+	if err != nil {
+		return nil, errorf("list pending baseline jobs", err)
+	}
+	refs := make([]baseline.JobRef, 0, len(out.Items))
+	for _, av := range out.Items {
+		var r struct {
+			Tenant string `dynamodbav:"tenant"`
+			Space  string `dynamodbav:"spaceKey"`
+			Number int    `dynamodbav:"number"`
+		}
+		if err := attributevalue.UnmarshalMap(av, &r); err != nil {
+			return nil, errorf("decode pending baseline job", err)
+		}
+		refs = append(refs, baseline.JobRef{Tenant: r.Tenant, SpaceKey: r.Space, Number: r.Number})
+	}
+	return refs, nil
+}
+
+// Lease takes the lease of a FREEZING job whose lease is free or expired
+// (one conditional UpdateItem returning the job), then reads its key
+// chunks (one consistent GetItem each); nil when it is not available.
+func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner string, until, now time.Time) (*baseline.Job, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: blJobKey(ref.Tenant, ref.SpaceKey, ref.Number),
+		UpdateExpression:         aws.String("SET #o = :o, leaseUntil = :u"),
+		ConditionExpression:      aws.String("attribute_exists(pk) AND #s = :f AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)"),
+		ExpressionAttributeNames: map[string]string{"#o": "owner", "#s": "state"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":o":   &types.AttributeValueMemberS{Value: owner},
+			":u":   &types.AttributeValueMemberN{Value: fmt.Sprint(until.UnixMilli())},
+			":f":   &types.AttributeValueMemberS{Value: baseline.StatusFreezing},
+			":now": &types.AttributeValueMemberN{Value: fmt.Sprint(now.UnixMilli())},
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errorf("lease baseline job", err)
+	}
+	job, err := blDecodeJob(out.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	var chunks struct {
+		Chunks int `dynamodbav:"chunks"`
+	}
+	if err := attributevalue.UnmarshalMap(out.Attributes, &chunks); err != nil {
+		return nil, errorf("decode baseline job", err)
+	}
+	for i := range chunks.Chunks {
+		c, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &s.table, Key: blChunkKey(job.Tenant, job.SpaceKey, job.Number, i), ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			return nil, errorf("read baseline job keys", err)
+		}
+		v, _ := c.Item["keys"].(*types.AttributeValueMemberS)
+		if v == nil {
+			return nil, fmt.Errorf("read baseline job keys: chunk %d of baseline %d of %s is missing", i, job.Number, job.SpaceKey)
+		}
+		var keys []string
+		if err := json.Unmarshal([]byte(v.Value), &keys); err != nil {
+			return nil, fmt.Errorf("decode baseline job keys: %w", err)
+		}
+		job.Keys = append(job.Keys, keys...)
+	}
+	return job, nil
+}
+
+// blDeleteKeyChunks removes the key chunks of a committed job (best
+// effort: they are invisible and a DELETE of the baseline removes them).
+func (s *BaselineStore) blDeleteKeyChunks(ctx context.Context, job *baseline.Job) {
+	chunks, err := blChunks(job.Keys)
+	if err != nil {
+		return
+	}
+	for i := range chunks {
+		_, _ = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: blChunkKey(job.Tenant, job.SpaceKey, job.Number, i)})
+	}
+}
