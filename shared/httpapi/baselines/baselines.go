@@ -1,6 +1,8 @@
 // Package baselines is the WikiBaselines route group: every
 // /rest/reqs/1/baseline/... endpoint of spec §4.1 (list, create,
-// create-instant, delete, label, pages) with the JSON of CONTRACT.md §3.
+// create-instant, delete, label, pages) with the JSON of CONTRACT.md §3,
+// plus status and progress: a freeze that does not finish within the
+// request answers 202 FREEZING and is finished by WikiBaselineJobs.
 // Every route needs a wiki user (Member). docs/baselines.md describes the
 // behaviour.
 package baselines
@@ -70,12 +72,30 @@ type baselineResponse struct {
 	CreatedBy string  `json:"createdBy"`
 	Count     *int    `json:"count,omitempty"`
 	PageLink  *string `json:"pageLink,omitempty"`
+	// Status (an added field) is COMPLETE, FREEZING or FAILED.
+	Status string `json:"status"`
+	// Progress is sent for FREEZING and FAILED baselines.
+	Progress *progressResponse `json:"progress,omitempty"`
+	// Message says why a FAILED freeze gave up.
+	Message string `json:"message,omitempty"`
+}
+
+// progressResponse is how far a freeze got.
+type progressResponse struct {
+	Written int `json:"written"`
+	Total   int `json:"total"`
 }
 
 func newBaselineResponse(b *baseline.Baseline, details bool) baselineResponse {
 	out := baselineResponse{
 		SpaceKey: b.SpaceKey, Number: b.Number, Name: b.Name, Label: b.Label, CEO: b.CEO, Instant: b.Instant,
-		CreatedAt: b.CreatedAt.UTC().Format(timeFormat), CreatedBy: b.CreatedBy,
+		CreatedAt: b.CreatedAt.UTC().Format(timeFormat), CreatedBy: b.CreatedBy, Status: b.Status, Message: b.Message,
+	}
+	if out.Status == "" {
+		out.Status = baseline.StatusComplete
+	}
+	if out.Status != baseline.StatusComplete {
+		out.Progress = &progressResponse{Written: b.Count, Total: b.Total}
 	}
 	if details {
 		count, link := b.Count, b.PageLink()
@@ -188,7 +208,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, newBaselineResponse(b, true))
+	httpapi.WriteJSON(w, createStatus(b), newBaselineResponse(b, true))
 	return nil
 }
 
@@ -206,8 +226,17 @@ func (h *Handler) createInstant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, newBaselineResponse(b, true))
+	httpapi.WriteJSON(w, createStatus(b), newBaselineResponse(b, true))
 	return nil
+}
+
+// createStatus is 200 for a baseline frozen within the request, 202 for
+// one the background worker finishes.
+func createStatus(b *baseline.Baseline) int {
+	if b.Status == baseline.StatusFreezing {
+		return http.StatusAccepted
+	}
+	return http.StatusOK
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {

@@ -141,7 +141,7 @@ func TestBaselines(t *testing.T) {
 	}
 	delete(a.obj, "createdAt")
 	want := map[string]any{"spaceKey": "DEMO", "number": 1.0, "name": "Release 1", "label": "", "ceo": "200", "instant": false,
-		"createdBy": "demo-user", "count": 3.0, "pageLink": "/pages/viewpage.action?pageId=200"}
+		"createdBy": "demo-user", "count": 3.0, "pageLink": "/pages/viewpage.action?pageId=200", "status": "COMPLETE"}
 	if fmt.Sprint(a.obj) != fmt.Sprint(want) {
 		t.Errorf("create answer %v, want %v", a.obj, want)
 	}
