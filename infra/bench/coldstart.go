@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reqtrace/reqtrace/infra/localstack"
 	"github.com/reqtrace/reqtrace/infra/scheduler"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
@@ -124,7 +122,8 @@ func coldSizes(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) (
 	for _, fn := range env.Template.Functions {
 		fi, err := os.Stat(filepath.Join(env.BuildDir, fn.LogicalID, "bootstrap"))
 		if err != nil {
-			return "", fmt.Errorf("%s: %w (run make build)", fn.LogicalID, err)
+			row.add(fn.LogicalID+": bootstrap size", "≤ 15 MB", "not measured: no bootstrap (run make build)", NotMeasured)
+			continue
 		}
 		row.add(fn.LogicalID+": bootstrap size ("+runtime.GOARCH+")", "≤ 15 MB", mb(fi.Size()), verdict(fi.Size() <= maxBootstrap))
 		if fi.Size() > largest {
@@ -132,8 +131,11 @@ func coldSizes(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) (
 		}
 		smallest = min(smallest, fi.Size())
 	}
+	if largestFn == "" {
+		return "not measured", nil
+	}
 	summary := fmt.Sprintf("%s–%s %s", mb(smallest), mb(largest), runtime.GOARCH)
-	if !opts.ARM64 || largestFn == "" {
+	if !opts.ARM64 {
 		return summary, nil
 	}
 	name := largestFn + ": bootstrap size (linux/arm64, SAM flags; the largest " + runtime.GOARCH + " build)"
@@ -198,16 +200,7 @@ func coldStarts(ctx context.Context, env *Env, fn string, opts ColdStartOptions,
 // coldStartOnce starts a local stack with fn alone, wakes it once and
 // returns its first process's init and first-answer times.
 func coldStartOnce(ctx context.Context, env *Env, fn string, opts ColdStartOptions) (init, first time.Duration, status string, err error) {
-	log := opts.FunctionLog
-	if log == nil {
-		log = io.Discard
-	}
-	st, err := localstack.Start(ctx, localstack.Options{
-		Root: env.Root, BuildDir: env.BuildDir, WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
-		SyncInterval: -1, DynamoDBEndpoint: env.DynamoDBEndpoint, SQSEndpoint: env.SQSEndpoint,
-		Prefix: env.Prefix + "-" + coldPrefix, Functions: []string{fn},
-		Logger: slog.New(slog.DiscardHandler), FunctionLog: log,
-	})
+	st, err := startStack(ctx, env, coldPrefix, []string{fn}, opts.FunctionLog)
 	if err != nil {
 		return 0, 0, "", err
 	}

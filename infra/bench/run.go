@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/reqtrace/reqtrace/infra/localstack"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
 
@@ -105,11 +104,7 @@ func Run(ctx context.Context, env *Env, sz Sizes, functionLog io.Writer, log *sl
 	var wikiURL string
 	var stackErr error
 	if seedErr == nil {
-		st, err := localstack.Start(ctx, localstack.Options{
-			Root: env.Root, BuildDir: env.BuildDir, WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0", SyncInterval: -1,
-			DynamoDBEndpoint: env.DynamoDBEndpoint, SQSEndpoint: env.SQSEndpoint, Prefix: env.Prefix,
-			Functions: []string{"WikiRequirements"}, Logger: slog.New(slog.DiscardHandler), FunctionLog: functionLog,
-		})
+		st, err := startStack(ctx, env, "", []string{"WikiRequirements"}, functionLog)
 		if err != nil {
 			stackErr = fmt.Errorf("start the local stack: %w", err)
 		} else {
