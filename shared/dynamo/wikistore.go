@@ -43,6 +43,12 @@ func (s *WikiStore) Requirement(ctx context.Context, tenant string, id wiki.ID, 
 	return s.reqs.Get(ctx, tenant, RequirementID{SpaceKey: id.SpaceKey, Key: id.Key, Baseline: baseline})
 }
 
+// BaselineExists reports whether the record of baseline n of the space
+// exists (one GetItem of its key; BaselineStore.Exists).
+func (s *WikiStore) BaselineExists(ctx context.Context, tenant, space string, n int) (bool, error) {
+	return (&BaselineStore{db: s.db, table: s.table}).Exists(ctx, tenant, space, n)
+}
+
 // Requirements returns the current rows among ids that exist, stubs
 // included, keyed by wiki.ID.Norm(), with one BatchGetItem per 100 ids.
 func (s *WikiStore) Requirements(ctx context.Context, tenant string, ids []wiki.ID) (map[wiki.ID]*requirement.Requirement, error) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -654,6 +656,17 @@ func TestWikiStoreStatusTable(t *testing.T) {
 		cp := e.get(t, "demo", "DEMO", "REQ-3")
 		cp.Baseline, cp.Status = 1, requirement.Archived
 		if err := e.reqs.Put(ctx, "demo", []*requirement.Requirement{cp}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.service.Requirement(ctx, "demo", "DEMO", "REQ-3", 1); !errors.Is(err, apperr.ErrNotFound) {
+			t.Fatalf("copy of an uncommitted baseline: %v", err)
+		}
+		bl := dynamo.NewBaselineStore(e.db, e.env.WikiTable)
+		job := &baseline.Job{Tenant: "demo", Owner: "test", Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "b", CEO: "1", Instant: true, CreatedAt: time.Now()}}
+		if err := bl.Begin(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		if err := bl.Commit(ctx, job, false); err != nil {
 			t.Fatal(err)
 		}
 		got, err := e.service.Requirement(ctx, "demo", "DEMO", "REQ-3", 1)

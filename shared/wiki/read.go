@@ -14,8 +14,11 @@ import (
 // MaxBaseline is the highest baseline number.
 const MaxBaseline = 99999999
 
-// Requirement returns the current row of a requirement (baseline 0) or its
-// archived copy in a baseline, with one store read.
+// Requirement returns the current row of a requirement (baseline 0), with
+// one store read, or its archived copy in a baseline, with a second read
+// in parallel: whether the baseline is committed (a copy of a baseline
+// still freezing, failed or left over is invisible: "baseline N not
+// found").
 func (s *Service) Requirement(ctx context.Context, tenant, space, key string, baseline int) (*requirement.Requirement, error) {
 	if err := CheckSpaceKey(space); err != nil {
 		return nil, err
@@ -26,7 +29,27 @@ func (s *Service) Requirement(ctx context.Context, tenant, space, key string, ba
 	if baseline < 0 || baseline > MaxBaseline {
 		return nil, apperr.Invalidf("v must be a baseline number between 1 and %d, got %d", MaxBaseline, baseline)
 	}
+	var (
+		exists    = true
+		existsErr error
+		done      = make(chan struct{})
+	)
+	if baseline > 0 {
+		go func() {
+			defer close(done)
+			exists, existsErr = s.store.BaselineExists(ctx, tenant, space, baseline)
+		}()
+	} else {
+		close(done)
+	}
 	r, err := s.store.Requirement(ctx, tenant, ID{SpaceKey: space, Key: key}, baseline)
+	<-done
+	if existsErr != nil {
+		return nil, fmt.Errorf("check baseline %d of %s: %w", baseline, space, existsErr)
+	}
+	if !exists {
+		return nil, apperr.NotFoundf("baseline %d not found in space %s", baseline, space)
+	}
 	if errors.Is(err, apperr.ErrNotFound) {
 		if baseline > 0 {
 			return nil, apperr.Wrap(apperr.NotFoundf("requirement %s/%s not found in baseline %d", space, key, baseline), err)

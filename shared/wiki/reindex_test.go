@@ -170,16 +170,27 @@ func TestReadBaselineCopy(t *testing.T) {
 	if err != nil || got.Status != requirement.Archived || got.Baseline != 3 || got.Text != "One (frozen)" {
 		t.Fatalf("copy %+v %v", got, err)
 	}
-	if _, err := svc.Requirement(ctx, tenant, "DEMO", "REQ-1", 4); apperr.As(err) == nil || apperr.As(err).Message != "requirement DEMO/REQ-1 not found in baseline 4" {
+	if _, err := svc.Requirement(ctx, tenant, "DEMO", "REQ-2", 3); apperr.As(err) == nil || apperr.As(err).Message != "requirement DEMO/REQ-2 not found in baseline 3" {
+		t.Fatalf("missing copy: %v", err)
+	}
+	if _, err := svc.Requirement(ctx, tenant, "DEMO", "REQ-1", 4); apperr.As(err) == nil || apperr.As(err).Message != "baseline 4 not found in space DEMO" {
 		t.Fatalf("missing baseline: %v", err)
+	}
+	// A copy of a baseline without its record (freezing, failed, left
+	// over) is invisible.
+	mem.DropBaseline(tenant, "DEMO", 3)
+	if _, err := svc.Requirement(ctx, tenant, "DEMO", "REQ-1", 3); apperr.As(err) == nil || apperr.As(err).Message != "baseline 3 not found in space DEMO" {
+		t.Fatalf("uncommitted baseline: %v", err)
 	}
 	for _, c := range []struct{ space, key string }{{"DE MO", "REQ-1"}, {"DEMO", "REQ 1"}} {
 		if _, err := svc.Requirement(ctx, tenant, c.space, c.key, 0); !errors.Is(err, apperr.ErrInvalid) {
 			t.Fatalf("%q/%q: %v", c.space, c.key, err)
 		}
 	}
-	if mem.Calls["Requirement"] != 3 {
-		t.Fatalf("store reads %d", mem.Calls["Requirement"])
+	// One read each (current, copy, missing copy, missing baseline,
+	// uncommitted), plus the baseline check of the four archived reads.
+	if mem.Calls["Requirement"] != 5 || mem.Calls["BaselineExists"] != 4 {
+		t.Fatalf("store reads %d, baseline checks %d", mem.Calls["Requirement"], mem.Calls["BaselineExists"])
 	}
 }
 

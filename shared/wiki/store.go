@@ -15,6 +15,10 @@ type Store interface {
 	// Requirement returns the current row (baseline 0) or the archived copy
 	// in a baseline, or apperr.ErrNotFound when it is absent or a stub.
 	Requirement(ctx context.Context, tenant string, id ID, baseline int) (*requirement.Requirement, error)
+	// BaselineExists reports whether baseline n of the space is committed
+	// (its record exists): archived copies of any other number are
+	// invisible (docs/baselines.md, visibility rule).
+	BaselineExists(ctx context.Context, tenant, space string, n int) (bool, error)
 	// Requirements returns the current rows that exist among ids, stubs
 	// included (with an empty Status), keyed by ID.Norm().
 	Requirements(ctx context.Context, tenant string, ids []ID) (map[ID]*requirement.Requirement, error)

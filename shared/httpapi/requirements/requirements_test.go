@@ -18,6 +18,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
@@ -39,7 +40,21 @@ type server struct {
 	http.Handler
 	svc   *wiki.Service
 	reqs  *dynamo.RequirementStore
+	bl    *dynamo.BaselineStore
 	calls *testenv.CallCounter
+}
+
+// commitBaseline writes the record of baseline n of space (its copies
+// are visible only then).
+func (s *server) commitBaseline(t *testing.T, tenant, space string, n int) {
+	t.Helper()
+	job := &baseline.Job{Tenant: tenant, Owner: "test", Baseline: baseline.Baseline{SpaceKey: space, Number: n, Name: "b", CEO: "1", Instant: true, CreatedAt: time.Now()}}
+	if err := s.bl.Begin(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.bl.Commit(context.Background(), job, false); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func newServer(t *testing.T, search httpapi.HandlerFunc) *server {
@@ -50,7 +65,7 @@ func newServer(t *testing.T, search httpapi.HandlerFunc) *server {
 	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	(&requirements.Handler{Requirements: svc, Search: search}).Register(rt)
-	return &server{Handler: rt, svc: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable), calls: calls}
+	return &server{Handler: rt, svc: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable), bl: dynamo.NewBaselineStore(db, env.WikiTable), calls: calls}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {
@@ -167,6 +182,11 @@ func TestGetRequirementVersionsAndStatuses(t *testing.T) {
 	if err := s.reqs.Put(context.Background(), "demo", []*requirement.Requirement{cp}); err != nil {
 		t.Fatal(err)
 	}
+	// Invisible until its baseline is committed.
+	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-1?v=2", "demo-wiki-user"); a.code != 404 || !strings.Contains(a.raw, "baseline 2 not found") {
+		t.Fatalf("v=2 before the commit: %d %s", a.code, a.raw)
+	}
+	s.commitBaseline(t, "demo", "DEMO", 2)
 	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-1?v=2", "demo-wiki-user"); a.code != 200 || a.body["baseline"] != 2.0 || a.body["status"] != "ARCHIVED" {
 		t.Fatalf("v=2: %d %s", a.code, a.raw)
 	}
@@ -201,7 +221,7 @@ func TestGetRequirementErrors(t *testing.T) {
 	}{
 		{"/rest/reqs/1/requirement2/DEMO/REQ-9", "demo-wiki-user", 404, "requirement DEMO/REQ-9 not found"},
 		{"/rest/reqs/1/requirement2/DEMO/STUB-1", "demo-wiki-user", 404, "requirement DEMO/STUB-1 not found"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=3", "demo-wiki-user", 404, "not found in baseline 3"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=3", "demo-wiki-user", 404, "baseline 3 not found"},
 		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "acme-wiki-user", 404, "requirement DEMO/REQ-1 not found"},
 		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=abc", "demo-wiki-user", 400, "v must be an integer"},
 		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=0", "demo-wiki-user", 400, "v must be at least 1"},

@@ -71,8 +71,11 @@ type Mem struct {
 	pages    map[string]*wiki.Page // tenant + "/" + id
 	rows     map[string]map[wiki.ID]*requirement.Requirement
 	archived map[string]*requirement.Requirement // tenant/space/KEY/n
-	services map[string][]string
-	spaces   map[string][]string
+	// baselines are the committed baselines (tenant/space/n): PutRow of
+	// an archived copy commits its baseline, DropBaseline uncommits it.
+	baselines map[string]bool
+	services  map[string][]string
+	spaces    map[string][]string
 	// Commits are the changes applied, in order.
 	Commits []*wiki.Change
 	// Outbox holds every message written, by commit then id.
@@ -87,7 +90,7 @@ var _ wiki.Store = (*Mem)(nil)
 func NewMem() *Mem {
 	return &Mem{
 		pages: map[string]*wiki.Page{}, rows: map[string]map[wiki.ID]*requirement.Requirement{},
-		archived: map[string]*requirement.Requirement{}, services: map[string][]string{},
+		archived: map[string]*requirement.Requirement{}, baselines: map[string]bool{}, services: map[string][]string{},
 		spaces: map[string][]string{}, Calls: map[string]int{},
 	}
 }
@@ -105,6 +108,7 @@ func (m *Mem) PutRow(tenant string, r *requirement.Requirement) {
 	defer m.mu.Unlock()
 	if r.Baseline > 0 {
 		m.archived[archKey(tenant, r.SpaceKey, r.Key, r.Baseline)] = Clone(r)
+		m.baselines[fmt.Sprintf("%s/%s/%d", tenant, r.SpaceKey, r.Baseline)] = true
 		return
 	}
 	m.tenantRows(tenant)[wiki.ID{SpaceKey: r.SpaceKey, Key: r.Key}.Norm()] = Clone(r)
@@ -178,6 +182,22 @@ func (m *Mem) Requirement(_ context.Context, tenant string, id wiki.ID, baseline
 		return nil, apperr.ErrNotFound
 	}
 	return Clone(r), nil
+}
+
+// DropBaseline removes the record of a baseline, not its copies (a
+// baseline still freezing, or the leftovers of a failed one).
+func (m *Mem) DropBaseline(tenant, space string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.baselines, fmt.Sprintf("%s/%s/%d", tenant, space, n))
+}
+
+// BaselineExists implements wiki.Store.
+func (m *Mem) BaselineExists(_ context.Context, tenant, space string, n int) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["BaselineExists"]++
+	return m.baselines[fmt.Sprintf("%s/%s/%d", tenant, space, n)], nil
 }
 
 // Requirements implements wiki.Store.
