@@ -152,6 +152,8 @@ func TestDecode(t *testing.T) {
 		{"no content type", "", `{}`, 415, "Content-Type"},
 		{"text", "text/plain", `{}`, 415, "Content-Type"},
 		{"too large", "application/json", big, 413, "larger than"},
+		{"latin-1 bytes", "application/json", "{\"name\":\"caf\xe9\"}", 400, "not valid UTF-8"},
+		{"latin-1 charset", "application/json; charset=latin1", `{"name":"a"}`, 415, "charset"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -212,5 +214,12 @@ func TestQueryParams(t *testing.T) {
 	}
 	if _, err := QueryBool(r, "c"); err == nil {
 		t.Fatal("maybe accepted")
+	}
+}
+
+func TestMalformedQueryString(t *testing.T) {
+	rec, eb := do(t, testRouter(), "GET", "/member?q=%ZZ", "user", "", "")
+	if rec.Code != 400 || !strings.Contains(eb.Message, "malformed query string") {
+		t.Fatalf("%d %q", rec.Code, eb.Message)
 	}
 }

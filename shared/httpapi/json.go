@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 )
@@ -32,7 +33,12 @@ func Decode(r *http.Request, v any) error {
 }
 
 // Unmarshal decodes one JSON value strictly, with the errors of Decode.
+// JSON must be UTF-8 (RFC 8259): invalid bytes are refused rather than
+// silently replaced with U+FFFD and stored.
 func Unmarshal(body []byte, v any) error {
+	if !utf8.Valid(body) {
+		return apperr.Invalidf("malformed JSON: the body is not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -47,12 +53,16 @@ func Unmarshal(body []byte, v any) error {
 	return nil
 }
 
-// ReadText reads a text/plain body (415 otherwise), at most MaxBody bytes.
+// ReadText reads a UTF-8 text/plain body (415 otherwise), at most MaxBody
+// bytes.
 func ReadText(r *http.Request) (string, error) {
 	if err := requireContentType(r, "text/plain"); err != nil {
 		return "", err
 	}
 	body, err := ReadBody(r)
+	if err == nil && !utf8.Valid(body) {
+		err = apperr.Invalidf("the body is not valid UTF-8")
+	}
 	return string(body), err
 }
 
@@ -79,9 +89,12 @@ func requireContentType(r *http.Request, want string) error {
 	if ct == "" {
 		return apperr.UnsupportedMediaf("missing Content-Type: send %s", want)
 	}
-	mt, _, err := mime.ParseMediaType(ct)
+	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil || !strings.EqualFold(mt, want) {
 		return apperr.UnsupportedMediaf("unsupported Content-Type %q: send %s", ct, want)
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return apperr.UnsupportedMediaf("unsupported charset %q: send UTF-8", cs)
 	}
 	return nil
 }

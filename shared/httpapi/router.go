@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -165,6 +166,12 @@ func bearer(r *http.Request) (string, bool) {
 // logging, panic recovery, then the route (JSON 404/405 when none matches).
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serve(rt.logger(), w, r, func(w http.ResponseWriter, r *http.Request) {
+		// url.Query drops pairs it cannot decode; a parameter that silently
+		// vanished (q=%ZZ would search everything) must be a 400 instead.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			WriteError(w, r, apperr.Invalidf("malformed query string: %v", err))
+			return
+		}
 		if _, pattern := rt.mux.Handler(r); pattern == "" {
 			rt.noRoute(w, r)
 			return
