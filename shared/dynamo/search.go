@@ -198,6 +198,12 @@ func (s *SearchStore) PageKeys(ctx context.Context, tenant, pageID string) (stri
 	return p.SpaceKey, p.Keys, nil
 }
 
+// Baselines implements search.Store with BaselineStore.Numbers (one
+// Query of the space's BL# sort keys).
+func (s *SearchStore) Baselines(ctx context.Context, tenant, space string) (map[int]bool, error) {
+	return (&BaselineStore{db: s.db, table: s.table}).Numbers(ctx, tenant, space)
+}
+
 // Spaces implements search.Store with one Query of the spaces registry.
 func (s *SearchStore) Spaces(ctx context.Context, tenant string) ([]string, error) {
 	return s.wiki.Spaces(ctx, tenant)

@@ -6,10 +6,12 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -82,6 +84,7 @@ type stack struct {
 	settings *dynamo.SettingsStore
 	calls    *testenv.CallCounter
 	items    *itemCounter
+	table    string
 }
 
 func newStack(t *testing.T) *stack {
@@ -95,7 +98,7 @@ func newStack(t *testing.T) *stack {
 		wiki:     wiki.NewService(dynamo.NewWikiStore(items, env.WikiTable)),
 		reqs:     dynamo.NewRequirementStore(items, env.WikiTable),
 		settings: dynamo.NewSettingsStore(items, env.WikiTable),
-		calls:    calls, items: items,
+		calls:    calls, items: items, table: env.WikiTable,
 	}
 }
 
@@ -138,10 +141,24 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 			s := newStack(t)
 			rnd := rand.New(rand.NewPCG(seed, 11))
 			var archived []*requirement.Requirement
-			archive := func(tenant string) func([]*requirement.Requirement) {
-				return func(rows []*requirement.Requirement) {
+			bl := dynamo.NewBaselineStore(s.items, s.table)
+			archive := func(tenant string) func([]*requirement.Requirement, int, bool) {
+				return func(rows []*requirement.Requirement, n int, commit bool) {
 					if err := s.reqs.Put(ctx, tenant, rows); err != nil {
 						t.Fatal(err)
+					}
+					if !commit {
+						return // invisible: never in the brute force's rows
+					}
+					for _, space := range wLinkSpaces {
+						job := &baseline.Job{Tenant: tenant, Owner: "test",
+							Baseline: baseline.Baseline{SpaceKey: space, Number: n, Name: "b", CEO: "1", Instant: true, CreatedAt: time.Now()}}
+						if err := bl.Begin(ctx, job); err != nil {
+							t.Fatal(err)
+						}
+						if err := bl.Commit(ctx, job, false); err != nil {
+							t.Fatal(err)
+						}
 					}
 					if tenant == "demo" {
 						archived = append(archived, rows...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -30,6 +31,8 @@ type fakeTenant struct {
 	pages   map[string]*wiki.Page
 	spaces  []string
 	isolate bool
+	// baselines are the committed baselines ("SPACE#n").
+	baselines map[string]bool
 }
 
 func newFakeStore() *fakeStore {
@@ -244,6 +247,32 @@ func (f *fakeStore) PageKeys(_ context.Context, tenant, pageID string) (string, 
 	}
 	f.read++
 	return p.SpaceKey, slices.Clone(p.Keys), nil
+}
+
+// commit marks baseline n of space committed.
+func (f *fakeStore) commit(tenant, space string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.tenant(tenant)
+	if t.baselines == nil {
+		t.baselines = map[string]bool{}
+	}
+	t.baselines[fmt.Sprintf("%s#%d", space, n)] = true
+}
+
+func (f *fakeStore) Baselines(_ context.Context, tenant, space string) (map[int]bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["Query"]++
+	out := map[int]bool{}
+	for k := range f.tenant(tenant).baselines {
+		if s, n, ok := strings.Cut(k, "#"); ok && s == space {
+			if v, err := strconv.Atoi(n); err == nil {
+				out[v] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeStore) Spaces(_ context.Context, tenant string) ([]string, error) {

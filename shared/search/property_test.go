@@ -64,10 +64,23 @@ func TestPlansAgreeWithBruteForce(t *testing.T) {
 			fake := newFakeStore()
 			var archived []*requirement.Requirement
 			current := func() []*requirement.Requirement { return memRows(mem, "demo") }
+			var hidden []*requirement.Requirement
 			w := buildWorld(t, rnd, wiki.NewService(mem), "demo", 14, current,
-				func(rows []*requirement.Requirement) { archived = append(archived, rows...) })
+				func(rows []*requirement.Requirement, n int, commit bool) {
+					if !commit {
+						hidden = append(hidden, rows...)
+						return
+					}
+					archived = append(archived, rows...)
+					for _, s := range wLinkSpaces {
+						fake.commit("demo", s, n)
+					}
+				})
+			// The brute force sees the committed copies only; the store
+			// holds the uncommitted ones too.
 			all := append(current(), archived...)
 			fake.put("demo", all...)
+			fake.put("demo", hidden...)
 			for _, id := range w.pages {
 				if p, err := mem.Page(context.Background(), "demo", id); err == nil {
 					fake.putPage("demo", p)

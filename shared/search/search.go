@@ -120,6 +120,10 @@ type Store interface {
 	// requirements it defines and owns (their current rows are ACTIVE with
 	// the page as origin). Errors: apperr.ErrNotFound for an unknown page.
 	PageKeys(ctx context.Context, tenant, pageID string) (space string, keys []string, err error)
+	// Baselines returns the committed baseline numbers of a space (those
+	// whose record exists): archived copies of any other number are
+	// invisible (docs/baselines.md, visibility rule). Errors: internal.
+	Baselines(ctx context.Context, tenant, space string) (map[int]bool, error)
 	// Spaces lists the spaces in which the tenant has stored pages.
 	// Errors: internal only.
 	Spaces(ctx context.Context, tenant string) ([]string, error)
@@ -262,10 +266,14 @@ func (s *Service) run(ctx context.Context, req Request, scope []string, force in
 	if err != nil {
 		return nil, err
 	}
+	vis := &visibility{store: s.store, tenant: req.Tenant}
 	keep := func(r *requirement.Requirement) bool {
-		return p.admits(r) && query.Match(req.Query, r, env)
+		return p.admits(r) && vis.visible(ctx, r) && query.Match(req.Query, r, env)
 	}
 	rows, early, err := collect(ctx, pl, keep, req.Order, req.Offset, req.Limit)
+	if err == nil {
+		err = vis.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -284,4 +292,37 @@ func joinQuoted(vals []string) string {
 		q[i] = fmt.Sprintf("'%s'", strings.ReplaceAll(v, "'", `\'`))
 	}
 	return strings.Join(q, ", ")
+}
+
+// visibility applies the baselines' visibility rule to archived copies: a
+// copy is visible only when its baseline is committed. The committed
+// numbers of a space are read once per request, when the first copy of
+// that space is met.
+type visibility struct {
+	store  Store
+	tenant string
+	spaces map[string]map[int]bool
+	err    error
+}
+
+func (v *visibility) visible(ctx context.Context, r *requirement.Requirement) bool {
+	if r.Baseline == 0 {
+		return true
+	}
+	if v.err != nil {
+		return false
+	}
+	nums, ok := v.spaces[r.SpaceKey]
+	if !ok {
+		var err error
+		if nums, err = v.store.Baselines(ctx, v.tenant, r.SpaceKey); err != nil {
+			v.err = fmt.Errorf("read the baselines of %s: %w", r.SpaceKey, err)
+			return false
+		}
+		if v.spaces == nil {
+			v.spaces = map[string]map[int]bool{}
+		}
+		v.spaces[r.SpaceKey] = nums
+	}
+	return nums[r.Baseline]
 }

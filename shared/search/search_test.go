@@ -33,6 +33,7 @@ func smallFake() *fakeStore {
 	archived := active("A", "REQ-1", "Priority", "High")
 	archived.Baseline, archived.Status = 1, requirement.Archived
 	f.put("demo", deleted, archived)
+	f.commit("demo", "A", 1)
 	f.put("acme", active("A", "REQ-1", "Priority", "High"))
 	f.putPage("demo", &wiki.Page{ID: "1", SpaceKey: "A", Keys: []string{"REQ-1", "REQ-2"}})
 	return f
