@@ -5,6 +5,7 @@
 package functions_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
 	"github.com/reqtrace/reqtrace/shared/httpapi/content"
+	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"
@@ -46,9 +48,14 @@ func TestTemplateRoutersAndOpenAPIAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	fromTemplate := map[string][]string{} // API -> "METHOD path"
+	defaults := map[string][]string{}     // API -> functions serving $default
 	for _, fn := range tmpl.Functions {
 		var declared []string
 		for _, r := range fn.Routes {
+			if r.Path == samtemplate.DefaultRoute {
+				defaults[r.API] = append(defaults[r.API], fn.LogicalID)
+				continue
+			}
 			declared = append(declared, r.Method+" "+r.Path)
 			fromTemplate[r.API] = append(fromTemplate[r.API], r.Method+" "+r.Path)
 		}
@@ -73,6 +80,27 @@ func TestTemplateRoutersAndOpenAPIAgree(t *testing.T) {
 	}
 	for api, doc := range map[string][]byte{"WikiApi": openapi.Wiki, "TrackerApi": openapi.Tracker} {
 		diff(t, api+": template.yaml", fromTemplate[api], "OpenAPI", openAPIRoutes(t, doc))
+		if len(defaults[api]) != 1 {
+			t.Errorf("%s: $default route served by %v, want exactly one function", api, defaults[api])
+		}
+	}
+}
+
+// TestDefaultRouteAnswersJSON checks what the $default route's function
+// answers for requests no route matches: CONTRACT.md section 2's JSON 404,
+// or 405 with Allow for a known path and another method.
+func TestDefaultRouteAnswersJSON(t *testing.T) {
+	for _, name := range []string{"WikiRequirements", "TrackerApiFunction"} {
+		g := groups[name]
+		rt := httpapi.NewRouter(g.app, nil)
+		g.group.Register(rt)
+		for path, want := range map[string]int{"/nowhere": 404, "/rest/reqs/2/api": 404, "/rest/reqs/1/openapi": 405} {
+			rec := httpapitest.Do(rt, "PATCH", path, "", "", "")
+			var body httpapi.ErrorBody
+			if rec.Code != want || json.Unmarshal(rec.Body.Bytes(), &body) != nil || body.Status != want {
+				t.Errorf("%s: PATCH %s = %d %s, want JSON %d", name, path, rec.Code, rec.Body, want)
+			}
+		}
 	}
 }
 

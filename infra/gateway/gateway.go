@@ -20,8 +20,11 @@
 //     integration slower than its timeout (30 s at most) 503
 //     {"message":"Service Unavailable"}.
 //
-// Not modeled: authorizers, CORS, stage variables, custom domains, the
-// $default route, throttling, and the responses without statusCode that API
+// A route with Path "$default" takes every request no other route matches
+// (routeKey "$default", no path parameters), as API Gateway's default route.
+//
+// Not modeled: authorizers, CORS, stage variables, custom domains,
+// throttling, and the responses without statusCode that API
 // Gateway would infer.
 package gateway
 
@@ -84,10 +87,14 @@ type Route struct {
 
 // Gateway is the HTTP handler of one HTTP API. It is safe for concurrent use.
 type Gateway struct {
-	apiID  string
-	routes []*route
-	log    *slog.Logger
+	apiID    string
+	routes   []*route
+	fallback *route // the $default route, if any
+	log      *slog.Logger
 }
+
+// DefaultRoute is the Path of API Gateway's default route.
+const DefaultRoute = "$default"
 
 // New returns the Gateway of the API apiID (reported in requestContext.apiId)
 // serving routes. It fails on an invalid route and on two routes that would
@@ -104,6 +111,13 @@ func New(apiID string, routes []Route, logger *slog.Logger) (*Gateway, error) {
 	seen := map[string]string{} // method + shape → route key
 	for _, r := range routes {
 		r.Method = strings.ToUpper(r.Method)
+		if r.Path == DefaultRoute {
+			if g.fallback != nil || r.Invoker == nil {
+				return nil, errors.New("gateway: a second $default route, or one without an invoker")
+			}
+			g.fallback = &route{Route: r, key: DefaultRoute, timeout: MaxIntegrationTimeout}
+			continue
+		}
 		key := r.Method + " " + r.Path
 		if !slices.Contains(methods, r.Method) {
 			return nil, fmt.Errorf("gateway: route %q: unsupported method", key)
@@ -180,6 +194,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // matched and the error behind a 5xx, for the single log line.
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, start time.Time) (int, string, error) {
 	rt, params := g.find(r.Method, r.URL.EscapedPath())
+	if rt == nil {
+		rt = g.fallback
+	}
 	if rt == nil {
 		return gatewayError(w, http.StatusNotFound, "Not Found"), "", nil
 	}

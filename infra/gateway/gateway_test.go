@@ -545,3 +545,26 @@ func FuzzParsePath(f *testing.F) {
 		}
 	})
 }
+
+func TestDefaultRouteTakesUnmatchedRequests(t *testing.T) {
+	named, fallback := &recorder{}, &recorder{}
+	g := newGateway(t, []Route{
+		{Method: "GET", Path: "/things/{id}", Invoker: named},
+		{Method: "ANY", Path: DefaultRoute, Invoker: fallback},
+	})
+	if w := serve(g, httptest.NewRequest("GET", "/things/7", nil)); w.Code != 200 || named.event().RouteKey != "GET /things/{id}" {
+		t.Fatalf("named route not preferred: %d %q", w.Code, named.event().RouteKey)
+	}
+	for _, req := range []*http.Request{httptest.NewRequest("PATCH", "/things/7", nil), httptest.NewRequest("GET", "/nowhere", nil)} {
+		if w := serve(g, req); w.Code != 200 {
+			t.Fatalf("%s %s: %d", req.Method, req.URL.Path, w.Code)
+		}
+		ev := fallback.event()
+		if ev.RouteKey != DefaultRoute || ev.RawPath != req.URL.Path || len(ev.PathParameters) != 0 {
+			t.Fatalf("%s %s: fallback event %q %q %v", req.Method, req.URL.Path, ev.RouteKey, ev.RawPath, ev.PathParameters)
+		}
+	}
+	if _, err := New("api", []Route{{Method: "ANY", Path: DefaultRoute, Invoker: named}, {Method: "ANY", Path: DefaultRoute, Invoker: fallback}}, nil); err == nil {
+		t.Fatal("two $default routes accepted")
+	}
+}

@@ -150,9 +150,13 @@ func TestGatewayRunsRealBootstraps(t *testing.T) {
 			}
 		}
 	})
-	t.Run("unknown route answers 404", func(t *testing.T) {
-		if a := call(t, "GET", st.WikiURL+"/nowhere", "", ""); a.status != 404 {
-			t.Fatalf("status %d", a.status)
+	t.Run("unknown routes answer JSON errors through $default", func(t *testing.T) {
+		assertError(t, call(t, "GET", st.WikiURL+"/nowhere", "", ""), 404)
+		assertError(t, call(t, "POST", st.TrackerURL+"/rest/reqs/1/sync", "", ""), 404)
+		a := call(t, "PATCH", st.WikiURL+"/rest/reqs/1/requirement2/DEMO/REQ-1", "", "")
+		assertError(t, a, 405)
+		if a.header.Get("Allow") == "" {
+			t.Fatal("405 without Allow")
 		}
 	})
 }

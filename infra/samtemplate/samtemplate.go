@@ -423,6 +423,11 @@ func (t *Template) parseFunction(id string, props, globals map[string]any) (Func
 	return f, nil
 }
 
+// DefaultRoute is the Path of an HttpApi event that declares neither Path
+// nor Method: API Gateway's $default route, taking every request that no
+// other route matches.
+const DefaultRoute = "$default"
+
 func parseRoute(event, typ string, props map[string]any) (Route, error) {
 	r := Route{Event: event, API: "ServerlessHttpApi"}
 	apiKey := "ApiId"
@@ -435,6 +440,13 @@ func parseRoute(event, typ string, props map[string]any) (Route, error) {
 			return Route{}, fmt.Errorf("%s is not a !Ref to an API in the template", apiKey)
 		}
 		r.API = ref
+	}
+	_, hasMethod := props["Method"]
+	_, hasPath := props["Path"]
+	if typ == "HttpApi" && !hasMethod && !hasPath {
+		// SAM's default route: requests that match no other route.
+		r.Method, r.Path = "ANY", DefaultRoute
+		return r, nil
 	}
 	method, err := str(props["Method"], "Method")
 	if err != nil {

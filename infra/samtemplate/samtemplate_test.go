@@ -31,7 +31,7 @@ func TestLoadFunctions(t *testing.T) {
 	for _, f := range tmpl.Functions {
 		ids = append(ids, f.LogicalID)
 	}
-	want := []string{"Sync", "TrackerApiFunction", "TrackerLinks", "WikiBaselines", "WikiContent", "WikiIntegrations", "WikiRequirements"}
+	want := []string{"Sync", "TrackerApiFunction", "TrackerLinks", "WikiBaselineJobs", "WikiBaselines", "WikiContent", "WikiIntegrations", "WikiRequirements"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("functions = %v, want %v", ids, want)
 	}
@@ -429,5 +429,30 @@ func TestLoadMissingFile(t *testing.T) {
 	t.Parallel()
 	if _, err := samtemplate.Load(filepath.Join(t.TempDir(), "none.yaml")); err == nil {
 		t.Error("Load of a missing file succeeded")
+	}
+}
+
+func TestDefaultRoute(t *testing.T) {
+	t.Parallel()
+	tmpl, err := samtemplate.Parse([]byte(`
+Resources:
+  Api: {Type: AWS::Serverless::HttpApi}
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      Events:
+        Default: {Type: HttpApi, Properties: {ApiId: !Ref Api}}
+        Get: {Type: HttpApi, Properties: {ApiId: !Ref Api, Method: get, Path: /x}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, _ := tmpl.Function("Fn")
+	got := map[string]string{}
+	for _, r := range fn.Routes {
+		got[r.Event] = r.API + " " + r.Method + " " + r.Path
+	}
+	if got["Default"] != "Api ANY $default" || got["Get"] != "Api GET /x" {
+		t.Fatalf("routes %v", got)
 	}
 }
