@@ -46,16 +46,16 @@ func TestLoadFunctions(t *testing.T) {
 		schedules  int
 		firstRoute samtemplate.Route
 	}{
-		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 10, 29 * time.Second, 512, 0,
-			samtemplate.Route{Event: "Get", API: "WikiApi", Method: "GET", Path: "/rest/reqs/1/requirement2/{spaceKey}/{key}"}},
+		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 11, 29 * time.Second, 512, 0,
+			samtemplate.Route{Event: "Default", API: "WikiApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
 		{"WikiContent", "functions/wikicontent", "WikiApi", 5, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Delete", API: "WikiApi", Method: "DELETE", Path: "/rest/reqs/1/content/{contentId}"}},
 		{"WikiBaselines", "functions/wikibaselines", "WikiApi", 6, 29 * time.Second, 1024, 0,
 			samtemplate.Route{Event: "Create", API: "WikiApi", Method: "POST", Path: "/rest/reqs/1/baseline/{spaceKey}/1/create"}},
 		{"WikiIntegrations", "functions/wikiintegrations", "WikiApi", 12, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Create", API: "WikiApi", Method: "POST", Path: "/rest/reqs/1/integration"}},
-		{"TrackerApiFunction", "functions/trackerapi", "TrackerApi", 8, 29 * time.Second, 512, 0,
-			samtemplate.Route{Event: "Dialog", API: "TrackerApi", Method: "GET", Path: "/rest/reqs/1/api/{applinkId}/requirements"}},
+		{"TrackerApiFunction", "functions/trackerapi", "TrackerApi", 9, 29 * time.Second, 512, 0,
+			samtemplate.Route{Event: "Default", API: "TrackerApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
 		{"TrackerLinks", "functions/trackerlinks", "TrackerApi", 6, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Create", API: "TrackerApi", Method: "POST", Path: "/rest/reqs/1/issuelinks/{issueKey}"}},
 		{"Sync", "functions/sync", "", 0, 600 * time.Second, 512, 1, samtemplate.Route{}},
