@@ -59,9 +59,12 @@ type Options struct {
 // Stack is a running local stack.
 type Stack struct {
 	WikiURL, TrackerURL string
-	Resources           *localaws.Resources
-	Config              aws.Config
-	Runners             map[string]*lambdashim.Runner
+	// DynamoDBEndpoint and SQSEndpoint are the stand-ins in use; Prefix
+	// names the tables and queues.
+	DynamoDBEndpoint, SQSEndpoint, Prefix string
+	Resources                             *localaws.Resources
+	Config                                aws.Config
+	Runners                               map[string]*lambdashim.Runner
 
 	closers []func() error
 	cancel  context.CancelFunc
@@ -89,6 +92,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	if err := st.startAWS(ctx, &opts); err != nil {
 		return nil, err
 	}
+	st.DynamoDBEndpoint, st.SQSEndpoint, st.Prefix = opts.DynamoDBEndpoint, opts.SQSEndpoint, opts.Prefix
 	if st.Config, err = localaws.AWSConfig(ctx, opts.DynamoDBEndpoint, opts.SQSEndpoint); err != nil {
 		return nil, err
 	}

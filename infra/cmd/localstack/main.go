@@ -3,7 +3,10 @@
 // function every 3 minutes) until Ctrl-C or SIGTERM, which stops every child
 // process. With -invoke it runs one function once with an event file
 // (`make invoke FN=Sync EVENT=events/sync-schedule.json`) and prints its
-// answer.
+// answer. While `make run` is up it records its stand-ins in
+// <build-dir>/localstack.json, and -invoke runs against that stack's tables
+// and queue (so a sync run delivers what is queued there); otherwise -invoke
+// starts a fresh, empty stack of its own.
 //
 // Environment: WIKI_PORT, TRACKER_PORT (ports), SYNC_INTERVAL (a Go duration
 // overriding the template's rate(3 minutes)).
@@ -11,6 +14,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -56,6 +61,10 @@ func run(ctx context.Context, args []string) error {
 		opts.SyncInterval = d
 	}
 	if *invoke != "" {
+		if running, ok := readState(filepath.Join(*buildDir, "localstack.json")); ok {
+			logger.Info("invoking against the running make run stack", "prefix", running.Prefix)
+			opts.DynamoDBEndpoint, opts.SQSEndpoint, opts.Prefix = running.DynamoDB, running.SQS, running.Prefix
+		}
 		return invokeOnce(ctx, opts, *invoke, *event)
 	}
 	st, err := localstack.Start(ctx, opts)
@@ -66,6 +75,11 @@ func run(ctx context.Context, args []string) error {
 	if err := ready(ctx, st.TrackerURL+"/rest/reqs/1/api"); err != nil {
 		return err
 	}
+	stateFile := filepath.Join(*buildDir, "localstack.json")
+	if err := writeState(stateFile, state{DynamoDB: st.DynamoDBEndpoint, SQS: st.SQSEndpoint, Prefix: st.Prefix, PID: os.Getpid()}); err != nil {
+		return err
+	}
+	defer os.Remove(stateFile)
 	fmt.Printf("reqtrace is up\n  wiki API     %s\n  tracker API  %s\n  tokens       demo-wiki-admin, demo-wiki-user, demo-tracker-admin, demo-tracker-user (and acme-...)\nCtrl-C stops everything.\n", st.WikiURL, st.TrackerURL)
 	<-ctx.Done()
 	fmt.Println("stopping...")
@@ -121,4 +135,40 @@ func envOr(k, d string) string {
 		return v
 	}
 	return d
+}
+
+// state is what a running stack records for -invoke.
+type state struct {
+	DynamoDB string `json:"dynamodb"`
+	SQS      string `json:"sqs"`
+	Prefix   string `json:"prefix"`
+	PID      int    `json:"pid"`
+}
+
+func writeState(path string, st state) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+// readState returns the recorded stack when its process is still alive and
+// its DynamoDB endpoint answers.
+func readState(path string) (state, bool) {
+	var st state
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &st) != nil || st.PID <= 0 {
+		return st, false
+	}
+	if syscall.Kill(st.PID, 0) != nil {
+		return st, false
+	}
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(st.DynamoDB)
+	if err != nil {
+		return st, false
+	}
+	resp.Body.Close()
+	return st, true
 }
