@@ -20,6 +20,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
@@ -44,6 +45,7 @@ type server struct {
 	http.Handler
 	wiki     *wiki.Service
 	reqs     *dynamo.RequirementStore
+	bl       *dynamo.BaselineStore
 	settings *dynamo.SettingsStore
 	calls    *testenv.CallCounter
 }
@@ -60,7 +62,7 @@ func newServer(t *testing.T) *server {
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	(&requirements.Handler{Requirements: svc, Search: searchapi.Handler(search.NewService(store, store))}).Register(rt)
-	return &server{Handler: rt, wiki: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable),
+	return &server{Handler: rt, wiki: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable), bl: dynamo.NewBaselineStore(db, env.WikiTable),
 		settings: dynamo.NewSettingsStore(db, env.WikiTable), calls: calls}
 }
 
@@ -176,7 +178,18 @@ func seed(t *testing.T, s *server) {
 		t.Fatal(err)
 	}
 	cp.Baseline, cp.Status = 1, requirement.Archived
-	if err := s.reqs.Put(context.Background(), "demo", []*requirement.Requirement{cp}); err != nil {
+	// Baseline 2 is never committed (a freeze still running): its copy
+	// must never appear.
+	hidden := *cp
+	hidden.Baseline = 2
+	if err := s.reqs.Put(context.Background(), "demo", []*requirement.Requirement{cp, &hidden}); err != nil {
+		t.Fatal(err)
+	}
+	job := &baseline.Job{Tenant: "demo", Owner: "test", Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "b", CEO: "1", Instant: true, CreatedAt: time.Now()}}
+	if err := s.bl.Begin(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.bl.Commit(context.Background(), job, false); err != nil {
 		t.Fatal(err)
 	}
 	s.save(t, "acme", "1", "DEMO", specs(
