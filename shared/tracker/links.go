@@ -213,7 +213,13 @@ func (s *Service) views(ctx context.Context, tenant string, links []Link) ([]Lin
 	out := make([]LinkView, len(links))
 	for i, l := range links {
 		r := reqs[l.Req]
-		out[i] = LinkView{Link: l, HTMLExcerpt: r.HTMLExcerpt, GenericURL: r.GenericURL, Deleted: r.Deleted}
+		url := r.GenericURL
+		if url == "" {
+			// Links made here, or by a message without newUrl, still point
+			// at the requirement: the wiki's generic address of it.
+			url = "/requirements/" + l.Req.SpaceKey + "/" + l.Req.Key
+		}
+		out[i] = LinkView{Link: l, HTMLExcerpt: r.HTMLExcerpt, GenericURL: url, Deleted: r.Deleted}
 	}
 	slices.SortFunc(out, func(a, b LinkView) int { return compareLinks(a.Link, b.Link) })
 	return out, nil

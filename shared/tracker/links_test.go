@@ -116,3 +116,15 @@ func TestIssueLinksRefusals(t *testing.T) {
 		t.Errorf("refused requests wrote links: %+v", links)
 	}
 }
+
+func TestLinksWithoutURLGetTheGenericAddress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	got, err := f.svc.CreateLinks(context.Background(), tenant, "PROJ-9", []tracker.LinkInput{input("DEMO", "REQ-7", "tests", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].GenericURL != "/requirements/DEMO/REQ-7" {
+		t.Fatalf("links %+v", got)
+	}
+}
