@@ -60,7 +60,8 @@ func Baseline(ctx context.Context, env *Env, n int, functionLog io.Writer, row *
 	if err != nil {
 		return err
 	}
-	baselineAPI(ctx, env, n, timeout, functionLog, row)
+	row.Headline = fmt.Sprintf("in process: completes in %s with %d BatchWriteItem (⌈N/25⌉ = %d); through the API: %s",
+		secs(r.Freeze), r.BatchWrites, want, baselineAPI(ctx, env, n, timeout, functionLog, row))
 	return nil
 }
 
@@ -94,7 +95,8 @@ func (b *baselineAnswer) written() int {
 // the local stack and reports whether it completed: in the request (200),
 // or, when the request hands it over (202 FREEZING), through the
 // background worker, invoked as its schedule would.
-func baselineAPI(ctx context.Context, env *Env, n int, timeout time.Duration, functionLog io.Writer, row *Row) {
+func baselineAPI(ctx context.Context, env *Env, n int, timeout time.Duration, functionLog io.Writer, row *Row) (summary string) {
+	defer func() { summary = fmt.Sprintf("%s (%s)", summary, row.Metrics[len(row.Metrics)-1].Verdict) }()
 	name := fmt.Sprintf("create through the API (local stack, %s function timeout)", whole(timeout))
 	fns := []string{"WikiBaselines"}
 	worker := env.FunctionTimeout(baselineWorker) > 0
@@ -104,7 +106,7 @@ func baselineAPI(ctx context.Context, env *Env, n int, timeout time.Duration, fu
 	st, err := startStack(ctx, env, "baseline", fns, functionLog)
 	if err != nil {
 		row.add(name, "completes", "not measured: "+err.Error(), NotMeasured)
-		return
+		return "not measured"
 	}
 	defer st.Close()
 	body, _ := json.Marshal(map[string]string{"name": "Bench through the API", "ceo": "1"})
@@ -113,7 +115,7 @@ func baselineAPI(ctx context.Context, env *Env, n int, timeout time.Duration, fu
 	inline := time.Since(start)
 	if err != nil {
 		row.add(name, "completes", "not measured: "+err.Error(), NotMeasured)
-		return
+		return "not measured"
 	}
 	var got baselineAnswer
 	_ = json.Unmarshal(answer, &got)
@@ -121,13 +123,16 @@ func baselineAPI(ctx context.Context, env *Env, n int, timeout time.Duration, fu
 	case status == http.StatusOK:
 		row.add(name, "completes", fmt.Sprintf("HTTP 200 after %s, %d requirements frozen in the request", secs(inline), got.written()),
 			verdict(got.written() == n))
+		return fmt.Sprintf("200 after %s", secs(inline))
 	case status == http.StatusAccepted && !worker:
 		row.add(name, "completes", fmt.Sprintf("HTTP 202 %s after %s (%d of %d written); no %s function in template.yaml to finish it",
 			got.Status, secs(inline), got.written(), n, baselineWorker), NotMeasured)
+		return fmt.Sprintf("202 after %s, no worker", secs(inline))
 	case status == http.StatusAccepted:
-		baselineJob(ctx, st, env, n, got, inline, name, row)
+		return baselineJob(ctx, st, env, n, got, inline, name, row)
 	default:
 		row.add(name, "completes", fmt.Sprintf("no: HTTP %d after %s: %s", status, secs(inline), firstLine(got.Message)), Misses)
+		return fmt.Sprintf("HTTP %d after %s", status, secs(inline))
 	}
 }
 
@@ -136,7 +141,7 @@ const maxWorkerRuns = 20
 
 // baselineJob runs the background worker until the baseline accepted by
 // the create request is COMPLETE or FAILED, and reports it.
-func baselineJob(ctx context.Context, st *localstack.Stack, env *Env, n int, got baselineAnswer, inline time.Duration, name string, row *Row) {
+func baselineJob(ctx context.Context, st *localstack.Stack, env *Env, n int, got baselineAnswer, inline time.Duration, name string, row *Row) string {
 	inlineWritten := got.written()
 	var work time.Duration
 	runs := 0
@@ -145,13 +150,13 @@ func baselineJob(ctx context.Context, st *localstack.Stack, env *Env, n int, got
 		start := time.Now()
 		if _, err := st.Invoke(ctx, baselineWorker, scheduler.ScheduledEvent("bench-baseline-jobs", time.Now())); err != nil {
 			row.add(name, "completes", fmt.Sprintf("not measured: worker run %d: %v", runs, err), NotMeasured)
-			return
+			return "not measured"
 		}
 		work += time.Since(start)
 		b, err := findBaseline(ctx, st.WikiURL, got.Number)
 		if err != nil {
 			row.add(name, "completes", "not measured: "+err.Error(), NotMeasured)
-			return
+			return "not measured"
 		}
 		got = *b
 	}
@@ -164,6 +169,7 @@ func baselineJob(ctx context.Context, st *localstack.Stack, env *Env, n int, got
 	row.note("Through the API a freeze that does not fit in the request continues in %s, which runs on a schedule (%s); "+
 		"the bench invokes it directly, back to back, so a client waits the schedule's interval longer than the times above.",
 		baselineWorker, scheduleOf(env, baselineWorker))
+	return fmt.Sprintf("202 FREEZING after %s, %s after %d worker run(s) of %s", secs(inline), got.Status, runs, secs(work))
 }
 
 // findBaseline reads baseline number of the benchmark's space from the
