@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/tracker"
@@ -32,7 +33,7 @@ type messageDTO struct {
 
 func (d messageDTO) entity() tracker.Message {
 	m := tracker.Message{ID: d.ID, Type: tracker.MessageType(d.Type), AuthorKey: d.AuthorKey, AuthorName: d.AuthorName,
-		SpaceKey: d.SpaceKey, Key: d.Key, Estate: d.Estate, ObjectKey: d.ObjectKey, Relationship: d.Relationship,
+		SpaceKey: d.SpaceKey, Key: d.Key, Estate: d.Estate, ObjectKey: d.ObjectKey, Relationship: requirement.NormalizeRelationship(d.Relationship),
 		NewHTMLExcerpt: d.NewHTMLExcerpt, NewSpaceKey: d.NewSpaceKey, NewKey: d.NewKey, NewBaseline: d.NewBaseline, NewURL: d.NewURL}
 	if d.Baseline != nil {
 		m.Baseline = *d.Baseline // null and 0 both name the current version

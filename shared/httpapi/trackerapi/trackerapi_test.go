@@ -28,6 +28,9 @@ func TestRoutesMatchTemplate(t *testing.T) {
 	}
 	want := map[string]bool{}
 	for _, r := range fn.Routes {
+		if r.Path == samtemplate.DefaultRoute {
+			continue // not a router route: functions/routes_test.go checks it
+		}
 		want[r.Method+" "+r.Path] = true
 	}
 	got := map[string]bool{}
@@ -277,7 +280,7 @@ func TestReceive(t *testing.T) {
 	}
 	first := state()
 	want := `PROJ-1 wiki-1:DEMO/REQ-1 implements "<p>Log in users</p>" "/requirements/DEMO/REQ-1" false
-PROJ-2 wiki-1:DEMO/REQ-2 tests "" "" false
+PROJ-2 wiki-1:DEMO/REQ-2 tests "" "/requirements/DEMO/REQ-2" false
 `
 	if first != want {
 		t.Errorf("state after the batch:\n%s\nwant\n%s", first, want)

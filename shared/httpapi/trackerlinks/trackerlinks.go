@@ -5,6 +5,7 @@
 package trackerlinks
 
 import (
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	"net/http"
 	"strings"
 
@@ -61,7 +62,7 @@ func (d linkInDTO) entity(issueKey string) tracker.LinkInput {
 		ref.Baseline = *d.BaselineNumber
 	}
 	return tracker.LinkInput{
-		Link:        tracker.Link{IssueKey: issueKey, Req: ref, Relationship: d.Relationship},
+		Link:        tracker.Link{IssueKey: issueKey, Req: ref, Relationship: requirement.NormalizeRelationship(d.Relationship)},
 		HTMLExcerpt: d.HTMLExcerpt, GenericURL: d.GenericURL,
 	}
 }
@@ -123,7 +124,7 @@ func (h *Handler) fixed(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	views, err := h.Tracker.IssueLinks(r.Context(), tenant(r), r.PathValue("issueKey"), r.URL.Query().Get("relationship"))
+	views, err := h.Tracker.IssueLinks(r.Context(), tenant(r), r.PathValue("issueKey"), requirement.NormalizeRelationship(r.URL.Query().Get("relationship")))
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (h *Handler) replace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	views, err := h.Tracker.ReplaceLinks(r.Context(), tenant(r), issueKey, r.URL.Query().Get("relationship"), items)
+	views, err := h.Tracker.ReplaceLinks(r.Context(), tenant(r), issueKey, requirement.NormalizeRelationship(r.URL.Query().Get("relationship")), items)
 	if err != nil {
 		return err
 	}

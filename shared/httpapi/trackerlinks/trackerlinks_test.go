@@ -341,3 +341,25 @@ func TestSyncBadInput(t *testing.T) {
 	// Nothing linked: nothing to send.
 	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, `{"links":[],"requirements":0}`)
 }
+
+// Relationships are normalised as the wiki does (lower case, spaces to '_'),
+// so a column header sent as is by either side names the same relationship.
+func TestRelationshipsAreNormalised(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	path := "/rest/reqs/1/issuelinks/PROJ-4"
+	var got []link
+	h.json("POST", path, demoUser, "["+item("REQ-1", "Is Implemented  By", "")+"]", 200, &got)
+	if len(got) != 1 || got[0].Relationship != "is_implemented_by" {
+		t.Fatalf("stored %+v", got)
+	}
+	h.json("GET", path+"?relationship=Is%20Implemented%20By", demoUser, "", 200, &got)
+	if len(got) != 1 {
+		t.Fatalf("filter by the header form: %+v", got)
+	}
+	h.expect("DELETE", path, demoUser, "["+item("REQ-1", "IS IMPLEMENTED BY", "")+"]", 204)
+	h.json("GET", path, demoUser, "", 200, &got)
+	if len(got) != 0 {
+		t.Fatalf("delete by the header form left %+v", got)
+	}
+}
