@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -166,14 +165,22 @@ func principal(r *http.Request) (auth.Principal, error) {
 	return p, nil
 }
 
-// details reports whether expand (a comma-separated list) asks for details.
-func details(r *http.Request) bool {
+// details reports whether expand (a comma-separated list whose only known
+// value is details) asks for details; an unknown value is a 400, as for the
+// requirement reads.
+func details(r *http.Request) (bool, error) {
+	found := false
 	for _, v := range r.URL.Query()["expand"] {
-		if slices.ContainsFunc(strings.Split(v, ","), func(s string) bool { return strings.EqualFold(strings.TrimSpace(s), "details") }) {
-			return true
+		for _, part := range strings.Split(v, ",") {
+			switch part = strings.TrimSpace(part); {
+			case strings.EqualFold(part, "details"):
+				found = true
+			case part != "":
+				return false, apperr.Invalidf("unknown expand value %q: the only one is details", part)
+			}
 		}
 	}
-	return false
+	return found, nil
 }
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
@@ -181,11 +188,14 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	expand, err := details(r)
+	if err != nil {
+		return err
+	}
 	list, err := h.Baselines.List(r.Context(), p.Tenant, r.PathValue("spaceKey"))
 	if err != nil {
 		return err
 	}
-	expand := details(r)
 	out := make([]baselineResponse, 0, len(list))
 	for _, b := range list {
 		out = append(out, newBaselineResponse(b, expand))

@@ -183,6 +183,9 @@ func TestBaselines(t *testing.T) {
 	if a.code != 200 || a.list[1]["count"] != 2.0 || a.list[1]["pageLink"] != "/pages/viewpage.action?pageId=100" || a.list[0]["name"] != "Release 1" {
 		t.Fatalf("list with details: %d %s", a.code, a.raw)
 	}
+	if a = do(t, s, "GET", base+"DEMO?expand=details,foo", user, "", ""); a.code != 400 {
+		t.Fatalf("unknown expand value: %d %s", a.code, a.raw)
+	}
 
 	a = do(t, s, "PUT", base+"DEMO/1/label", user, "text/plain; charset=utf-8", "approved by QA\n")
 	if a.code != 200 || a.obj["label"] != "approved by QA" || a.obj["number"] != 1.0 || a.obj["count"] != 3.0 {
