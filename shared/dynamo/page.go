@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -116,18 +117,27 @@ func pgDecode(av map[string]types.AttributeValue, withBody bool) (*wiki.Page, er
 	return it.entity(withBody)
 }
 
+// pgPlaceholder reports whether a page item read is no page: absent, or
+// the placeholder holding the lease of a page being created (it has no
+// version).
+func pgPlaceholder(item map[string]types.AttributeValue) bool {
+	_, ok := item["version"]
+	return !ok
+}
+
 // pgMeta is every page attribute but the body.
 var pgMeta = expression.NamesList(expression.Name("id"), expression.Name("spaceKey"), expression.Name("title"),
 	expression.Name("parentId"), expression.Name("version"), expression.Name("bodySize"), expression.Name("keys"),
 	expression.Name("updatedAt"), expression.Name("updatedBy"))
 
-// Page returns a page with its body (one GetItem), or apperr.ErrNotFound.
+// Page returns a page with its body (one strongly consistent GetItem: the
+// version a lease is taken on), or apperr.ErrNotFound.
 func (s *WikiStore) Page(ctx context.Context, tenant, id string) (*wiki.Page, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: pgKey(tenant, id)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: pgKey(tenant, id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, errorf("get page", err)
 	}
-	if out.Item == nil {
+	if pgPlaceholder(out.Item) {
 		return nil, apperr.NotFoundf("page %s not found", id)
 	}
 	return pgDecode(out.Item, true)
@@ -149,7 +159,7 @@ func (s *WikiStore) PageInfo(ctx context.Context, tenant, id string) (*wiki.Page
 	if err != nil {
 		return nil, errorf("get page", err)
 	}
-	if out.Item == nil {
+	if pgPlaceholder(out.Item) {
 		return nil, apperr.NotFoundf("page %s not found", id)
 	}
 	return pgDecode(out.Item, false)
@@ -187,30 +197,46 @@ func (s *WikiStore) Children(ctx context.Context, tenant, parentID string) ([]*w
 }
 
 // pgWrite writes a page conditionally: a put of the encoded item put, or
-// (put nil) a delete of page id; expect is the version it replaces, 0 when
-// the page must not exist yet. A failed condition is apperr.ErrConflict.
-func (s *WikiStore) pgWrite(ctx context.Context, tenant string, put map[string]types.AttributeValue, id string, expect int) error {
-	cond := expression.AttributeNotExists(expression.Name("pk"))
-	if expect > 0 {
-		cond = expression.Name("version").Equal(expression.Value(expect))
+// (put nil) a delete of page id. Under a lease (l not nil) the condition
+// is that the lease is still l's, and the write ends it. Without one,
+// expect is the version it replaces (0 when the page must not exist yet,
+// not even as a lease placeholder) and no unexpired lease may be held. A
+// failed condition is apperr.ErrConflict.
+func (s *WikiStore) pgWrite(ctx context.Context, tenant string, put map[string]types.AttributeValue, id string, expect int, l *wiki.Lease) error {
+	var (
+		cond   string
+		names  map[string]string
+		values map[string]types.AttributeValue
+	)
+	switch {
+	case l != nil:
+		cond, names = "#li = :id", pgNames("#li")
+		values = map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}}
+	case expect > 0:
+		cond, names = "#v = :v AND "+pgLeaseFree, pgNames("#v", "#lu")
+		values = map[string]types.AttributeValue{
+			":v": &types.AttributeValueMemberN{Value: strconv.Itoa(expect)}, ":now": pgMillis(s.now()),
+		}
+	default:
+		cond, names = "attribute_not_exists(#pk)", pgNames("#pk")
 	}
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return fmt.Errorf("build page condition: %w", err)
-	}
+	var err error
 	if put != nil {
 		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: &s.table, Item: put, ConditionExpression: expr.Condition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+			TableName: &s.table, Item: put, ConditionExpression: &cond,
+			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 		})
 	} else {
 		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: &s.table, Key: pgKey(tenant, id), ConditionExpression: expr.Condition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+			TableName: &s.table, Key: pgKey(tenant, id), ConditionExpression: &cond,
+			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 		})
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		if l != nil {
+			return pgLeaseLost(id, err)
+		}
 		return apperr.Wrap(apperr.Conflictf("page %s was changed by another request meanwhile; send it again", id), err)
 	}
 	if err != nil {

@@ -28,6 +28,8 @@ type WikiStore struct {
 	db    API
 	table string
 	reqs  *RequirementStore
+	// Now is the clock of page leases (time.Now when nil); tests replace it.
+	Now func() time.Time
 }
 
 var _ wiki.Store = (*WikiStore)(nil)
@@ -193,9 +195,16 @@ func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requireme
 //  4. rows with messages are written with their messages in
 //     TransactWriteItems calls of up to 100 elements, several rows each:
 //     a message exists exactly when the change it reports does;
-//  5. the page item is put (or deleted) last, on condition that its version
-//     is still the one read: a crash before this step leaves the old key
-//     list, and the next save reconciles everything.
+//  5. the page item is put (or deleted) last. Under a lease (c.Lease, as
+//     wiki.Service always writes) on condition that the lease is still
+//     this one, which ends it; when the page item does not change, the
+//     lease is ended by an UpdateItem removing it. Steps 1–4 run with a
+//     deadline pgLeaseMargin before the lease expires, so they never
+//     overlap another operation's. Without a lease, on condition that the
+//     version is still ExpectVersion and no lease is held.
+//
+// A crash before step 5 leaves the old page item and its lease, which
+// expires; the next save reads the rows as they are and reconciles them.
 func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) error {
 	var pageAV map[string]types.AttributeValue
 	if c.PutPage != nil {
@@ -255,6 +264,11 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		}
 	}
 
+	if c.Lease != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = s.pgLeaseContext(ctx, c.Lease)
+		defer cancel()
+	}
 	if c.RegisterSpace != "" {
 		if err := s.wsRegisterSpace(ctx, tenant, c.RegisterSpace); err != nil {
 			return err
@@ -279,9 +293,18 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 	}
 	switch {
 	case c.PutPage != nil:
-		return s.pgWrite(ctx, tenant, pageAV, c.PutPage.ID, c.ExpectVersion)
+		return s.pgWrite(ctx, tenant, pageAV, c.PutPage.ID, c.ExpectVersion, c.Lease)
 	case c.DeletePage != "":
-		return s.pgWrite(ctx, tenant, nil, c.DeletePage, c.ExpectVersion)
+		return s.pgWrite(ctx, tenant, nil, c.DeletePage, c.ExpectVersion, c.Lease)
+	case c.Lease != nil:
+		err := s.pgEndLease(ctx, tenant, c.Lease)
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return pgLeaseLost(c.Lease.PageID, err)
+		}
+		if err != nil {
+			return errorf("end page lease", err)
+		}
 	}
 	return nil
 }

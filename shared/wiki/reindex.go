@@ -2,7 +2,9 @@ package wiki
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -29,6 +31,14 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	if err != nil {
 		return nil, fmt.Errorf("parse stored page %s: %w", id, err)
 	}
+	// Like a save, the reindex holds the page's lease from before it reads
+	// the rows until its last write: it never interleaves with a save.
+	lease, err := s.store.LeasePage(ctx, tenant, id, pg.Version)
+	if err != nil {
+		return nil, err
+	}
+	ended := false
+	defer s.release(ctx, tenant, lease, &ended)
 	ids := pageIDs(pg)
 	for _, d := range parsed.Definitions {
 		ids = append(ids, ID{SpaceKey: pg.SpaceKey, Key: d.Key})
@@ -86,10 +96,11 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	if err != nil {
 		return nil, fmt.Errorf("reindex page %s: %w", id, err)
 	}
+	change.Lease, change.ExpectVersion = lease, pg.Version
 	if !slices.Equal(next.Keys, pg.Keys) {
-		change.PutPage, change.ExpectVersion = &next, pg.Version
+		change.PutPage = &next
 	}
-	if err := s.commit(ctx, tenant, change); err != nil {
+	if err := s.commit(ctx, tenant, change, &ended); err != nil {
 		return nil, fmt.Errorf("reindex page %s: %w", id, err)
 	}
 	return res, nil
@@ -144,12 +155,48 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 	if err != nil {
 		return nil, fmt.Errorf("parse stored page %s: %w", id, err)
 	}
+	// Gathering writes rows of the page, so it takes the page's lease like
+	// a save. When a save, delete or reindex of the page holds it (or has
+	// changed the page since it was read), the view answers the rows as
+	// read and gathers nothing: the flags stay for the next view (a save
+	// clears them anyway).
+	lease, err := s.store.LeasePage(ctx, tenant, id, pg.Version)
+	if errors.Is(err, apperr.ErrConflict) {
+		slog.InfoContext(ctx, "page view gathers nothing: the page is being written by another request",
+			"tenant", tenant, "page", id, "flagged", len(flagged))
+		return rows, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ended := false
+	defer s.release(ctx, tenant, lease, &ended)
+	// The flagged rows are read again under the lease: another view may
+	// have gathered them since the first read.
+	fresh, err := s.store.Requirements(ctx, tenant, idsOf(flagged))
+	if err != nil {
+		return nil, fmt.Errorf("read requirements of page %s: %w", id, err)
+	}
+	for i, r := range rows {
+		if f, ok := fresh[idOf(r)]; ok && f.Status != "" {
+			rows[i] = f
+		}
+	}
+	flagged = flagged[:0]
+	for _, r := range rows {
+		if ownedBy(r, pg.ID) && r.HTMLNeedsUpdating {
+			flagged = append(flagged, r)
+		}
+	}
+	if len(flagged) == 0 {
+		return rows, nil
+	}
 	defs := make(map[ID]*page.Definition, len(parsed.Definitions))
 	for i := range parsed.Definitions {
 		d := &parsed.Definitions[i]
 		defs[ID{SpaceKey: pg.SpaceKey, Key: d.Key}.Norm()] = d
 	}
-	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	p := newPlan(tenant, actor, s.Now().UTC(), fresh)
 	for _, st := range flagged {
 		r := clone(st)
 		if d, ok := defs[idOf(st)]; ok {
@@ -162,7 +209,8 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 	if err != nil {
 		return nil, fmt.Errorf("gather excerpts of page %s: %w", id, err)
 	}
-	if err := s.commit(ctx, tenant, change); err != nil {
+	change.Lease, change.ExpectVersion = lease, pg.Version
+	if err := s.commit(ctx, tenant, change, &ended); err != nil {
 		return nil, fmt.Errorf("gather excerpts of page %s: %w", id, err)
 	}
 	for i, r := range rows {
@@ -171,4 +219,13 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 		}
 	}
 	return rows, nil
+}
+
+// idsOf returns the ids of rows.
+func idsOf(rows []*requirement.Requirement) []ID {
+	ids := make([]ID, 0, len(rows))
+	for _, r := range rows {
+		ids = append(ids, ID{SpaceKey: r.SpaceKey, Key: r.Key})
+	}
+	return ids
 }

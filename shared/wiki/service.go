@@ -59,11 +59,27 @@ func (s *Service) Page(ctx context.Context, tenant, id string) (*Page, error) {
 	return s.loadPage(ctx, tenant, id)
 }
 
-// commit applies a change, then publishes its messages.
-func (s *Service) commit(ctx context.Context, tenant string, c *Change) error {
+// release gives a lease back unless the operation's commit ended it
+// (*ended): after a refusal or a failure, so that the next operation need
+// not wait for it to expire. A failure to release is logged: the lease
+// expires.
+func (s *Service) release(ctx context.Context, tenant string, l *Lease, ended *bool) {
+	if *ended {
+		return
+	}
+	if err := s.store.ReleasePage(context.WithoutCancel(ctx), tenant, l); err != nil {
+		slog.WarnContext(ctx, "page lease not released; it expires", "tenant", tenant, "page", l.PageID,
+			"until", l.Until, "error", err.Error())
+	}
+}
+
+// commit applies a change written under a lease, then publishes its
+// messages. It sets *ended once the commit has ended the lease.
+func (s *Service) commit(ctx context.Context, tenant string, c *Change, ended *bool) error {
 	if err := s.store.Commit(ctx, tenant, c); err != nil {
 		return err
 	}
+	*ended = true
 	if s.Publisher == nil {
 		return nil
 	}
@@ -114,6 +130,19 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	if err != nil {
 		return nil, fmt.Errorf("read page %s: %w", in.ID, err)
 	}
+	version := 0
+	if old != nil {
+		version = old.Version
+	}
+	// The lease comes before anything else is read or written: a
+	// concurrent operation on the page holds it (or has changed the page
+	// since it was read), and this save is refused having written nothing.
+	lease, err := s.store.LeasePage(ctx, tenant, in.ID, version)
+	if err != nil {
+		return nil, err
+	}
+	ended := false
+	defer s.release(ctx, tenant, lease, &ended)
 	now := s.Now().UTC()
 	pg := &Page{
 		ID: in.ID, SpaceKey: in.SpaceKey, Title: in.Title, ParentID: in.ParentID,
@@ -191,14 +220,11 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	if err != nil {
 		return nil, fmt.Errorf("index page %s: %w", in.ID, err)
 	}
-	change.PutPage = pg
-	if old != nil {
-		change.ExpectVersion = old.Version
-	}
+	change.PutPage, change.ExpectVersion, change.Lease = pg, version, lease
 	if old == nil || moved {
 		change.RegisterSpace = in.SpaceKey
 	}
-	if err := s.commit(ctx, tenant, change); err != nil {
+	if err := s.commit(ctx, tenant, change, &ended); err != nil {
 		return nil, fmt.Errorf("save page %s: %w", in.ID, err)
 	}
 	return res, nil
@@ -213,6 +239,12 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 	if err != nil {
 		return err
 	}
+	lease, err := s.store.LeasePage(ctx, tenant, id, old.Version)
+	if err != nil {
+		return err
+	}
+	ended := false
+	defer s.release(ctx, tenant, lease, &ended)
 	stored, err := s.store.Requirements(ctx, tenant, pageIDs(old))
 	if err != nil {
 		return fmt.Errorf("read requirements of page %s: %w", id, err)
@@ -229,8 +261,8 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 	if err != nil {
 		return fmt.Errorf("unindex page %s: %w", id, err)
 	}
-	change.DeletePage, change.ExpectVersion = id, old.Version
-	if err := s.commit(ctx, tenant, change); err != nil {
+	change.DeletePage, change.ExpectVersion, change.Lease = id, old.Version, lease
+	if err := s.commit(ctx, tenant, change, &ended); err != nil {
 		return fmt.Errorf("delete page %s: %w", id, err)
 	}
 	return nil

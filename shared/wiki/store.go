@@ -2,6 +2,7 @@ package wiki
 
 import (
 	"context"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -24,16 +25,46 @@ type Store interface {
 	Requirements(ctx context.Context, tenant string, ids []ID) (map[ID]*requirement.Requirement, error)
 	// ServiceIDs lists the serviceIds of the tenant's integrations.
 	ServiceIDs(ctx context.Context, tenant string) ([]string, error)
+	// LeasePage takes the page's save lease, before anything of the
+	// operation is read or written but the page itself: on condition that
+	// the page is still at version (0: that it still does not exist) and
+	// that no unexpired lease is held on it. Otherwise it is
+	// apperr.ErrConflict and nothing is written. While the lease is held,
+	// no other save, delete, reindex or page view of the page writes
+	// anything; a lease that is never given back (a crash) expires.
+	LeasePage(ctx context.Context, tenant, pageID string, version int) (*Lease, error)
+	// ReleasePage gives a lease back without changing the page: the page
+	// item is left as it was before LeasePage (a new page's placeholder is
+	// deleted). A lease no longer held is not an error.
+	ReleasePage(ctx context.Context, tenant string, l *Lease) error
 	// Commit applies a change. It checks everything that can be checked
 	// before writing anything: apperr.ErrTooLarge when the page cannot be
-	// stored even compressed. apperr.ErrConflict when the page's version is
-	// no longer ExpectVersion (a concurrent save); the requirement writes
-	// already applied then are reconciled by the next save.
+	// stored even compressed. With c.Lease, it writes while the lease is
+	// held and ends it: the page write (or, when the page item does not
+	// change, the release) is conditioned on the lease. Without a lease
+	// the page write is conditioned on ExpectVersion and on no lease being
+	// held; apperr.ErrConflict when that fails.
 	Commit(ctx context.Context, tenant string, c *Change) error
+}
+
+// Lease is a page's save lease, as LeasePage took it.
+type Lease struct {
+	PageID string
+	// ID is this lease's random id: the page writes that end it are
+	// conditioned on it.
+	ID string
+	// Version is the page version the lease was taken on (0: a new page,
+	// whose item is then a placeholder until the save writes it).
+	Version int
+	// Until is when the lease expires; writes under it must be done by then.
+	Until time.Time
 }
 
 // Change is everything one page operation writes.
 type Change struct {
+	// Lease is the page's lease this change is written under (nil only
+	// for callers that write pages directly, such as seeding).
+	Lease *Lease
 	// PutPage is the page to store; nil when the page item does not change.
 	PutPage *Page
 	// DeletePage is the id of the page to delete, "" for none.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/outbox"
@@ -66,6 +67,11 @@ func row(tag string, cells []string) string {
 // Commit; an error it returns fails the Commit with nothing applied.
 type Mem struct {
 	Fail func(c *wiki.Change) error
+	// Now is the clock of page leases (time.Now when nil).
+	Now func() time.Time
+
+	leases map[string]*wiki.Lease // tenant + "/" + page id
+	leaseN int
 
 	mu       sync.Mutex
 	pages    map[string]*wiki.Page // tenant + "/" + id
@@ -91,8 +97,63 @@ func NewMem() *Mem {
 	return &Mem{
 		pages: map[string]*wiki.Page{}, rows: map[string]map[wiki.ID]*requirement.Requirement{},
 		archived: map[string]*requirement.Requirement{}, baselines: map[string]bool{}, services: map[string][]string{},
-		spaces: map[string][]string{}, Calls: map[string]int{},
+		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{},
 	}
+}
+
+// MemLeaseFor is how long a lease of Mem lasts.
+const MemLeaseFor = time.Minute
+
+func (m *Mem) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+// held reports whether an unexpired lease is held on page tenant/id.
+func (m *Mem) held(key string) bool {
+	l := m.leases[key]
+	return l != nil && !l.Until.Before(m.now())
+}
+
+// LeasePage implements wiki.Store as the DynamoDB store does.
+func (m *Mem) LeasePage(_ context.Context, tenant, id string, version int) (*wiki.Lease, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["LeasePage"]++
+	key := tenant + "/" + id
+	if m.held(key) {
+		return nil, apperr.Conflictf("page %s is being saved by another request; retry", id)
+	}
+	p, ok := m.pages[key]
+	if (version == 0 && ok) || (version > 0 && (!ok || p.Version != version)) {
+		return nil, apperr.Conflictf("page %s was changed by another request meanwhile; send it again", id)
+	}
+	m.leaseN++
+	l := &wiki.Lease{PageID: id, ID: fmt.Sprint("lease-", m.leaseN), Version: version, Until: m.now().Add(MemLeaseFor)}
+	m.leases[key] = l
+	c := *l
+	return &c, nil
+}
+
+// ReleasePage implements wiki.Store.
+func (m *Mem) ReleasePage(_ context.Context, tenant string, l *wiki.Lease) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["ReleasePage"]++
+	key := tenant + "/" + l.PageID
+	if cur := m.leases[key]; cur != nil && cur.ID == l.ID {
+		delete(m.leases, key)
+	}
+	return nil
+}
+
+// Leased reports whether an unexpired lease is held on a page.
+func (m *Mem) Leased(tenant, id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.held(tenant + "/" + id)
 }
 
 // AddIntegration declares an integration of tenant.
@@ -232,13 +293,19 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 			return err
 		}
 	}
-	if c.PutPage != nil || c.DeletePage != "" {
+	if c.Lease != nil {
+		key := tenant + "/" + c.Lease.PageID
+		if cur := m.leases[key]; cur == nil || cur.ID != c.Lease.ID {
+			return apperr.Conflictf("page %s: its lease expired and another request took it", c.Lease.PageID)
+		}
+		delete(m.leases, key)
+	} else if c.PutPage != nil || c.DeletePage != "" {
 		id := c.DeletePage
 		if c.PutPage != nil {
 			id = c.PutPage.ID
 		}
 		old, ok := m.pages[tenant+"/"+id]
-		if (c.ExpectVersion == 0 && ok) || (c.ExpectVersion > 0 && (!ok || old.Version != c.ExpectVersion)) {
+		if (c.ExpectVersion == 0 && ok) || (c.ExpectVersion > 0 && (!ok || old.Version != c.ExpectVersion)) || m.held(tenant+"/"+id) {
 			return apperr.Conflictf("page %s changed concurrently", id)
 		}
 	}

@@ -1,0 +1,165 @@
+package dynamo
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// A page's save lease lives on its page item: leaseId (random) and
+// leaseUntil (Unix milliseconds). Every operation that writes rows of a
+// page (save, delete, reindex, a page view that gathers excerpts) takes it
+// with one conditional UpdateItem before reading the rows, and ends it
+// with its last write: the page put or delete conditioned on leaseId (a
+// put replaces the item, so the lease attributes go with it), or an
+// UpdateItem removing them. A new page's lease is a placeholder item (keys
+// and lease only, no version), invisible to reads, that the save's page
+// put replaces. docs/indexing.md describes it.
+
+// pgLeaseFor is how long a lease lasts: longer than any function that
+// writes pages may run (29 s, template.yaml), so a running operation never
+// outlives its lease, while a crashed one's lease expires a minute later.
+const pgLeaseFor = 60 * time.Second
+
+// pgLeaseMargin is how long before its lease expires an operation stops
+// writing (Commit's context deadline).
+const pgLeaseMargin = 10 * time.Second
+
+// Expression names and values of the lease conditions.
+var pgLeaseNames = map[string]string{"#pk": "pk", "#v": "version", "#li": "leaseId", "#lu": "leaseUntil"}
+
+// pgLeaseFree is the condition that no unexpired lease is held.
+const pgLeaseFree = "(attribute_not_exists(#lu) OR #lu < :now)"
+
+// now is the store's clock.
+func (s *WikiStore) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func pgMillis(t time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.UnixMilli(), 10)}
+}
+
+// pgNames returns the expression names among pgLeaseNames that expr uses.
+func pgNames(used ...string) map[string]string {
+	out := make(map[string]string, len(used))
+	for _, n := range used {
+		out[n] = pgLeaseNames[n]
+	}
+	return out
+}
+
+// LeasePage takes the save lease of a page read at version (0: a page that
+// did not exist), with one conditional UpdateItem: the page is still at
+// that version (a new page: there is no page item, or only the placeholder
+// of an expired or released lease) and no unexpired lease is held. When
+// the condition fails nothing is written and the answer is
+// apperr.Conflict, saying whether another request holds the lease or
+// changed the page.
+func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version int) (*wiki.Lease, error) {
+	now := s.now()
+	l := &wiki.Lease{PageID: id, ID: rand.Text(), Version: version, Until: now.Add(pgLeaseFor)}
+	cond := "#v = :v AND " + pgLeaseFree
+	names := pgNames("#v", "#li", "#lu")
+	values := map[string]types.AttributeValue{
+		":id": &types.AttributeValueMemberS{Value: l.ID}, ":until": pgMillis(l.Until), ":now": pgMillis(now),
+		":v": &types.AttributeValueMemberN{Value: strconv.Itoa(version)},
+	}
+	if version == 0 {
+		cond = "attribute_not_exists(#pk) OR (attribute_not_exists(#v) AND " + pgLeaseFree + ")"
+		names["#pk"] = "pk"
+		delete(values, ":v")
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: pgKey(tenant, id),
+		UpdateExpression:                    aws.String("SET #li = :id, #lu = :until"),
+		ConditionExpression:                 &cond,
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if pgLeaseHeld(ccf.Item, now) {
+			return nil, apperr.Wrap(apperr.Conflictf("page %s is being saved by another request; retry", id), err)
+		}
+		return nil, apperr.Wrap(apperr.Conflictf("page %s was changed by another request meanwhile; send it again", id), err)
+	}
+	if err != nil {
+		return nil, errorf("lease page", err)
+	}
+	return l, nil
+}
+
+// pgLeaseHeld reports whether item (as a failed condition returned it)
+// carries an unexpired lease.
+func pgLeaseHeld(item map[string]types.AttributeValue, now time.Time) bool {
+	n, ok := item["leaseUntil"].(*types.AttributeValueMemberN)
+	if !ok {
+		return false
+	}
+	until, err := strconv.ParseInt(n.Value, 10, 64)
+	return err == nil && until >= now.UnixMilli()
+}
+
+// ReleasePage gives a lease back without writing the page: it removes the
+// lease attributes (one UpdateItem), or deletes a new page's placeholder
+// (one DeleteItem), on condition that the lease is still this one. A lease
+// that is no longer held is not an error.
+func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Lease) error {
+	values := map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}}
+	var err error
+	if l.Version == 0 {
+		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: &s.table, Key: pgKey(tenant, l.PageID),
+			ConditionExpression:      aws.String("#li = :id AND attribute_not_exists(#v)"),
+			ExpressionAttributeNames: pgNames("#li", "#v"), ExpressionAttributeValues: values,
+		})
+	} else {
+		err = s.pgEndLease(ctx, tenant, l)
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil
+	}
+	if err != nil {
+		return errorf("release page lease", err)
+	}
+	return nil
+}
+
+// pgEndLease removes the lease attributes on condition that the lease is l.
+func (s *WikiStore) pgEndLease(ctx context.Context, tenant string, l *wiki.Lease) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: pgKey(tenant, l.PageID),
+		UpdateExpression:          aws.String("REMOVE #li, #lu"),
+		ConditionExpression:       aws.String("#li = :id"),
+		ExpressionAttributeNames:  pgNames("#li", "#lu"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}},
+	})
+	return err
+}
+
+// pgLeaseLost is the answer when the write ending a lease finds it no
+// longer held: it expired and another request took it.
+func pgLeaseLost(id string, err error) error {
+	return apperr.Wrap(apperr.Conflictf("page %s was changed by another request meanwhile (this request's save lease expired); send it again", id), err)
+}
+
+// pgLeaseContext bounds ctx so that writes under l stop pgLeaseMargin
+// before it expires (measured with the store's clock).
+func (s *WikiStore) pgLeaseContext(ctx context.Context, l *wiki.Lease) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, time.Now().Add(l.Until.Sub(s.now())-pgLeaseMargin))
+}
