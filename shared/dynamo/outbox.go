@@ -157,7 +157,7 @@ func (s *OutboxStore) GetMany(ctx context.Context, refs []integration.Ref) (map[
 			keys = append(keys, obKey(r.Tenant, r.ServiceID, r.ID))
 		}
 	}
-	items, err := batchGet(ctx, s.db, s.table, keys)
+	items, err := batchGet(ctx, s.db, s.table, keys, true)
 	if err != nil {
 		return nil, err
 	}

@@ -195,8 +195,19 @@ func notFound(id RequirementID) error {
 // GetMany returns the rows that exist among ids (stubs included, with an
 // empty Status), keyed by RequirementID with an upper-cased Key. It uses
 // ⌈len(ids)/100⌉ BatchGetItem calls (more only when DynamoDB returns
-// unprocessed keys), run in parallel.
+// unprocessed keys), run in parallel. Reads are strongly consistent: callers
+// read rows to write them back (indexing, links callback, freezes).
 func (s *RequirementStore) GetMany(ctx context.Context, tenant string, ids []RequirementID) (map[RequirementID]*requirement.Requirement, error) {
+	return s.getMany(ctx, tenant, ids, true)
+}
+
+// GetManyEventual is GetMany with eventually consistent reads (half the
+// read capacity), for searches that only show what they read.
+func (s *RequirementStore) GetManyEventual(ctx context.Context, tenant string, ids []RequirementID) (map[RequirementID]*requirement.Requirement, error) {
+	return s.getMany(ctx, tenant, ids, false)
+}
+
+func (s *RequirementStore) getMany(ctx context.Context, tenant string, ids []RequirementID, consistent bool) (map[RequirementID]*requirement.Requirement, error) {
 	keys := make([]map[string]types.AttributeValue, 0, len(ids))
 	seen := map[RequirementID]bool{}
 	for _, id := range ids {
@@ -206,7 +217,7 @@ func (s *RequirementStore) GetMany(ctx context.Context, tenant string, ids []Req
 			keys = append(keys, id.key(tenant))
 		}
 	}
-	items, err := batchGet(ctx, s.db, s.table, keys)
+	items, err := batchGet(ctx, s.db, s.table, keys, consistent)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +233,7 @@ func (s *RequirementStore) GetMany(ctx context.Context, tenant string, ids []Req
 }
 
 // batchGet reads keys in chunks of 100, in parallel, retrying unprocessed keys.
-func batchGet(ctx context.Context, db API, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+func batchGet(ctx context.Context, db API, table string, keys []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
 	var (
 		mu    sync.Mutex
 		items []map[string]types.AttributeValue
@@ -235,7 +246,7 @@ func batchGet(ctx context.Context, db API, table string, keys []map[string]types
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			got, err := batchGetChunk(ctx, db, table, chunk)
+			got, err := batchGetChunk(ctx, db, table, chunk, consistent)
 			if err != nil {
 				errs <- err
 				return
@@ -253,9 +264,9 @@ func batchGet(ctx context.Context, db API, table string, keys []map[string]types
 	return items, nil
 }
 
-func batchGetChunk(ctx context.Context, db API, table string, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+func batchGetChunk(ctx context.Context, db API, table string, keys []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
 	var items []map[string]types.AttributeValue
-	req := map[string]types.KeysAndAttributes{table: {Keys: keys}}
+	req := map[string]types.KeysAndAttributes{table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
 	for attempt := 0; len(req) > 0; attempt++ {
 		if attempt > 0 {
 			if err := backoff(ctx, attempt); err != nil {

@@ -177,7 +177,7 @@ func (s *SearchStore) Get(ctx context.Context, tenant string, ids []search.ID) (
 	for i, id := range ids {
 		rids[i] = RequirementID{SpaceKey: id.SpaceKey, Key: id.Key, Baseline: id.Baseline}
 	}
-	found, err := s.reqs.GetMany(ctx, tenant, rids)
+	found, err := s.reqs.GetManyEventual(ctx, tenant, rids)
 	if err != nil {
 		return nil, err
 	}
