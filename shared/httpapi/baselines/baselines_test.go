@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/reqtrace/reqtrace/infra/localaws"
-	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -339,37 +336,19 @@ func TestParallelCreations(t *testing.T) {
 	}
 }
 
-// TestRoutesMatchTemplate checks that Register declares exactly the
-// WikiBaselines routes of template.yaml, on a zero Handler.
-func TestRoutesMatchTemplate(t *testing.T) {
+// TestRoutesAreMemberOnly checks the access rule of every baseline route
+// (which routes exist is checked against template.yaml in
+// functions/routes_test.go).
+func TestRoutesAreMemberOnly(t *testing.T) {
 	t.Parallel()
-	root, err := localaws.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn, ok := tmpl.Function("WikiBaselines")
-	if !ok {
-		t.Fatal("no WikiBaselines in template.yaml")
-	}
-	var want, got []string
-	for _, r := range fn.Routes {
-		want = append(want, r.Method+" "+r.Path)
-	}
 	rt := httpapi.NewRouter(auth.Wiki, nil)
 	(&baselines.Handler{}).Register(rt)
+	if len(rt.Routes()) == 0 {
+		t.Fatal("no routes registered")
+	}
 	for _, r := range rt.Routes() {
-		got = append(got, r.Method+" "+r.Path)
 		if r.Access != httpapi.Member {
 			t.Errorf("%s %s: access %v, want Member", r.Method, r.Path, r.Access)
 		}
-	}
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Fatalf("routes %v, template %v", got, want)
 	}
 }

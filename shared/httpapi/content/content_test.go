@@ -8,14 +8,11 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/reqtrace/reqtrace/infra/localaws"
-	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -269,36 +266,5 @@ func TestContentBadInput(t *testing.T) {
 	s.ServeHTTP(rec, req)
 	if rec.Code != 415 {
 		t.Fatalf("text/plain: %d", rec.Code)
-	}
-}
-
-// The routes registered are exactly WikiContent's in template.yaml.
-func TestRoutesMatchTemplate(t *testing.T) {
-	t.Parallel()
-	root, err := localaws.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn, ok := tmpl.Function("WikiContent")
-	if !ok {
-		t.Fatal("no WikiContent in template.yaml")
-	}
-	var want, got []string
-	for _, r := range fn.Routes {
-		want = append(want, r.Method+" "+r.Path)
-	}
-	rt := httpapi.NewRouter(auth.Wiki, nil)
-	(&content.Handler{}).Register(rt)
-	for _, r := range rt.Routes() {
-		got = append(got, r.Method+" "+r.Path)
-	}
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Fatalf("routes %v, template %v", got, want)
 	}
 }

@@ -6,16 +6,12 @@ import (
 	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/reqtrace/reqtrace/infra/localaws"
-	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/baseline"
@@ -325,40 +321,5 @@ func TestPageView(t *testing.T) {
 		if a := do(t, s, "GET", c.path, c.token); a.code != c.want {
 			t.Errorf("GET %s as %q: %d, want %d", c.path, c.token, a.code, c.want)
 		}
-	}
-}
-
-// The routes registered are exactly WikiRequirements' in template.yaml.
-func TestRoutesMatchTemplate(t *testing.T) {
-	t.Parallel()
-	root, err := localaws.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn, ok := tmpl.Function("WikiRequirements")
-	if !ok {
-		t.Fatal("no WikiRequirements in template.yaml")
-	}
-	var want []string
-	for _, r := range fn.Routes {
-		if r.Path == samtemplate.DefaultRoute {
-			continue // not a router route: functions/routes_test.go checks it
-		}
-		want = append(want, r.Method+" "+r.Path)
-	}
-	var got []string
-	rt := httpapi.NewRouter(auth.Wiki, nil)
-	(&requirements.Handler{}).Register(rt)
-	for _, r := range rt.Routes() {
-		got = append(got, r.Method+" "+r.Path)
-	}
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Fatalf("routes %v, template %v", got, want)
 	}
 }
