@@ -71,13 +71,13 @@ type Stack struct {
 }
 
 // Start brings the stack up; Close stops everything it started.
-func Start(ctx context.Context, opts Options) (st *Stack, err error) {
+func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	opts = withDefaults(opts)
 	ctx, cancel := context.WithCancel(ctx)
-	st = &Stack{Runners: map[string]*lambdashim.Runner{}, cancel: cancel}
+	st := &Stack{Runners: map[string]*lambdashim.Runner{}, cancel: cancel}
 	defer func() {
 		if err != nil {
-			_ = st.Close()
+			_ = st.Close() // st, not the nil result: stop what did start
 		}
 	}()
 	if opts.Root == "" {

@@ -174,3 +174,17 @@ func assertError(t *testing.T, a answer, status int) {
 		t.Fatalf("not a JSON error body: %s", a.body)
 	}
 }
+
+// A failed start stops what it started and reports the error (it used to
+// panic on the cleanup).
+func TestFailedStartCleansUp(t *testing.T) {
+	env := testenv.AWS(t)
+	_, err := localstack.Start(context.Background(), localstack.Options{
+		BuildDir: t.TempDir(), WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0", SyncInterval: -1,
+		DynamoDBEndpoint: env.DynamoDBEndpoint, SQSEndpoint: env.SQSEndpoint, Prefix: testenv.Prefix("fail"),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), FunctionLog: io.Discard,
+	})
+	if err == nil || !strings.Contains(err.Error(), "no bootstrap") {
+		t.Fatalf("start with no bootstraps: %v", err)
+	}
+}
