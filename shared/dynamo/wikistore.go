@@ -279,17 +279,18 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return err
 		}
 	}
-	if err := BatchWrite(ctx, s.db, s.table, batch); err != nil {
-		return fmt.Errorf("write requirements: %w", err)
+	// The batch (rows without messages, index items) and the transactions
+	// (rows with their messages) touch disjoint items: run them at once.
+	var batchErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { batchErr = BatchWrite(ctx, s.db, s.table, batch) })
+	txErr := s.wsTransactUnits(ctx, units)
+	wg.Wait()
+	if batchErr != nil {
+		return fmt.Errorf("write requirements: %w", batchErr)
 	}
-	early, groups := wsPack(units)
-	for _, g := range early {
-		if err := s.wsTransact(ctx, g, "write outbound messages"); err != nil {
-			return err
-		}
-	}
-	if err := s.wsTransactAll(ctx, groups, "write requirements with outbound messages"); err != nil {
-		return err
+	if txErr != nil {
+		return txErr
 	}
 	switch {
 	case c.PutPage != nil:
@@ -307,6 +308,18 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		}
 	}
 	return nil
+}
+
+// wsTransactUnits commits the rows that carry outbound messages with their
+// messages: split-off messages first, then the packed transactions.
+func (s *WikiStore) wsTransactUnits(ctx context.Context, units [][]types.TransactWriteItem) error {
+	early, groups := wsPack(units)
+	for _, g := range early {
+		if err := s.wsTransact(ctx, g, "write outbound messages"); err != nil {
+			return err
+		}
+	}
+	return s.wsTransactAll(ctx, groups, "write requirements with outbound messages")
 }
 
 // wsPack packs units (a row and its messages) into transactions of at most
@@ -345,7 +358,7 @@ func wsPack(units [][]types.TransactWriteItem) (early, groups [][]types.Transact
 func (s *WikiStore) wsTransactAll(ctx context.Context, groups [][]types.TransactWriteItem, what string) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(groups))
-	sem := make(chan struct{}, 4)
+	sem := make(chan struct{}, 8)
 	for _, g := range groups {
 		wg.Add(1)
 		sem <- struct{}{}
