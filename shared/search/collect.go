@@ -32,12 +32,6 @@ func collect(ctx context.Context, pl *plan, keep func(*requirement.Requirement) 
 func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requirement) bool, order query.Order, offset, limit int, unique bool) ([]*requirement.Requirement, bool, error) {
 	out := []*requirement.Requirement{}
 	matched, seen, kept := 0, 0, 0
-	// lookahead: without unique keys, one more candidate shows that the
-	// last key's group is complete.
-	lookahead := 1
-	if unique {
-		lookahead = 0
-	}
 	var group []*requirement.Requirement
 	groupKey := ""
 	flush := func() {
@@ -51,8 +45,29 @@ func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requ
 		group = group[:0]
 	}
 	for {
-		want := scale(offset+limit-matched-len(group)+lookahead, seen, kept)
-		e, ok, err := src.next(ctx, max(want, 1))
+		need := offset + limit - matched - len(group)
+		if !unique {
+			// Without unique keys the last key's group is complete only
+			// when a candidate with another key follows: peek at the next
+			// id (its row is not read), asking upstream for one more
+			// candidate than needed so that the look-ahead comes with
+			// the same page.
+			id, ok, err := src.peek(ctx, max(scale(need+1, seen, kept), 1))
+			if err != nil {
+				return nil, false, err
+			}
+			if !ok {
+				flush()
+				return out, false, nil
+			}
+			if id.Key != groupKey {
+				flush()
+				if matched >= offset+limit {
+					return out, true, nil
+				}
+			}
+		}
+		e, ok, err := src.next(ctx, max(scale(need, seen, kept), 1))
 		if err != nil {
 			return nil, false, err
 		}

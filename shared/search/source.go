@@ -25,6 +25,14 @@ type source interface {
 	// included: the size of a page to read if one is needed; 0 means all
 	// of them (read as much as one call returns).
 	next(ctx context.Context, want int) (entry, bool, error)
+	// peek returns, without consuming anything or reading a row, an id
+	// no greater (in the source's order) than that of the candidate next
+	// would return, and false when there is no candidate left. It reads a
+	// page of ids (sized by want, as next) only when it holds none; it
+	// may return the id of a candidate next will drop (filtered out, no
+	// row), which is still a bound: the candidates come in key order, so
+	// a peeked key different from the last one shows that group complete.
+	peek(ctx context.Context, want int) (ID, bool, error)
 }
 
 // compareIDs is the index order: folded key, space key, then the current
@@ -100,22 +108,37 @@ type rangeSource struct {
 }
 
 func (s *rangeSource) next(ctx context.Context, want int) (entry, bool, error) {
+	if ok, err := s.fill(ctx, want); !ok || err != nil {
+		return entry{}, false, err
+	}
+	e := s.buf[0]
+	s.buf = s.buf[1:]
+	return e, true, nil
+}
+
+func (s *rangeSource) peek(ctx context.Context, want int) (ID, bool, error) {
+	if ok, err := s.fill(ctx, want); !ok || err != nil {
+		return ID{}, false, err
+	}
+	return s.buf[0].id, true, nil
+}
+
+// fill reads pages until the buffer holds a candidate; false at the end.
+func (s *rangeSource) fill(ctx context.Context, want int) (bool, error) {
 	for len(s.buf) == 0 {
 		if s.done {
-			return entry{}, false, nil
+			return false, nil
 		}
 		rows, next, err := s.store.Rows(ctx, s.tenant, s.r, s.after, pageSize(want))
 		if err != nil {
-			return entry{}, false, fmt.Errorf("read requirements in key order: %w", err)
+			return false, fmt.Errorf("read requirements in key order: %w", err)
 		}
 		for _, r := range rows {
 			s.buf = append(s.buf, entry{id: idOf(r), row: r})
 		}
 		s.after, s.done = next, next == ""
 	}
-	e := s.buf[0]
-	s.buf = s.buf[1:]
-	return e, true, nil
+	return true, nil
 }
 
 // indexSource reads an index partition page by page; its entries carry no
@@ -131,13 +154,30 @@ type indexSource struct {
 }
 
 func (s *indexSource) next(ctx context.Context, want int) (entry, bool, error) {
+	if ok, err := s.fill(ctx, want); !ok || err != nil {
+		return entry{}, false, err
+	}
+	e := s.buf[0]
+	s.buf = s.buf[1:]
+	return e, true, nil
+}
+
+func (s *indexSource) peek(ctx context.Context, want int) (ID, bool, error) {
+	if ok, err := s.fill(ctx, want); !ok || err != nil {
+		return ID{}, false, err
+	}
+	return s.buf[0].id, true, nil
+}
+
+// fill reads pages until the buffer holds a candidate; false at the end.
+func (s *indexSource) fill(ctx context.Context, want int) (bool, error) {
 	for len(s.buf) == 0 {
 		if s.done {
-			return entry{}, false, nil
+			return false, nil
 		}
 		ids, next, err := s.store.Index(ctx, s.tenant, s.ix, s.desc, s.after, pageSize(want))
 		if err != nil {
-			return entry{}, false, fmt.Errorf("read search index: %w", err)
+			return false, fmt.Errorf("read search index: %w", err)
 		}
 		for _, id := range ids {
 			id.Key, id.Baseline = query.Fold(id.Key), 0
@@ -145,9 +185,7 @@ func (s *indexSource) next(ctx context.Context, want int) (entry, bool, error) {
 		}
 		s.after, s.done = next, next == ""
 	}
-	e := s.buf[0]
-	s.buf = s.buf[1:]
-	return e, true, nil
+	return true, nil
 }
 
 // listSource yields a list known in advance, sorted, without duplicates.
@@ -165,6 +203,13 @@ func (s *listSource) next(context.Context, int) (entry, bool, error) {
 	e := s.entries[0]
 	s.entries = s.entries[1:]
 	return e, true, nil
+}
+
+func (s *listSource) peek(context.Context, int) (ID, bool, error) {
+	if len(s.entries) == 0 {
+		return ID{}, false, nil
+	}
+	return s.entries[0].id, true, nil
 }
 
 // mergeSource merges sources in index order and drops duplicates (equal
@@ -192,13 +237,37 @@ func newMerge(srcs []source, desc bool) source {
 }
 
 func (m *mergeSource) next(ctx context.Context, want int) (entry, bool, error) {
+	best, err := m.head(ctx, want)
+	if best < 0 || err != nil {
+		return entry{}, false, err
+	}
+	e := *m.heads[best]
+	m.stale[best] = true
+	m.last = &e.id
+	return e, true, nil
+}
+
+// peek returns the smallest head: the sources' heads are ids already read
+// (rows, when a source carries them, come with its page: no extra read).
+func (m *mergeSource) peek(ctx context.Context, want int) (ID, bool, error) {
+	best, err := m.head(ctx, want)
+	if best < 0 || err != nil {
+		return ID{}, false, err
+	}
+	return m.heads[best].id, true, nil
+}
+
+// head reads the heads it lacks and returns the index of the source whose
+// head comes next (-1 at the end), dropping heads equal to the last
+// candidate returned.
+func (m *mergeSource) head(ctx context.Context, want int) (int, error) {
 	for {
 		best := -1
 		for i := range m.srcs {
 			if m.stale[i] {
 				e, ok, err := m.srcs[i].next(ctx, want)
 				if err != nil {
-					return entry{}, false, err
+					return -1, err
 				}
 				m.stale[i], m.ended[i], m.heads[i] = false, !ok, &e
 			}
@@ -216,15 +285,13 @@ func (m *mergeSource) next(ctx context.Context, want int) (entry, bool, error) {
 			}
 		}
 		if best < 0 {
-			return entry{}, false, nil
+			return -1, nil
 		}
-		e := *m.heads[best]
-		m.stale[best] = true
-		if m.last != nil && *m.last == e.id {
+		if m.last != nil && *m.last == m.heads[best].id {
+			m.stale[best] = true
 			continue
 		}
-		m.last = &e.id
-		return e, true, nil
+		return best, nil
 	}
 }
 
@@ -250,41 +317,75 @@ func (f *filterSource) next(ctx context.Context, want int) (entry, bool, error) 
 	}
 }
 
+// peek returns the upstream head, kept or not: a candidate the filter will
+// drop is still a bound on the next one it keeps (see source.peek), and
+// looking past it could read a page nobody needs.
+func (f *filterSource) peek(ctx context.Context, want int) (ID, bool, error) {
+	return f.src.peek(ctx, scale(want, f.seen, f.kept))
+}
+
 // fetchSource reads the rows of candidates that carry none, in batches
-// (one Store.Get each) of what its caller wants, and drops the candidates
-// that do not exist.
+// (one Store.Get each) of what its caller wants to take, and drops the
+// candidates that do not exist. It takes candidates from src in batches
+// of what its caller asks for when its buffer is empty, by next or peek
+// (whose want counts the look-ahead), but reads a row only when next
+// needs it: a candidate only peeked at costs no row.
 type fetchSource struct {
 	src    source
 	store  Store
 	tenant string
-	buf    []entry
+	buf    []entry // taken from src, in order
+	ready  int     // buf[:ready] carry their rows
 	done   bool
 }
 
 func (f *fetchSource) next(ctx context.Context, want int) (entry, bool, error) {
-	for len(f.buf) == 0 {
-		if f.done {
-			return entry{}, false, nil
+	for f.ready == 0 {
+		if len(f.buf) == 0 {
+			if f.done {
+				return entry{}, false, nil
+			}
+			if err := f.take(ctx, want); err != nil {
+				return entry{}, false, err
+			}
+			continue
 		}
-		if err := f.fill(ctx, want); err != nil {
+		if err := f.read(ctx, want); err != nil {
 			return entry{}, false, err
 		}
 	}
 	e := f.buf[0]
 	f.buf = f.buf[1:]
+	f.ready--
 	return e, true, nil
 }
 
-// fill takes the next batch from src and reads the rows it lacks.
-func (f *fetchSource) fill(ctx context.Context, want int) error {
+// peek returns the next candidate's id, taking a batch from src when the
+// buffer is empty, without reading its row: the row is read only if the
+// candidate is taken, so a caller that peeks to see a group complete
+// reads no row it does not return. The id may be one whose row does not
+// exist (next drops it): still a bound, as source.peek allows.
+func (f *fetchSource) peek(ctx context.Context, want int) (ID, bool, error) {
+	for len(f.buf) == 0 {
+		if f.done {
+			return ID{}, false, nil
+		}
+		if err := f.take(ctx, want); err != nil {
+			return ID{}, false, err
+		}
+	}
+	return f.buf[0].id, true, nil
+}
+
+// take fills the empty buffer with the next want candidates of src (all
+// of them, fetchBatch at a time, when want is 0).
+func (f *fetchSource) take(ctx context.Context, want int) error {
 	n := want
 	if n <= 0 {
 		n = fetchBatch
 	}
-	batch := make([]entry, 0, n)
-	var missing []ID
-	for len(batch) < n {
-		e, ok, err := f.src.next(ctx, n-len(batch))
+	for len(f.buf) < n {
+		e, ok, err := f.src.next(ctx, n-len(f.buf))
 		if err != nil {
 			return err
 		}
@@ -292,7 +393,21 @@ func (f *fetchSource) fill(ctx context.Context, want int) error {
 			f.done = true
 			break
 		}
-		batch = append(batch, e)
+		f.buf = append(f.buf, e)
+	}
+	return nil
+}
+
+// read reads, in one Store.Get, the missing rows of the first want
+// buffered candidates (every buffered one when want is 0), drops those
+// that do not exist and marks the others ready.
+func (f *fetchSource) read(ctx context.Context, want int) error {
+	n := len(f.buf)
+	if want > 0 {
+		n = min(n, want)
+	}
+	var missing []ID
+	for _, e := range f.buf[:n] {
 		if e.row == nil {
 			missing = append(missing, e.id)
 		}
@@ -306,16 +421,19 @@ func (f *fetchSource) fill(ctx context.Context, want int) error {
 		for _, r := range rows {
 			found[idOf(r)] = r
 		}
-		for i := range batch {
-			if batch[i].row == nil {
-				batch[i].row = found[batch[i].id]
+		for i := range f.buf[:n] {
+			if f.buf[i].row == nil {
+				f.buf[i].row = found[f.buf[i].id]
 			}
 		}
 	}
-	for _, e := range batch {
+	kept := f.buf[:0]
+	for _, e := range f.buf[:n] {
 		if e.row != nil {
-			f.buf = append(f.buf, e)
+			kept = append(kept, e)
 		}
 	}
+	f.ready = len(kept)
+	f.buf = append(kept, f.buf[n:]...)
 	return nil
 }
