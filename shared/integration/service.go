@@ -306,7 +306,12 @@ func (s *Service) message(ctx context.Context, tenant, serviceID, id string) (*o
 
 // Queue lists an integration's outbound messages oldest first: NEW ones,
 // and DONE ones too when includeDone; limit is clamped to QueueMaxLimit.
-func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool) ([]*outbox.Message, error) {
+// after, when not empty, is the id of the last message of the previous
+// page: the listing continues strictly after it (keyset paging).
+func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, error) {
+	if after != "" && !messageIDPattern.MatchString(after) {
+		return nil, apperr.Invalidf("after must be a message id (hex digits), got %q", after)
+	}
 	d, err := s.get(ctx, tenant, serviceID)
 	if err != nil {
 		return nil, err
@@ -315,6 +320,9 @@ func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int
 	from := d.SweepFrom
 	if includeDone {
 		from = ""
+	}
+	if after != "" && after+"\x00" > from {
+		from = after + "\x00" // ids have one length: this is the first id after it
 	}
 	msgs, err := s.d.Outbox.List(ctx, tenant, serviceID, from, limit, includeDone)
 	if err != nil {

@@ -32,7 +32,7 @@ type Service interface {
 	Update(ctx context.Context, tenant, serviceID string, p integration.Patch) (integration.View, string, error)
 	Version(ctx context.Context, tenant, serviceID string) (int, error)
 	SetVersion(ctx context.Context, tenant, serviceID string, v int) (int, error)
-	Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool) ([]*outbox.Message, error)
+	Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, error)
 	Push(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error)
 	DeleteMessage(ctx context.Context, tenant, serviceID, id string) error
 	ReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error)
@@ -244,7 +244,7 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	msgs, err := h.Service.Queue(r.Context(), tenant(r), r.PathValue("serviceId"), limit, includeDone)
+	msgs, err := h.Service.Queue(r.Context(), tenant(r), r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
 	if err != nil {
 		return err
 	}

@@ -500,7 +500,17 @@ func TestQueueListingPushAndDelete(t *testing.T) {
 	if len(q) != 2 || q[1]["id"] != msgs[1].ID || q[0]["lastResponse"] != "" {
 		t.Fatalf("limited queue = %v", q)
 	}
-	for _, p := range []string{"?limit=0", "?limit=x", "?includeDone=maybe"} {
+	// Keyset paging: after= the last id of a page continues strictly after it.
+	var rest []map[string]any
+	s.json(t, "GET", base+"?limit=2&after="+msgs[1].ID, demoAdmin, "", 200, &rest)
+	if len(rest) != 2 || rest[0]["id"] != msgs[2].ID || rest[1]["id"] != msgs[3].ID {
+		t.Fatalf("page after %s = %v", msgs[1].ID, rest)
+	}
+	s.json(t, "GET", base+"?after="+msgs[4].ID, demoAdmin, "", 200, &rest)
+	if len(rest) != 0 {
+		t.Fatalf("page after the last message = %v", rest)
+	}
+	for _, p := range []string{"?limit=0", "?limit=x", "?includeDone=maybe", "?after=zz", "?after=" + strings.Repeat("f", 65)} {
 		if code, _ := s.do(t, "GET", base+p, demoAdmin, ""); code != 400 {
 			t.Fatalf("GET %s = %d", p, code)
 		}
