@@ -74,58 +74,58 @@ type applinkOut struct {
 func TestApplinkRegistration(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	if h.link == "" {
+	if h.Link == "" {
 		t.Fatal("no incoming token on creation")
 	}
 	body := `{"name":"Docs","url":"https://docs.example.com/","token":"s3cret"}`
 
 	// Access.
-	h.expect("PUT", "/rest/reqs/1/api/docs", "", body, 401)
-	h.expect("PUT", "/rest/reqs/1/api/docs", demoUser, body, 403)
-	h.expect("PUT", "/rest/reqs/1/api/docs", h.link, body, 403)
-	h.expect("PUT", "/rest/reqs/1/api/docs", wikiUser, body, 401)
-	h.expect("GET", "/rest/reqs/1/api/wiki-1", demoUser, "", 403)
-	h.expect("GET", "/rest/reqs/1/api/wiki-1", acmeAdmin, "", 404, "wiki-1 not found")
-	h.expect("GET", "/rest/reqs/1/api/nope", demoAdmin, "", 404)
+	h.Expect("PUT", "/rest/reqs/1/api/docs", "", body, 401)
+	h.Expect("PUT", "/rest/reqs/1/api/docs", demoUser, body, 403)
+	h.Expect("PUT", "/rest/reqs/1/api/docs", h.Link, body, 403)
+	h.Expect("PUT", "/rest/reqs/1/api/docs", wikiUser, body, 401)
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1", demoUser, "", 403)
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1", acmeAdmin, "", 404, "wiki-1 not found")
+	h.Expect("GET", "/rest/reqs/1/api/nope", demoAdmin, "", 404)
 
 	// Creation: defaults, incoming token once, wiki token never.
 	var created applinkOut
-	h.json("PUT", "/rest/reqs/1/api/docs", demoAdmin, body, 200, &created)
+	h.JSON("PUT", "/rest/reqs/1/api/docs", demoAdmin, body, 200, &created)
 	want := applinkOut{ApplinkID: "docs", Name: "Docs", URL: "https://docs.example.com", ServiceID: "docs",
 		Mode: "AUTO", Version: 4, HasToken: true, IncomingToken: created.IncomingToken}
 	if created != want || !strings.HasPrefix(created.IncomingToken, "rt_") {
 		t.Errorf("created %+v", created)
 	}
-	rec := h.do("GET", "/rest/reqs/1/api/docs", demoAdmin, "")
+	rec := h.Do("GET", "/rest/reqs/1/api/docs", demoAdmin, "")
 	if strings.Contains(rec.Body.String(), "s3cret") || strings.Contains(rec.Body.String(), "incomingToken") || rec.Code != 200 {
 		t.Errorf("GET shows tokens: %s", rec.Body)
 	}
 	// acme may use the same id: another applink.
 	var acme applinkOut
-	h.json("PUT", "/rest/reqs/1/api/docs", acmeAdmin, `{"url":"http://acme.test"}`, 200, &acme)
+	h.JSON("PUT", "/rest/reqs/1/api/docs", acmeAdmin, `{"url":"http://acme.test"}`, 200, &acme)
 	if acme.IncomingToken == "" || acme.HasToken {
 		t.Errorf("acme's applink %+v", acme)
 	}
 
 	// Update: no token shown, fields kept; what GET answered can be sent back.
-	back := h.do("GET", "/rest/reqs/1/api/docs", demoAdmin, "").Body.String()
+	back := h.Do("GET", "/rest/reqs/1/api/docs", demoAdmin, "").Body.String()
 	var updated applinkOut
-	h.json("PUT", "/rest/reqs/1/api/docs", demoAdmin, back, 200, &updated)
+	h.JSON("PUT", "/rest/reqs/1/api/docs", demoAdmin, back, 200, &updated)
 	if updated.IncomingToken != "" || !updated.HasToken || updated.Name != "Docs" {
 		t.Errorf("updated %+v", updated)
 	}
 	// The new applink's token works for its own applink.
-	h.expect("PUT", "/rest/reqs/1/api/docs/version", created.IncomingToken, "3", 200, `"version":3`)
-	h.expect("PUT", "/rest/reqs/1/api/wiki-1/version", created.IncomingToken, "3", 403)
+	h.Expect("PUT", "/rest/reqs/1/api/docs/version", created.IncomingToken, "3", 200, `"version":3`)
+	h.Expect("PUT", "/rest/reqs/1/api/wiki-1/version", created.IncomingToken, "3", 403)
 
 	// Rotation: a new token; the old one is refused.
 	var rotated applinkOut
-	h.json("PUT", "/rest/reqs/1/api/docs", demoAdmin, `{"name":"Docs","url":"https://docs.example.com","rotateToken":true}`, 200, &rotated)
+	h.JSON("PUT", "/rest/reqs/1/api/docs", demoAdmin, `{"name":"Docs","url":"https://docs.example.com","rotateToken":true}`, 200, &rotated)
 	if rotated.IncomingToken == "" || rotated.IncomingToken == created.IncomingToken {
 		t.Fatalf("rotation: %+v", rotated)
 	}
-	h.expect("POST", "/rest/reqs/1/api", created.IncomingToken, `[]`, 401)
-	h.expect("POST", "/rest/reqs/1/api", rotated.IncomingToken, `[]`, 200)
+	h.Expect("POST", "/rest/reqs/1/api", created.IncomingToken, `[]`, 401)
+	h.Expect("POST", "/rest/reqs/1/api", rotated.IncomingToken, `[]`, 200)
 
 	// Bad input.
 	for _, tc := range []struct{ path, ctype, body, msg string }{
@@ -140,12 +140,12 @@ func TestApplinkRegistration(t *testing.T) {
 		{"/rest/reqs/1/api/docs", "application/json", `{"url":"http://x","mode":"auto"}`, "unknown mode"},
 		{"/rest/reqs/1/api/docs", "application/json", `[1]`, "wrong JSON type"},
 	} {
-		rec := h.doType("PUT", tc.path, demoAdmin, tc.ctype, tc.body)
+		rec := h.DoType("PUT", tc.path, demoAdmin, tc.ctype, tc.body)
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), tc.msg) {
 			t.Errorf("PUT %s %s: %d %s, want 400 with %q", tc.path, tc.body, rec.Code, rec.Body, tc.msg)
 		}
 	}
-	if rec := h.doType("PUT", "/rest/reqs/1/api/docs", demoAdmin, "text/plain", body); rec.Code != 415 {
+	if rec := h.DoType("PUT", "/rest/reqs/1/api/docs", demoAdmin, "text/plain", body); rec.Code != 415 {
 		t.Errorf("text/plain: %d", rec.Code)
 	}
 }
@@ -156,37 +156,37 @@ func TestModeAndVersion(t *testing.T) {
 	mode := "/rest/reqs/1/api/wiki-1/mode"
 	version := "/rest/reqs/1/api/wiki-1/version"
 
-	h.expect("PUT", mode, demoAdmin, `"MANUAL"`, 200, `{"applinkId":"wiki-1","mode":"MANUAL"}`)
-	h.expect("PUT", mode, demoAdmin, ` "DISABLED" `, 200, `"mode":"DISABLED"`)
+	h.Expect("PUT", mode, demoAdmin, `"MANUAL"`, 200, `{"applinkId":"wiki-1","mode":"MANUAL"}`)
+	h.Expect("PUT", mode, demoAdmin, ` "DISABLED" `, 200, `"mode":"DISABLED"`)
 	for _, body := range []string{`"manual"`, `"ON"`, `""`, `5`, `null`, `["AUTO"]`, `{"mode":"AUTO"}`, `"AUTO" "MANUAL"`, `AUTO`} {
-		h.expect("PUT", mode, demoAdmin, body, 400)
+		h.Expect("PUT", mode, demoAdmin, body, 400)
 	}
-	if rec := h.doType("PUT", mode, demoAdmin, "text/plain", `"AUTO"`); rec.Code != 415 {
+	if rec := h.DoType("PUT", mode, demoAdmin, "text/plain", `"AUTO"`); rec.Code != 415 {
 		t.Errorf("mode as text/plain: %d", rec.Code)
 	}
-	if rec := h.doType("PUT", mode, demoAdmin, "", `"AUTO"`); rec.Code != 415 {
+	if rec := h.DoType("PUT", mode, demoAdmin, "", `"AUTO"`); rec.Code != 415 {
 		t.Errorf("mode without content type: %d", rec.Code)
 	}
-	h.expect("PUT", mode, demoUser, `"AUTO"`, 403)
-	h.expect("PUT", mode, h.link, `"AUTO"`, 403)
-	h.expect("PUT", mode, "", `"AUTO"`, 401)
-	h.expect("PUT", mode, acmeAdmin, `"AUTO"`, 404)
-	h.expect("PUT", "/rest/reqs/1/api/nope/mode", demoAdmin, `"AUTO"`, 404)
+	h.Expect("PUT", mode, demoUser, `"AUTO"`, 403)
+	h.Expect("PUT", mode, h.Link, `"AUTO"`, 403)
+	h.Expect("PUT", mode, "", `"AUTO"`, 401)
+	h.Expect("PUT", mode, acmeAdmin, `"AUTO"`, 404)
+	h.Expect("PUT", "/rest/reqs/1/api/nope/mode", demoAdmin, `"AUTO"`, 404)
 
 	for _, tc := range []struct {
 		body string
 		want int
 	}{{"7", 4}, {"4", 4}, {"2", 2}, {"1", 1}} {
-		h.expect("PUT", version, demoAdmin, tc.body, 200, fmt.Sprintf(`{"applinkId":"wiki-1","version":%d}`, tc.want))
+		h.Expect("PUT", version, demoAdmin, tc.body, 200, fmt.Sprintf(`{"applinkId":"wiki-1","version":%d}`, tc.want))
 	}
-	h.expect("PUT", version, h.link, "3", 200, `"version":3`) // the wiki's own credential
+	h.Expect("PUT", version, h.Link, "3", 200, `"version":3`) // the wiki's own credential
 	for _, body := range []string{`0`, `-1`, `"4"`, `4.5`, `null`, `true`, `[4]`, `1e400`} {
-		h.expect("PUT", version, demoAdmin, body, 400)
+		h.Expect("PUT", version, demoAdmin, body, 400)
 	}
-	h.expect("PUT", version, demoUser, `4`, 403)
-	h.expect("PUT", version, acmeAdmin, `4`, 404)
+	h.Expect("PUT", version, demoUser, `4`, 403)
+	h.Expect("PUT", version, acmeAdmin, `4`, 404)
 	var a applinkOut
-	h.json("GET", "/rest/reqs/1/api/wiki-1", demoAdmin, "", 200, &a)
+	h.JSON("GET", "/rest/reqs/1/api/wiki-1", demoAdmin, "", 200, &a)
 	if a.Mode != "DISABLED" || a.Version != 3 {
 		t.Errorf("applink now %+v", a)
 	}
@@ -197,10 +197,10 @@ func TestInfo(t *testing.T) {
 	h := newHarness(t)
 	acme := func() string {
 		var a applinkOut
-		h.json("PUT", "/rest/reqs/1/api/acme-wiki", acmeAdmin, `{"url":"http://acme.test"}`, 200, &a)
+		h.JSON("PUT", "/rest/reqs/1/api/acme-wiki", acmeAdmin, `{"url":"http://acme.test"}`, 200, &a)
 		return a.IncomingToken
 	}()
-	enc := url.QueryEscape(h.wiki.URL + "/")
+	enc := url.QueryEscape(h.Wiki.URL + "/")
 	for _, tc := range []struct {
 		name, query, token, want string
 	}{
@@ -212,17 +212,17 @@ func TestInfo(t *testing.T) {
 		{"user, id and other url", "?applinkId=wiki-1&url=http://other.test", demoUser, `"applinkRecognized":false`},
 		{"user unknown", "?applinkId=wiki-9", demoUser, `"applinkRecognized":false`},
 		{"other tenant", "?applinkId=wiki-1", acmeUser, `"applinkRecognized":false`},
-		{"own link", "?applinkId=wiki-1", h.link, `{"user":"link:wiki-1","versions":{"min":1,"max":4},"applinkRecognized":true}`},
-		{"own link by url", "?url=" + enc, h.link, `"applinkRecognized":true`},
+		{"own link", "?applinkId=wiki-1", h.Link, `{"user":"link:wiki-1","versions":{"min":1,"max":4},"applinkRecognized":true}`},
+		{"own link by url", "?url=" + enc, h.Link, `"applinkRecognized":true`},
 		{"other tenant's link", "?applinkId=wiki-1", acme, `"applinkRecognized":false`},
 		{"bad token", "", "nope", `invalid bearer token`},
 	} {
-		rec := h.do("GET", "/rest/reqs/1/api"+tc.query, tc.token, "")
+		rec := h.Do("GET", "/rest/reqs/1/api"+tc.query, tc.token, "")
 		if !strings.Contains(rec.Body.String(), tc.want) {
 			t.Errorf("%s: %d %s, want %s", tc.name, rec.Code, rec.Body, tc.want)
 		}
 	}
-	h.expect("GET", "/rest/reqs/1/openapi", "", "", 200, "openapi: 3")
+	h.Expect("GET", "/rest/reqs/1/openapi", "", "", 200, "openapi: 3")
 }
 
 type results struct {
@@ -256,7 +256,7 @@ func TestReceive(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	var res results
-	h.json("POST", "/rest/reqs/1/api", h.link, goodAndBad, 200, &res)
+	h.JSON("POST", "/rest/reqs/1/api", h.Link, goodAndBad, 200, &res)
 	if got := res.statuses(); got != "OOEEOEO" {
 		t.Fatalf("statuses %s: %+v", got, res)
 	}
@@ -268,7 +268,7 @@ func TestReceive(t *testing.T) {
 	state := func() string {
 		var b strings.Builder
 		for _, issue := range []string{"PROJ-1", "PROJ-2"} {
-			views, err := h.svc.IssueLinks(ctx, "demo", issue, "")
+			views, err := h.Svc.IssueLinks(ctx, "demo", issue, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +287,7 @@ PROJ-2 wiki-1:DEMO/REQ-2 tests "" "/requirements/DEMO/REQ-2" false
 	}
 	// Idempotent: the same batch again, same answers, same state.
 	var again results
-	h.json("POST", "/rest/reqs/1/api", h.link, goodAndBad, 200, &again)
+	h.JSON("POST", "/rest/reqs/1/api", h.Link, goodAndBad, 200, &again)
 	if again.statuses() != res.statuses() || state() != first {
 		t.Errorf("second delivery: %s\n%s", again.statuses(), state())
 	}
@@ -306,7 +306,7 @@ PROJ-2 wiki-1:DEMO/REQ-2 tests "" "/requirements/DEMO/REQ-2" false
 		{`[] []`, "unexpected data"},
 		{``, "empty body"},
 	} {
-		rec := h.do("POST", "/rest/reqs/1/api", h.link, tc.body)
+		rec := h.Do("POST", "/rest/reqs/1/api", h.Link, tc.body)
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), tc.msg) {
 			t.Errorf("POST %s: %d %s, want 400 with %q", tc.body, rec.Code, rec.Body, tc.msg)
 		}
@@ -315,15 +315,15 @@ PROJ-2 wiki-1:DEMO/REQ-2 tests "" "/requirements/DEMO/REQ-2" false
 		t.Error("a refused request changed the state")
 	}
 	big := `[{"id":1,"type":"UPDATED","spaceKey":"S","key":"K","newHtmlExcerpt":"` + strings.Repeat("x", 1<<20) + `"}]`
-	h.expect("POST", "/rest/reqs/1/api", h.link, big, 413)
-	if rec := h.doType("POST", "/rest/reqs/1/api", h.link, "text/plain", `[]`); rec.Code != 415 {
+	h.Expect("POST", "/rest/reqs/1/api", h.Link, big, 413)
+	if rec := h.DoType("POST", "/rest/reqs/1/api", h.Link, "text/plain", `[]`); rec.Code != 415 {
 		t.Errorf("text/plain: %d", rec.Code)
 	}
 
 	// Only an applink's credential may send messages.
-	h.expect("POST", "/rest/reqs/1/api", "", `[]`, 401)
-	h.expect("POST", "/rest/reqs/1/api", demoAdmin, `[]`, 403)
-	h.expect("POST", "/rest/reqs/1/api", wikiUser, `[]`, 401)
+	h.Expect("POST", "/rest/reqs/1/api", "", `[]`, 401)
+	h.Expect("POST", "/rest/reqs/1/api", demoAdmin, `[]`, 403)
+	h.Expect("POST", "/rest/reqs/1/api", wikiUser, `[]`, 401)
 }
 
 func TestReceiveOtherTenant(t *testing.T) {
@@ -332,52 +332,52 @@ func TestReceiveOtherTenant(t *testing.T) {
 	h := newHarness(t)
 	// acme's wiki has its own applink, also called wiki-1.
 	var acme applinkOut
-	h.json("PUT", "/rest/reqs/1/api/wiki-1", acmeAdmin, `{"url":"http://acme.test"}`, 200, &acme)
-	h.expect("POST", "/rest/reqs/1/api", acme.IncomingToken,
+	h.JSON("PUT", "/rest/reqs/1/api/wiki-1", acmeAdmin, `{"url":"http://acme.test"}`, 200, &acme)
+	h.Expect("POST", "/rest/reqs/1/api", acme.IncomingToken,
 		`[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"REQ-1","objectKey":"PROJ-1","relationship":"implements"}]`, 200, `"OK"`)
-	if views, _ := h.svc.IssueLinks(ctx, "demo", "PROJ-1", ""); len(views) != 0 {
+	if views, _ := h.Svc.IssueLinks(ctx, "demo", "PROJ-1", ""); len(views) != 0 {
 		t.Errorf("acme's wiki wrote demo's links: %+v", views)
 	}
-	if views, _ := h.svc.IssueLinks(ctx, "acme", "PROJ-1", ""); len(views) != 1 {
+	if views, _ := h.Svc.IssueLinks(ctx, "acme", "PROJ-1", ""); len(views) != 1 {
 		t.Errorf("acme's link: %+v", views)
 	}
 	// A rotated credential is refused.
-	h.json("PUT", "/rest/reqs/1/api/wiki-1", acmeAdmin, `{"url":"http://acme.test","rotateToken":true}`, 200, nil)
-	h.expect("POST", "/rest/reqs/1/api", acme.IncomingToken, `[]`, 401)
+	h.JSON("PUT", "/rest/reqs/1/api/wiki-1", acmeAdmin, `{"url":"http://acme.test","rotateToken":true}`, 200, nil)
+	h.Expect("POST", "/rest/reqs/1/api", acme.IncomingToken, `[]`, 401)
 }
 
 func TestReceiveModes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t)
-	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"MANUAL"`, 200)
+	h.Expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"MANUAL"`, 200)
 	batch := `[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"REQ-1","objectKey":"PROJ-1","relationship":"implements"},
 	           {"id":2,"type":"LINK","spaceKey":"DEMO","key":"REQ-1"}]`
 	for range 2 {
 		var res results
-		h.json("POST", "/rest/reqs/1/api", h.link, batch, 200, &res)
+		h.JSON("POST", "/rest/reqs/1/api", h.Link, batch, 200, &res)
 		if res.statuses() != "OE" || res.Results[0].Message != "pending" {
 			t.Fatalf("MANUAL: %+v", res)
 		}
 	}
-	if views, _ := h.svc.IssueLinks(ctx, "demo", "PROJ-1", ""); len(views) != 0 {
+	if views, _ := h.Svc.IssueLinks(ctx, "demo", "PROJ-1", ""); len(views) != 0 {
 		t.Errorf("MANUAL applied a message: %+v", views)
 	}
-	if p, _ := h.store.ListPending(ctx, "demo"); len(p) != 1 {
+	if p, _ := h.Store.ListPending(ctx, "demo"); len(p) != 1 {
 		t.Errorf("%d pending, want 1", len(p))
 	}
-	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"DISABLED"`, 200)
-	h.expect("POST", "/rest/reqs/1/api", h.link, batch, 409, "DISABLED")
-	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"AUTO"`, 200)
-	h.expect("POST", "/rest/reqs/1/api", h.link, batch, 200, `"applied"`)
+	h.Expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"DISABLED"`, 200)
+	h.Expect("POST", "/rest/reqs/1/api", h.Link, batch, 409, "DISABLED")
+	h.Expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"AUTO"`, 200)
+	h.Expect("POST", "/rest/reqs/1/api", h.Link, batch, 200, `"applied"`)
 }
 
 func TestLinkDialog(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.wiki.SetRequirement("DEMO", "REQ-1", "<p>one</p>")
-	h.wiki.SetVersion(2, 4)
-	h.expect("PUT", "/rest/reqs/1/api/wiki-1/version", demoAdmin, `2`, 200)
+	h.Wiki.SetRequirement("DEMO", "REQ-1", "<p>one</p>")
+	h.Wiki.SetVersion(2, 4)
+	h.Expect("PUT", "/rest/reqs/1/api/wiki-1/version", demoAdmin, `2`, 200)
 
 	path := "/rest/reqs/1/api/wiki-1/requirements?q=" + url.QueryEscape("key ~ 'REQ-%'") + "&limit=10"
 	var out struct {
@@ -386,38 +386,38 @@ func TestLinkDialog(t *testing.T) {
 		} `json:"results"`
 		Count int `json:"count"`
 	}
-	h.json("GET", path, demoUser, "", 200, &out)
+	h.JSON("GET", path, demoUser, "", 200, &out)
 	if out.Count != 1 || out.Results[0].Key != "REQ-1" {
 		t.Errorf("search answer %+v", out)
 	}
-	if s := h.wiki.Searches(); len(s) != 1 || s[0] != "limit=10&q=key+~+%27REQ-%25%27" {
+	if s := h.Wiki.Searches(); len(s) != 1 || s[0] != "limit=10&q=key+~+%27REQ-%25%27" {
 		t.Errorf("the wiki saw %q", s)
 	}
 	// Upgraded on both sides from 2 to 4.
-	if v := h.wiki.Version(); v != 4 {
+	if v := h.Wiki.Version(); v != 4 {
 		t.Errorf("wiki version %d, want 4", v)
 	}
 	var a applinkOut
-	h.json("GET", "/rest/reqs/1/api/wiki-1", demoAdmin, "", 200, &a)
+	h.JSON("GET", "/rest/reqs/1/api/wiki-1", demoAdmin, "", 200, &a)
 	if a.Version != 4 {
 		t.Errorf("applink version %d, want 4", a.Version)
 	}
 
-	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements?q="+url.QueryEscape("((("), demoUser, "", 400, "unexpected end of query", `"position":3`)
-	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements?limit=x", demoUser, "", 400, "limit")
-	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements", "", "", 401)
-	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements", h.link, "", 403)
-	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements", acmeUser, "", 404)
-	h.wiki.SetDown(true)
-	h.expect("GET", "/rest/reqs/1/api/wiki-1/requirements", demoUser, "", 502, "wiki under maintenance")
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1/requirements?q="+url.QueryEscape("((("), demoUser, "", 400, "unexpected end of query", `"position":3`)
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1/requirements?limit=x", demoUser, "", 400, "limit")
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1/requirements", "", "", 401)
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1/requirements", h.Link, "", 403)
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1/requirements", acmeUser, "", 404)
+	h.Wiki.SetDown(true)
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1/requirements", demoUser, "", 502, "wiki under maintenance")
 }
 
 func TestLinkDialogNeedsWikiToken(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.json("PUT", "/rest/reqs/1/api/bare", demoAdmin, `{"url":"`+h.wiki.URL+`"}`, 200, nil)
-	h.expect("GET", "/rest/reqs/1/api/bare/requirements", demoUser, "", 409, "no wiki token")
+	h.JSON("PUT", "/rest/reqs/1/api/bare", demoAdmin, `{"url":"`+h.Wiki.URL+`"}`, 200, nil)
+	h.Expect("GET", "/rest/reqs/1/api/bare/requirements", demoUser, "", 409, "no wiki token")
 	// A wrong token: the wiki refuses it, the user learns why.
-	h.json("PUT", "/rest/reqs/1/api/bare", demoAdmin, `{"url":"`+h.wiki.URL+`","token":"wrong"}`, 200, nil)
-	h.expect("GET", "/rest/reqs/1/api/bare/requirements", demoUser, "", 502, "refused the tracker's credential")
+	h.JSON("PUT", "/rest/reqs/1/api/bare", demoAdmin, `{"url":"`+h.Wiki.URL+`","token":"wrong"}`, 200, nil)
+	h.Expect("GET", "/rest/reqs/1/api/bare/requirements", demoUser, "", 502, "refused the tracker's credential")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/reqtrace/reqtrace/shared/tracker/trackertest"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,12 +47,12 @@ func TestFixedString(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	var s string
-	h.json("GET", "/rest/reqs/1/issuelinks", demoUser, "", 200, &s)
+	h.JSON("GET", "/rest/reqs/1/issuelinks", demoUser, "", 200, &s)
 	if s != trackerlinks.NotImplemented {
 		t.Errorf("got %q", s)
 	}
-	h.expect("GET", "/rest/reqs/1/issuelinks", "", "", 401)
-	h.expect("GET", "/rest/reqs/1/issuelinks", h.link, "", 403)
+	h.Expect("GET", "/rest/reqs/1/issuelinks", "", "", 401)
+	h.Expect("GET", "/rest/reqs/1/issuelinks", h.Link, "", 403)
 }
 
 // link is an issue link as GET answers it.
@@ -93,7 +94,7 @@ func TestIssueLinksCRUD(t *testing.T) {
 	path := "/rest/reqs/1/issuelinks/PROJ-1"
 
 	var got []link
-	h.json("POST", path, demoUser, "["+
+	h.JSON("POST", path, demoUser, "["+
 		item("REQ-1", "implements", `,"baselineNumber":null,"genericUrl":"/requirements/DEMO/REQ-1","htmlExcerpt":"<p onclick=\"steal()\">Log in<script>alert(1)</script> users &amp; admins</p>"`)+","+
 		item("REQ-2", "implements", `,"baselineNumber":2`)+","+
 		item("REQ-2", "tests", "")+","+
@@ -105,45 +106,45 @@ func TestIssueLinksCRUD(t *testing.T) {
 		t.Errorf("stored excerpt: %+v", got[0])
 	}
 	// The same link again: still one.
-	h.json("POST", path, demoUser, "["+item("REQ-1", "implements", "")+"]", 200, &got)
+	h.JSON("POST", path, demoUser, "["+item("REQ-1", "implements", "")+"]", 200, &got)
 	if len(got) != 3 {
 		t.Errorf("duplicate POST: %s", names(got))
 	}
 
 	// Another issue updates REQ-1's excerpt: PROJ-1 sees it.
-	h.json("POST", "/rest/reqs/1/issuelinks/PROJ-2", demoUser, "["+item("REQ-1", "implements", `,"htmlExcerpt":"<b>New text</b>"`)+"]", 200, nil)
-	h.json("GET", path+"?relationship=implements", demoUser, "", 200, &got)
+	h.JSON("POST", "/rest/reqs/1/issuelinks/PROJ-2", demoUser, "["+item("REQ-1", "implements", `,"htmlExcerpt":"<b>New text</b>"`)+"]", 200, nil)
+	h.JSON("GET", path+"?relationship=implements", demoUser, "", 200, &got)
 	if names(got) != "PROJ-1:DEMO/REQ-1@-:implements PROJ-1:DEMO/REQ-2@2:implements" || got[0].HTMLExcerpt != "<p><b>New text</b></p>" {
 		t.Errorf("GET ?relationship=implements: %s %q", names(got), got[0].HTMLExcerpt)
 	}
 
 	// PUT limited to a relationship replaces only those links.
-	h.json("PUT", path+"?relationship=implements", demoUser, "["+item("REQ-3", "implements", "")+"]", 200, &got)
+	h.JSON("PUT", path+"?relationship=implements", demoUser, "["+item("REQ-3", "implements", "")+"]", 200, &got)
 	if n := names(got); n != "PROJ-1:DEMO/REQ-2@-:tests PROJ-1:DEMO/REQ-3@-:implements" {
 		t.Errorf("after PUT ?relationship=implements: %s", n)
 	}
 	// What GET answered can be sent back: PUT without filter replaces all.
 	var one []link
-	h.json("GET", path+"?relationship=implements", demoUser, "", 200, &one)
+	h.JSON("GET", path+"?relationship=implements", demoUser, "", 200, &one)
 	body, _ := json.Marshal(one)
-	h.json("PUT", path, demoUser, string(body), 200, &got)
+	h.JSON("PUT", path, demoUser, string(body), 200, &got)
 	if n := names(got); n != "PROJ-1:DEMO/REQ-3@-:implements" {
 		t.Errorf("after PUT: %s", n)
 	}
 
 	// DELETE takes references; absent ones are fine.
-	rec := h.do("DELETE", path, demoUser, "["+item("REQ-3", "implements", "")+","+item("REQ-9", "implements", "")+"]")
+	rec := h.Do("DELETE", path, demoUser, "["+item("REQ-3", "implements", "")+","+item("REQ-9", "implements", "")+"]")
 	if rec.Code != 204 || rec.Body.Len() != 0 {
 		t.Errorf("DELETE: %d %s", rec.Code, rec.Body)
 	}
-	h.expect("GET", path, demoUser, "", 200, "[]")
+	h.Expect("GET", path, demoUser, "", 200, "[]")
 	// PROJ-2 keeps its link and the shared excerpt.
-	h.json("GET", "/rest/reqs/1/issuelinks/PROJ-2", demoUser, "", 200, &got)
+	h.JSON("GET", "/rest/reqs/1/issuelinks/PROJ-2", demoUser, "", 200, &got)
 	if len(got) != 1 || got[0].HTMLExcerpt != "<p><b>New text</b></p>" {
 		t.Errorf("PROJ-2: %+v", got)
 	}
 	// Another tenant sees nothing.
-	h.expect("GET", "/rest/reqs/1/issuelinks/PROJ-2", acmeUser, "", 200, "[]")
+	h.Expect("GET", "/rest/reqs/1/issuelinks/PROJ-2", acmeUser, "", 200, "[]")
 }
 
 func TestIssueLinksBadInput(t *testing.T) {
@@ -173,19 +174,19 @@ func TestIssueLinksBadInput(t *testing.T) {
 		{"PUT", path + "?relationship=a%23b", demoUser, good, 400, "relationship"},
 		{"GET", "/rest/reqs/1/issuelinks/A%20B", demoUser, "", 400, "issueKey"},
 		{"POST", path, "", good, 401, ""},
-		{"POST", path, h.link, good, 403, ""},
+		{"POST", path, h.Link, good, 403, ""},
 		{"POST", path, wikiUser, good, 401, ""},
 		{"POST", path, demoUser, "[" + item("REQ-1", "implements", `,"htmlExcerpt":"`+strings.Repeat("x", 1<<20)+`"`) + "]", 413, ""},
 	} {
-		rec := h.do(tc.method, tc.path, tc.token, tc.body)
+		rec := h.Do(tc.method, tc.path, tc.token, tc.body)
 		if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.msg) {
 			t.Errorf("%s %s %.80s: %d %.200s, want %d with %q", tc.method, tc.path, tc.body, rec.Code, rec.Body, tc.status, tc.msg)
 		}
 	}
-	if rec := h.doType("POST", path, demoUser, "text/plain", good); rec.Code != 415 {
+	if rec := h.DoType("POST", path, demoUser, "text/plain", good); rec.Code != 415 {
 		t.Errorf("text/plain: %d", rec.Code)
 	}
-	h.expect("GET", path, demoUser, "", 200, "[]")
+	h.Expect("GET", path, demoUser, "", 200, "[]")
 }
 
 type syncAnswer struct {
@@ -210,17 +211,17 @@ func (s syncAnswer) pairs() string {
 
 // setupSyncRule links A to R1 and R2, B to R2 and C to R3, with old texts,
 // and gives the wiki new texts.
-func setupSyncRule(h *harness) {
-	h.t.Helper()
+func setupSyncRule(h *trackertest.Harness) {
+	h.T.Helper()
 	for issue, keys := range map[string][]string{"A-1": {"R1", "R2"}, "B-1": {"R2"}, "C-1": {"R3"}} {
 		var items []string
 		for _, k := range keys {
 			items = append(items, item(k, "implements", `,"htmlExcerpt":"<p>old `+k+`</p>"`))
 		}
-		h.json("POST", "/rest/reqs/1/issuelinks/"+issue, demoUser, "["+strings.Join(items, ",")+"]", 200, nil)
+		h.JSON("POST", "/rest/reqs/1/issuelinks/"+issue, demoUser, "["+strings.Join(items, ",")+"]", 200, nil)
 	}
 	for _, k := range []string{"R1", "R2", "R3"} {
-		h.wiki.SetRequirement("DEMO", k, "<p>new "+k+"</p>")
+		h.Wiki.SetRequirement("DEMO", k, "<p>new "+k+"</p>")
 	}
 }
 
@@ -230,7 +231,7 @@ func TestSyncRule(t *testing.T) {
 	setupSyncRule(h)
 
 	var res syncAnswer
-	h.json("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
+	h.JSON("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
 	if res.pairs() != "A-1:R1 A-1:R2 B-1:R2" || res.Requirements != 2 {
 		t.Errorf("sync answer %+v", res)
 	}
@@ -238,7 +239,7 @@ func TestSyncRule(t *testing.T) {
 	if l.ApplinkID != "wiki-1" || l.SpaceKey != "DEMO" || l.BaselineNumber != nil || l.Relationship != "implements" {
 		t.Errorf("link %+v", l)
 	}
-	calls := h.wiki.LinkCalls()
+	calls := h.Wiki.LinkCalls()
 	if len(calls) != 1 {
 		t.Fatalf("%d links callbacks, want 1", len(calls))
 	}
@@ -256,28 +257,28 @@ func TestSyncRule(t *testing.T) {
 	}
 	// B sees R2's new text; C, not synchronised, keeps R3's old one.
 	var got []link
-	h.json("GET", "/rest/reqs/1/issuelinks/B-1", demoUser, "", 200, &got)
+	h.JSON("GET", "/rest/reqs/1/issuelinks/B-1", demoUser, "", 200, &got)
 	if got[0].HTMLExcerpt != "<p>new R2</p>" {
 		t.Errorf("B sees %q", got[0].HTMLExcerpt)
 	}
-	h.json("GET", "/rest/reqs/1/issuelinks/C-1", demoUser, "", 200, &got)
+	h.JSON("GET", "/rest/reqs/1/issuelinks/C-1", demoUser, "", 200, &got)
 	if got[0].HTMLExcerpt != "<p>old R3</p>" {
 		t.Errorf("C sees %q", got[0].HTMLExcerpt)
 	}
 
 	// Both spellings of the list.
-	h.json("PUT", "/rest/reqs/1/sync?issues=C-1&issues=B-1,A-1", demoUser, "", 200, &res)
+	h.JSON("PUT", "/rest/reqs/1/sync?issues=C-1&issues=B-1,A-1", demoUser, "", 200, &res)
 	if res.pairs() != "A-1:R1 A-1:R2 B-1:R2 C-1:R3" || res.Requirements != 3 {
 		t.Errorf("second sync %+v", res)
 	}
 
 	// A requirement the wiki lost: flagged, not sent.
-	h.json("POST", "/rest/reqs/1/issuelinks/A-1", demoUser, "["+item("GONE", "implements", "")+"]", 200, nil)
-	h.json("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
+	h.JSON("POST", "/rest/reqs/1/issuelinks/A-1", demoUser, "["+item("GONE", "implements", "")+"]", 200, nil)
+	h.JSON("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
 	if res.pairs() != "A-1:R1 A-1:R2 B-1:R2" {
 		t.Errorf("sync with a lost requirement: %s", res.pairs())
 	}
-	h.json("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
+	h.JSON("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
 	if got[0].Key != "GONE" || !got[0].RequirementDeleted {
 		t.Errorf("lost requirement: %+v", got[0])
 	}
@@ -287,14 +288,14 @@ func TestSyncWikiDown(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	setupSyncRule(h)
-	h.wiki.SetDown(true)
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 502, "wiki under maintenance", "nothing was changed")
+	h.Wiki.SetDown(true)
+	h.Expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 502, "wiki under maintenance", "nothing was changed")
 	var got []link
-	h.json("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
+	h.JSON("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
 	if got[0].HTMLExcerpt != "<p>old R1</p>" {
 		t.Errorf("a failed sync changed the excerpt: %q", got[0].HTMLExcerpt)
 	}
-	if len(h.wiki.LinkCalls()) != 0 {
+	if len(h.Wiki.LinkCalls()) != 0 {
 		t.Error("links were sent")
 	}
 }
@@ -303,43 +304,43 @@ func TestManualMessagesWaitForSync(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t)
-	h.expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"MANUAL"`, 200)
+	h.Expect("PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, `"MANUAL"`, 200)
 	batch := `[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"R1","objectKey":"A-1","relationship":"implements"},
 	           {"id":2,"type":"UPDATED","spaceKey":"DEMO","key":"R1","newHtmlExcerpt":"<p>from message</p>"},
 	           {"id":3,"type":"LINK","spaceKey":"DEMO","key":"R7","objectKey":"Z-1","relationship":"implements"}]`
-	h.expect("POST", "/rest/reqs/1/api", h.link, batch, 200, `"pending"`)
-	h.expect("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, "[]")
+	h.Expect("POST", "/rest/reqs/1/api", h.Link, batch, 200, `"pending"`)
+	h.Expect("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, "[]")
 
-	h.wiki.SetRequirement("DEMO", "R1", "<p>from the wiki</p>")
+	h.Wiki.SetRequirement("DEMO", "R1", "<p>from the wiki</p>")
 	var res syncAnswer
-	h.json("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
+	h.JSON("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
 	if res.pairs() != "A-1:R1" || res.Requirements != 1 {
 		t.Errorf("sync %+v", res)
 	}
 	var got []link
-	h.json("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
+	h.JSON("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
 	if len(got) != 1 || got[0].HTMLExcerpt != "<p>from the wiki</p>" {
 		t.Errorf("A after sync: %+v", got)
 	}
 	// The message about Z is not covered: still pending, Z has no link.
-	p, err := h.store.ListPending(ctx, "demo")
+	p, err := h.Store.ListPending(ctx, "demo")
 	if err != nil || len(p) != 1 || p[0].Message.ObjectKey != "Z-1" {
 		t.Errorf("pending %+v, %v", p, err)
 	}
-	h.expect("GET", "/rest/reqs/1/issuelinks/Z-1", demoUser, "", 200, "[]")
+	h.Expect("GET", "/rest/reqs/1/issuelinks/Z-1", demoUser, "", 200, "[]")
 }
 
 func TestSyncBadInput(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.expect("PUT", "/rest/reqs/1/sync", demoUser, "", 400, "issues is required")
-	h.expect("PUT", "/rest/reqs/1/sync?issues=,", demoUser, "", 400, "issues is required")
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A%23B", demoUser, "", 400, "issueKey")
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", "", "", 401)
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", h.link, "", 403)
-	h.expect("GET", "/rest/reqs/1/sync", demoUser, "", 405)
+	h.Expect("PUT", "/rest/reqs/1/sync", demoUser, "", 400, "issues is required")
+	h.Expect("PUT", "/rest/reqs/1/sync?issues=,", demoUser, "", 400, "issues is required")
+	h.Expect("PUT", "/rest/reqs/1/sync?issues=A%23B", demoUser, "", 400, "issueKey")
+	h.Expect("PUT", "/rest/reqs/1/sync?issues=A-1", "", "", 401)
+	h.Expect("PUT", "/rest/reqs/1/sync?issues=A-1", h.Link, "", 403)
+	h.Expect("GET", "/rest/reqs/1/sync", demoUser, "", 405)
 	// Nothing linked: nothing to send.
-	h.expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, `{"links":[],"requirements":0}`)
+	h.Expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, `{"links":[],"requirements":0}`)
 }
 
 // Relationships are normalised as the wiki does (lower case, spaces to '_'),
@@ -349,16 +350,16 @@ func TestRelationshipsAreNormalised(t *testing.T) {
 	h := newHarness(t)
 	path := "/rest/reqs/1/issuelinks/PROJ-4"
 	var got []link
-	h.json("POST", path, demoUser, "["+item("REQ-1", "Is Implemented  By", "")+"]", 200, &got)
+	h.JSON("POST", path, demoUser, "["+item("REQ-1", "Is Implemented  By", "")+"]", 200, &got)
 	if len(got) != 1 || got[0].Relationship != "is_implemented_by" {
 		t.Fatalf("stored %+v", got)
 	}
-	h.json("GET", path+"?relationship=Is%20Implemented%20By", demoUser, "", 200, &got)
+	h.JSON("GET", path+"?relationship=Is%20Implemented%20By", demoUser, "", 200, &got)
 	if len(got) != 1 {
 		t.Fatalf("filter by the header form: %+v", got)
 	}
-	h.expect("DELETE", path, demoUser, "["+item("REQ-1", "IS IMPLEMENTED BY", "")+"]", 204)
-	h.json("GET", path, demoUser, "", 200, &got)
+	h.Expect("DELETE", path, demoUser, "["+item("REQ-1", "IS IMPLEMENTED BY", "")+"]", 204)
+	h.JSON("GET", path, demoUser, "", 200, &got)
 	if len(got) != 0 {
 		t.Fatalf("delete by the header form left %+v", got)
 	}

@@ -1,0 +1,122 @@
+package trackertest
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
+	"github.com/reqtrace/reqtrace/shared/tracker"
+	"github.com/reqtrace/reqtrace/shared/wikiclient"
+)
+
+// Tokens of the principals a Harness seeds.
+const (
+	DemoAdmin = "demo-tracker-admin"
+	DemoUser  = "demo-tracker-user"
+	AcmeAdmin = "acme-tracker-admin"
+	AcmeUser  = "acme-tracker-user"
+	WikiUser  = "demo-wiki-user" // a token of the other application
+	// WikiToken is the token the fake wiki expects from the tracker.
+	WikiToken = "wiki-incoming-token"
+)
+
+// Harness is tracker route groups over DynamoDB Local (infra/testenv) with
+// a fake wiki, the principals above, and the demo applink "wiki-1"
+// registered (serviceId "jira-1").
+type Harness struct {
+	T      *testing.T
+	Router *httpapi.Router
+	Svc    *tracker.Service
+	Store  *dynamo.TrackerStore
+	Wiki   *Wiki
+	// Link is the incoming token of demo's wiki-1.
+	Link string
+}
+
+// NewHarness builds a Harness whose router serves what register registers.
+func NewHarness(t *testing.T, register func(*httpapi.Router, *tracker.Service)) *Harness {
+	t.Helper()
+	env := testenv.AWS(t)
+	ctx := context.Background()
+	authStore := dynamo.NewAuthStore(env.DynamoDB, env.AuthTable)
+	for tok, p := range map[string]auth.Principal{
+		DemoAdmin: {Tenant: "demo", App: auth.Tracker, Kind: auth.User, User: "alice", Admin: true},
+		DemoUser:  {Tenant: "demo", App: auth.Tracker, Kind: auth.User, User: "bob"},
+		AcmeAdmin: {Tenant: "acme", App: auth.Tracker, Kind: auth.User, User: "carol", Admin: true},
+		AcmeUser:  {Tenant: "acme", App: auth.Tracker, Kind: auth.User, User: "dave"},
+		WikiUser:  {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "erin"},
+	} {
+		if err := authStore.PutToken(ctx, auth.HashToken(tok), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := dynamo.NewTrackerStore(env.DynamoDB, env.TrackerTable)
+	wiki := NewWiki(t, WikiToken, "jira-1")
+	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: authStore, Links: store, Pending: store, Wiki: wikiclient.New(2 * time.Second)})
+	rt := httpapi.NewRouter(auth.Tracker, auth.NewAuthenticator(authStore, 0))
+	rt.Logger = slog.New(slog.DiscardHandler)
+	register(rt, svc)
+	h := &Harness{T: t, Router: rt, Svc: svc, Store: store, Wiki: wiki}
+	var reg struct {
+		IncomingToken string `json:"incomingToken"`
+	}
+	h.JSON("PUT", "/rest/reqs/1/api/wiki-1", DemoAdmin,
+		`{"name":"Demo wiki","url":"`+wiki.URL+`","serviceId":"jira-1","token":"`+WikiToken+`"}`, 200, &reg)
+	h.Link = reg.IncomingToken
+	return h
+}
+
+// Do sends a request; body is sent as application/json unless empty.
+func (h *Harness) Do(method, path, token, body string) *httptest.ResponseRecorder {
+	h.T.Helper()
+	return h.DoType(method, path, token, "application/json", body)
+}
+
+// DoType sends a request with body of content type ctype.
+func (h *Harness) DoType(method, path, token, ctype, body string) *httptest.ResponseRecorder {
+	h.T.Helper()
+	return httpapitest.Do(h.Router, method, path, token, ctype, body)
+}
+
+// JSON sends a request, checks the status and decodes the answer into out
+// (when not nil).
+func (h *Harness) JSON(method, path, token, body string, status int, out any) {
+	h.T.Helper()
+	rec := h.Do(method, path, token, body)
+	if rec.Code != status {
+		h.T.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, status, rec.Body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+			h.T.Fatalf("%s %s: %v in %s", method, path, err, rec.Body)
+		}
+	}
+}
+
+// Expect sends a request and checks the status, that the answer contains
+// each of parts, and that errors are JSON.
+func (h *Harness) Expect(method, path, token, body string, status int, parts ...string) {
+	h.T.Helper()
+	rec := h.Do(method, path, token, body)
+	if rec.Code != status {
+		h.T.Errorf("%s %s: status %d, want %d: %s", method, path, rec.Code, status, rec.Body)
+		return
+	}
+	for _, p := range parts {
+		if !strings.Contains(rec.Body.String(), p) {
+			h.T.Errorf("%s %s: answer %s lacks %q", method, path, rec.Body, p)
+		}
+	}
+	if status >= 400 && rec.Header().Get("Content-Type") != "application/json" {
+		h.T.Errorf("%s %s: error with content type %q", method, path, rec.Header().Get("Content-Type"))
+	}
+}
