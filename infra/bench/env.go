@@ -39,7 +39,9 @@ func StartEnv(ctx context.Context, opts StartOptions) (env *Env, stop func() err
 		started = nil
 		return errors.Join(errs...)
 	}
-	lopts := localaws.Options{Root: opts.Root, Log: opts.Log, StartTimeout: 2 * time.Minute}
+	// Throughput: a benchmark is sustained load, so DynamoDB Local's JVM runs
+	// with its full JIT rather than the tests' start-up flags.
+	lopts := localaws.Options{Root: opts.Root, Log: opts.Log, StartTimeout: 2 * time.Minute, Throughput: true}
 	type result struct {
 		svc *localaws.Service
 		err error

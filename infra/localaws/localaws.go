@@ -44,6 +44,10 @@ type Options struct {
 	// StartTimeout bounds the wait until the stand-in answers; 0 means
 	// 60 seconds.
 	StartTimeout time.Duration
+	// Throughput runs DynamoDB Local's JVM for sustained load (the full
+	// tiered JIT and a parallel collector) instead of quick start-up:
+	// for benchmarks, not for short test runs.
+	Throughput bool
 }
 
 func (o Options) startTimeout() time.Duration {
