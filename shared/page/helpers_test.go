@@ -2,6 +2,7 @@ package page
 
 import (
 	"encoding/json"
+	"github.com/reqtrace/reqtrace/shared/page/pagetest"
 	"net/url"
 	"strings"
 	"testing"
@@ -9,59 +10,17 @@ import (
 	"golang.org/x/net/html"
 )
 
-// Builders of storage-format fragments, so that test bodies stay readable.
-
-// def is a definition macro without a type parameter (the default).
-func def(key string) string {
-	return `<ac:structured-macro ac:name="requirement" ac:schema-version="1">` +
-		`<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
-}
-
-// link is a LINK macro; space "" leaves out the spaceKey parameter.
-func link(space, key string) string {
-	s := `<ac:structured-macro ac:name="requirement">`
-	if space != "" {
-		s += `<ac:parameter ac:name="spaceKey">` + space + `</ac:parameter>`
-	}
-	return s + `<ac:parameter ac:name="type">LINK</ac:parameter>` +
-		`<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
-}
-
-// jira is an issue macro; server "" leaves out the serverId parameter.
-func jira(key, server string) string {
-	s := `<ac:structured-macro ac:name="jira">`
-	if server != "" {
-		s += `<ac:parameter ac:name="serverId">` + server + `</ac:parameter>`
-	}
-	return s + `<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
-}
-
-// option is a requirement-property macro with option=true (title, ignore).
-func option(name string) string {
-	return `<ac:structured-macro ac:name="requirement-property">` +
-		`<ac:parameter ac:name="` + name + `">true</ac:parameter></ac:structured-macro>`
-}
-
-// table wraps rows in a table.
-func table(rows ...string) string {
-	return "<table><tbody>" + strings.Join(rows, "") + "</tbody></table>"
-}
-
-// th is a header row.
-func th(cells ...string) string { return cellRow("th", cells) }
-
-// tr is a row of td cells.
-func tr(cells ...string) string { return cellRow("td", cells) }
-
-func cellRow(tag string, cells []string) string {
-	var b strings.Builder
-	b.WriteString("<tr>")
-	for _, c := range cells {
-		b.WriteString("<" + tag + ">" + c + "</" + tag + ">")
-	}
-	b.WriteString("</tr>")
-	return b.String()
-}
+// Builders of storage-format fragments (shared/page/pagetest), under the
+// short names the tests use.
+var (
+	def    = pagetest.Def
+	link   = pagetest.Link
+	jira   = pagetest.Jira
+	option = pagetest.Option
+	table  = pagetest.Table
+	th     = pagetest.TH
+	tr     = pagetest.TR
+)
 
 // mustParse parses body and fails the test on error.
 func mustParse(t *testing.T, body string) *Result {

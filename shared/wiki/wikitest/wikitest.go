@@ -5,6 +5,7 @@ package wikitest
 import (
 	"context"
 	"fmt"
+	"github.com/reqtrace/reqtrace/shared/page/pagetest"
 	"slices"
 	"strings"
 	"sync"
@@ -16,52 +17,15 @@ import (
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
-// Def is a requirement definition macro.
-func Def(key string) string {
-	return `<ac:structured-macro ac:name="requirement" ac:schema-version="1">` +
-		`<ac:parameter ac:name="type">DEFINITION</ac:parameter>` +
-		`<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
-}
-
-// Link is a requirement LINK macro; space "" leaves out spaceKey.
-func Link(space, key string) string {
-	s := `<ac:structured-macro ac:name="requirement">`
-	if space != "" {
-		s += `<ac:parameter ac:name="spaceKey">` + space + `</ac:parameter>`
-	}
-	return s + `<ac:parameter ac:name="type">LINK</ac:parameter>` +
-		`<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
-}
-
-// Jira is an issue macro; server "" leaves out serverId.
-func Jira(key, server string) string {
-	s := `<ac:structured-macro ac:name="jira">`
-	if server != "" {
-		s += `<ac:parameter ac:name="serverId">` + server + `</ac:parameter>`
-	}
-	return s + `<ac:parameter ac:name="key">` + key + `</ac:parameter></ac:structured-macro>`
-}
-
-// Table wraps rows in a table.
-func Table(rows ...string) string {
-	return "<table><tbody>" + strings.Join(rows, "") + "</tbody></table>"
-}
-
-// TH is a header row.
-func TH(cells ...string) string { return row("th", cells) }
-
-// TR is a row of data cells.
-func TR(cells ...string) string { return row("td", cells) }
-
-func row(tag string, cells []string) string {
-	var b strings.Builder
-	b.WriteString("<tr>")
-	for _, c := range cells {
-		b.WriteString("<" + tag + ">" + c + "</" + tag + ">")
-	}
-	b.WriteString("</tr>")
-	return b.String()
-}
+// Builders of storage-format bodies, from shared/page/pagetest.
+var (
+	Def   = pagetest.Def
+	Link  = pagetest.Link
+	Jira  = pagetest.Jira
+	Table = pagetest.Table
+	TH    = pagetest.TH
+	TR    = pagetest.TR
+)
 
 // Mem is an in-memory wiki.Store. Fail, when set, is called before each
 // Commit; an error it returns fails the Commit with nothing applied.
