@@ -1,7 +1,8 @@
 // Package httpapitest holds the test doubles and request helpers shared by
-// the route-group tests: an in-memory token store and a function that sends
-// one request through a handler. It imports no reqtrace HTTP code, so every
-// package's tests (httpapi's own included) can use it.
+// the route-group tests: an in-memory token store with the development
+// tokens, and a function that sends one request through a handler. It
+// imports no reqtrace HTTP code, so every package's tests (httpapi's own
+// included) can use it.
 package httpapitest
 
 import (
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/reqtrace/reqtrace/infra/devseed"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 )
@@ -35,6 +37,21 @@ func (t Tokens) PutToken(context.Context, string, auth.Principal) error { return
 
 // DeleteToken is a no-op.
 func (t Tokens) DeleteToken(context.Context, string) error { return nil }
+
+// LinkToken is the wiki integration credential DevTokens adds: a Link
+// principal of tenant demo scoped to the integration "jira-1".
+const LinkToken = "demo-link"
+
+// DevTokens returns the development tokens of CONTRACT.md section 1
+// (infra/devseed: demo-wiki-admin, demo-wiki-user, ..., acme-tracker-user)
+// plus LinkToken.
+func DevTokens() Tokens {
+	t := Tokens{LinkToken: {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"}}
+	for _, d := range devseed.Tokens() {
+		t[d.Token] = d.Principal
+	}
+	return t
+}
 
 // Do sends one request through h: a bearer token when token is not empty,
 // and body with content type ctype when ctype is not empty.

@@ -34,12 +34,7 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-var devTokens = httpapitest.Tokens{
-	"demo-wiki-user":    {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "demo-user"},
-	"acme-wiki-user":    {Tenant: "acme", App: auth.Wiki, Kind: auth.User, User: "acme-user"},
-	"demo-link":         {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"},
-	"demo-tracker-user": {Tenant: "demo", App: auth.Tracker, Kind: auth.User, User: "t"},
-}
+var devTokens = httpapitest.DevTokens()
 
 type server struct {
 	http.Handler
