@@ -31,7 +31,10 @@ func TestGetManyConsistency(t *testing.T) {
 		want bool
 	}{
 		{"GetMany", func(s *RequirementStore) error { _, err := s.GetMany(context.Background(), "demo", ids); return err }, true},
-		{"GetManyEventual", func(s *RequirementStore) error { _, err := s.GetManyEventual(context.Background(), "demo", ids); return err }, false},
+		{"GetManyEventual", func(s *RequirementStore) error {
+			_, err := s.GetManyEventual(context.Background(), "demo", ids)
+			return err
+		}, false},
 	} {
 		rec := &batchRecorder{}
 		if err := c.get(NewRequirementStore(rec, "wiki")); err != nil {
