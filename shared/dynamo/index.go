@@ -21,13 +21,20 @@ import (
 //	property  pk T#t#IX#P#<name>#<value>   sk <KEYU>#<SPACE>
 //	issue     pk T#t#IX#J#<issueKey>       sk <KEYU>#<SPACE>
 //
+// The same item sits in gsi1 under its space, so that a search of one
+// space reads that space's items only (a space key holds no '#'):
+//
+//	gsi1pk T#t#IXS#<SPACE>#<kind>#<value>   gsi1sk <KEYU>#<SPACE>
+//
 // Values are lower-cased (and cut to ixMaxValue bytes), so a partition holds
 // a superset of the exact matches: the search evaluator checks each row.
 type ixItem struct {
-	PK    string `dynamodbav:"pk"`
-	SK    string `dynamodbav:"sk"`
-	Space string `dynamodbav:"spaceKey"`
-	Key   string `dynamodbav:"key"`
+	PK     string `dynamodbav:"pk"`
+	SK     string `dynamodbav:"sk"`
+	GSI1PK string `dynamodbav:"gsi1pk"`
+	GSI1SK string `dynamodbav:"gsi1sk"`
+	Space  string `dynamodbav:"spaceKey"`
+	Key    string `dynamodbav:"key"`
 }
 
 // Index kinds (the <kind> of the partition key).
@@ -54,12 +61,14 @@ func ixValue(v string) string {
 }
 
 func ixPropertyPK(tenant, name, value string) string {
-	return indexPK(tenant, ixProperty, ixValue(name+"#"+value))
+	return indexPK(tenant, ixProperty, ixPropertyValue(name, value))
 }
 
 func ixIssuePK(tenant, issueKey string) string {
 	return indexPK(tenant, ixIssue, ixValue(issueKey))
 }
+
+func ixPropertyValue(name, value string) string { return ixValue(name + "#" + value) }
 
 // ixItems returns the index items of a row by "pk\x00sk"; none unless the
 // row is ACTIVE.
@@ -69,14 +78,16 @@ func ixItems(tenant string, r *requirement.Requirement) map[string]ixItem {
 	}
 	out := map[string]ixItem{}
 	sk := indexSK(r.SpaceKey, r.Key)
-	add := func(pk string) {
-		out[pk+"\x00"+sk] = ixItem{PK: pk, SK: sk, Space: r.SpaceKey, Key: r.Key}
+	add := func(kind, value string) {
+		pk := indexPK(tenant, kind, value)
+		out[pk+"\x00"+sk] = ixItem{PK: pk, SK: sk, GSI1PK: spaceIndexPK(tenant, r.SpaceKey, kind, value), GSI1SK: sk,
+			Space: r.SpaceKey, Key: r.Key}
 	}
 	for _, p := range r.Properties {
-		add(ixPropertyPK(tenant, p.Key, p.Value))
+		add(ixProperty, ixPropertyValue(p.Key, p.Value))
 	}
 	for _, l := range r.Issues {
-		add(ixIssuePK(tenant, l.IssueKey))
+		add(ixIssue, ixValue(l.IssueKey))
 	}
 	return out
 }

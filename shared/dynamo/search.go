@@ -142,16 +142,23 @@ func (s *SearchStore) srQuery(ctx context.Context, in *dynamodb.QueryInput, afte
 
 // Index implements search.Store: one Query of an index partition.
 func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexRef, desc bool, after search.Token, limit int) ([]search.ID, search.Token, error) {
-	pk := ixIssuePK(tenant, ix.Value)
+	kind, value := ixIssue, ixValue(ix.Value)
 	if ix.Kind == search.IndexProperty {
-		pk = ixPropertyPK(tenant, ix.Name, ix.Value)
+		kind, value = ixProperty, ixPropertyValue(ix.Name, ix.Value)
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).Build()
+	// Every space: the index partition; one space: its gsi1 partition.
+	kc := expression.Key("pk").Equal(expression.Value(indexPK(tenant, kind, value)))
+	var index *string
+	if ix.Space != "" {
+		kc = expression.Key("gsi1pk").Equal(expression.Value(spaceIndexPK(tenant, ix.Space, kind, value)))
+		index = aws.String("gsi1")
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		return nil, "", fmt.Errorf("build index query: %w", err)
 	}
 	out, err := s.srQuery(ctx, &dynamodb.QueryInput{
-		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(),
+		TableName: &s.table, IndexName: index, KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward: aws.Bool(!desc),
 	}, after, limit)

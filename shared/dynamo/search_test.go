@@ -185,6 +185,49 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 		t.Fatalf("issue index: %v, %v", page, err)
 	}
 
+	// One space's view of a partition (gsi1) holds that space's items
+	// only, in the same order, paged the same way; another tenant's
+	// space of the same name is never read.
+	if _, err := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable)).SavePage(ctx, "acme", "alice",
+		wiki.PageInput{ID: "77", SpaceKey: "B", Title: "P", Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ix := range []search.IndexRef{
+		{Kind: search.IndexProperty, Name: "priority", Value: "High", Space: "B"},
+		{Kind: search.IndexIssue, Value: "PROJ-1", Space: "B"},
+	} {
+		for _, desc := range []bool{false, true} {
+			var ids []string
+			var after search.Token
+			for {
+				page, next, err := s.Index(ctx, "demo", ix, desc, after, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range page {
+					ids = append(ids, id.SpaceKey+"/"+id.Key)
+				}
+				if next == "" {
+					break
+				}
+				after = next
+			}
+			want := []string{"B/REQ-1", "B/REQ-2"}
+			if ix.Kind == search.IndexIssue {
+				want = []string{"B/REQ-2", "B/REQ-3"}
+			}
+			if desc {
+				slices.Reverse(want)
+			}
+			if !slices.Equal(ids, want) {
+				t.Fatalf("%+v desc %v: %v, want %v", ix, desc, ids, want)
+			}
+		}
+	}
+	if page, _, err := s.Index(ctx, "demo", search.IndexRef{Kind: search.IndexProperty, Name: "Priority", Value: "high", Space: "C"}, false, "", 0); err != nil || len(page) != 0 {
+		t.Fatalf("a space without pages: %v, %v", page, err)
+	}
+
 	space, keys, err := s.PageKeys(ctx, "demo", "2")
 	if err != nil || space != "B" || !slices.Equal(keys, []string{"REQ-2", "REQ-1", "REQ-3"}) {
 		t.Fatalf("PageKeys: %s %v %v", space, keys, err)
@@ -210,5 +253,17 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 	}
 	if on, _ := s.IsolateSpaces(ctx, "acme"); on {
 		t.Fatal("acme isolates spaces")
+	}
+	// The view follows the index as rows change: REQ-2 loses its
+	// property on page 2 (space B) and leaves B's view only.
+	if _, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "2", SpaceKey: "B", Title: "P", Body: wt.Table(
+		wt.TH("Key", "Description", "Priority"), wt.TR(wt.Def("REQ-2"), "Two", ""), wt.TR(wt.Def("REQ-1"), "One", "High"))}); err != nil {
+		t.Fatal(err)
+	}
+	for space, want := range map[string]int{"A": 2, "B": 1} {
+		page, _, err := s.Index(ctx, "demo", search.IndexRef{Kind: search.IndexProperty, Name: "PRIORITY", Value: "HIGH", Space: space}, false, "", 0)
+		if err != nil || len(page) != want {
+			t.Fatalf("space %s after the change: %v, %v, want %d ids", space, page, err, want)
+		}
 	}
 }

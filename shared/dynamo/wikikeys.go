@@ -67,3 +67,9 @@ func indexPK(tenant, kind, value string) string {
 }
 
 func indexSK(space, key string) string { return keyU(key) + "#" + space }
+
+// spaceIndexPK is the gsi1 partition of a search index's items of one
+// space: the partition indexPK(tenant, kind, value) restricted to space.
+func spaceIndexPK(tenant, space, kind, value string) string {
+	return tenantPrefix(tenant) + "IXS#" + space + "#" + kind + "#" + strings.ToLower(strings.ToUpper(value))
+}

@@ -19,6 +19,10 @@ const (
 	ColumnStatus                     // STATUS
 	ColumnText                       // TEXT
 	ColumnPage                       // PAGE; numeric ids in numeric order, "" is NULL, the highest
+
+	// columnKeyExact, the folded key then the key byte-wise, only breaks
+	// ties.
+	columnKeyExact
 )
 
 var columnsByName = map[string]Column{
@@ -56,7 +60,7 @@ func DefaultOrder() Order {
 
 // tieBreak makes Less a total order on rows: (space, key, baseline) is a
 // row's identity.
-var tieBreak = Order{{Column: ColumnSpace}, {Column: ColumnKey}, {Column: ColumnBaseline, Desc: true}}
+var tieBreak = Order{{Column: ColumnSpace}, {Column: columnKeyExact}, {Column: ColumnBaseline, Desc: true}}
 
 // ParseOrder reads the order parameter: `column [ASC|DESC] (, column
 // [ASC|DESC])*`, case-insensitive, each column at most once, direction ASC by
@@ -186,12 +190,14 @@ func (o Order) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// Less reports whether a sorts before b. REQKEY compares the folded key (the
-// upper-cased key DynamoDB sorts by), then the key byte-wise; SPACEKEY,
-// STATUS and TEXT compare byte-wise; PAGE puts numeric ids first in numeric
-// order; BASELINE is numeric with 0 (the current version) as NULL. NULL is
-// higher than every value: last under ASC, first under DESC. Ties are broken by space key, key, and baseline DESC, so Less is a
-// total order on rows and a sort is stable whatever the input order.
+// Less reports whether a sorts before b. REQKEY compares the folded key
+// (the upper-cased key DynamoDB sorts by), then the space key, both in the
+// column's direction; SPACEKEY, STATUS and TEXT compare byte-wise; PAGE
+// puts numeric ids first in numeric order; BASELINE is numeric with 0 (the
+// current version) as NULL. NULL is higher than every value: last under
+// ASC, first under DESC. Ties are broken by space key, key (folded, then
+// byte-wise) and baseline DESC, so Less is a total order on rows and a sort is stable
+// whatever the input order.
 func (o Order) Less(a, b *requirement.Requirement) bool {
 	for _, by := range o {
 		if c := by.compare(a, b); c != 0 {
@@ -217,7 +223,12 @@ func (by OrderBy) compare(a, b *requirement.Requirement) int {
 func compareColumn(col Column, a, b *requirement.Requirement) int {
 	switch col {
 	case ColumnKey:
-		return compareKeys(a.Key, b.Key)
+		return compareKeys(a, b)
+	case columnKeyExact:
+		if c := strings.Compare(Fold(a.Key), Fold(b.Key)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
 	case ColumnBaseline:
 		return compareBaselines(a.Baseline, b.Baseline)
 	case ColumnSpace:
@@ -232,13 +243,16 @@ func compareColumn(col Column, a, b *requirement.Requirement) int {
 	return 0
 }
 
-// compareKeys orders keys by their folded form, the upper-cased key the
-// index sorts by, then byte-wise so that distinct keys never tie.
-func compareKeys(a, b string) int {
-	if c := strings.Compare(Fold(a), Fold(b)); c != 0 {
+// compareKeys orders rows by their folded key, the upper-cased key the
+// indexes sort by, then by space key: one key ignoring case, defined in
+// several spaces, sorts by space, as the key-order indexes hold it. A
+// search in key order therefore reads its candidates in the answer's
+// order and stops at the last row of the page, with no look-ahead.
+func compareKeys(a, b *requirement.Requirement) int {
+	if c := strings.Compare(Fold(a.Key), Fold(b.Key)); c != 0 {
 		return c
 	}
-	return strings.Compare(a, b)
+	return strings.Compare(a.SpaceKey, b.SpaceKey)
 }
 
 // compareBaselines orders baseline numbers with 0 (NULL) above all.

@@ -109,19 +109,23 @@ func TestOrderLess(t *testing.T) {
 	t.Parallel()
 	rows := []*requirement.Requirement{
 		row("B", "REQ-2", 1), row("A", "REQ-2", 0), row("A", "REQ-10", 0), row("A", "REQ-2", 2),
-		row("A", "REQ-2", 1), row("B", "REQ-2", 0), row("A", "req-1", 0), row("A", "REQ-1", 0),
+		row("A", "REQ-2", 1), row("B", "REQ-2", 0), row("A", "req-1", 0), row("A", "REQ-1", 0), row("B", "req-10", 0),
 	}
 	tests := []struct {
 		order string
 		want  []string
 	}{
-		// Default: key byte-wise, current version (NULL) first, then the newest baseline.
-		// Keys case-insensitively first (REQ-1 and req-1 then byte-wise).
-		{"", []string{"A/REQ-1", "A/req-1", "A/REQ-10", "A/REQ-2", "B/REQ-2", "A/REQ-2@2", "A/REQ-2@1", "B/REQ-2@1"}},
-		{"KEY, SPACE, BASELINE DESC", []string{"A/REQ-1", "A/req-1", "A/REQ-10", "A/REQ-2", "A/REQ-2@2", "A/REQ-2@1", "B/REQ-2", "B/REQ-2@1"}},
+		// Default: the key ignoring case, then its space (each requirement's
+		// versions together: current (NULL) first, then the newest baseline);
+		// rows equal so far (REQ-1 and req-1 in one space) then by the
+		// tie-break: space, key byte-wise, baseline DESC.
+		{"", []string{"A/REQ-1", "A/req-1", "A/REQ-10", "B/req-10", "A/REQ-2", "A/REQ-2@2", "A/REQ-2@1", "B/REQ-2", "B/REQ-2@1"}},
+		{"KEY, SPACE, BASELINE DESC", []string{"A/REQ-1", "A/req-1", "A/REQ-10", "B/req-10", "A/REQ-2", "A/REQ-2@2", "A/REQ-2@1", "B/REQ-2", "B/REQ-2@1"}},
+		// REQKEY DESC reverses the key and the space alike.
+		{"REQKEY DESC, BASELINE DESC", []string{"B/REQ-2", "B/REQ-2@1", "A/REQ-2", "A/REQ-2@2", "A/REQ-2@1", "B/req-10", "A/REQ-10", "A/REQ-1", "A/req-1"}},
 		// BASELINE ASC puts NULL last; ties fall back to space, key, baseline DESC.
-		{"BASELINE", []string{"A/REQ-2@1", "B/REQ-2@1", "A/REQ-2@2", "A/REQ-1", "A/req-1", "A/REQ-10", "A/REQ-2", "B/REQ-2"}},
-		{"SPACE DESC, KEY DESC", []string{"B/REQ-2", "B/REQ-2@1", "A/REQ-2", "A/REQ-2@2", "A/REQ-2@1", "A/REQ-10", "A/req-1", "A/REQ-1"}},
+		{"BASELINE", []string{"A/REQ-2@1", "B/REQ-2@1", "A/REQ-2@2", "A/REQ-1", "A/req-1", "A/REQ-10", "A/REQ-2", "B/req-10", "B/REQ-2"}},
+		{"SPACE DESC, KEY DESC", []string{"B/REQ-2", "B/REQ-2@1", "B/req-10", "A/REQ-2", "A/REQ-2@2", "A/REQ-2@1", "A/REQ-10", "A/REQ-1", "A/req-1"}},
 	}
 	for _, tt := range tests {
 		o, err := ParseOrder(tt.order)

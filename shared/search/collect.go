@@ -15,7 +15,9 @@ import (
 //
 // In key order (the plan's early flag) candidates arrive grouped by folded
 // key; each group is sorted with order.Less (its other columns) and
-// counted, and reading stops once offset+limit matches are counted. In any
+// counted, and reading stops once offset+limit matches are counted. When
+// the index order is the answer's (the plan's sorted flag) each candidate
+// is counted as it is read, so reading stops at the page's last row. In any
 // other order every candidate is read and the best offset+limit are kept
 // in a bounded heap: memory O(offset+limit), reads O(candidates).
 func collect(ctx context.Context, pl *plan, keep func(*requirement.Requirement) bool, order query.Order, offset, limit int) (rows []*requirement.Requirement, early bool, err error) {
@@ -24,12 +26,12 @@ func collect(ctx context.Context, pl *plan, keep func(*requirement.Requirement) 
 		return nil, false, err
 	}
 	if pl.p.early {
-		return collectInOrder(ctx, src, keep, order, offset, limit, pl.p.unique)
+		return collectInOrder(ctx, src, keep, order, offset, limit, pl.p.sorted)
 	}
 	return collectSorted(ctx, src, keep, order, offset, limit)
 }
 
-func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requirement) bool, order query.Order, offset, limit int, unique bool) ([]*requirement.Requirement, bool, error) {
+func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requirement) bool, order query.Order, offset, limit int, sorted bool) ([]*requirement.Requirement, bool, error) {
 	out := []*requirement.Requirement{}
 	matched, seen, kept := 0, 0, 0
 	var group []*requirement.Requirement
@@ -46,12 +48,12 @@ func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requ
 	}
 	for {
 		need := offset + limit - matched - len(group)
-		if !unique {
-			// Without unique keys the last key's group is complete only
-			// when a candidate with another key follows: peek at the next
-			// id (its row is not read), asking upstream for one more
-			// candidate than needed so that the look-ahead comes with
-			// the same page.
+		if !sorted {
+			// When a key's rows may need sorting among themselves, the
+			// last key's group is complete only when a candidate with
+			// another key follows: peek at the next id (its row is not
+			// read), asking upstream for one more candidate than needed
+			// so that the look-ahead comes with the same page.
 			id, ok, err := src.peek(ctx, max(scale(need+1, seen, kept), 1))
 			if err != nil {
 				return nil, false, err
@@ -87,7 +89,7 @@ func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requ
 			kept++
 			group = append(group, e.row)
 		}
-		if unique && len(group) > 0 {
+		if sorted && len(group) > 0 {
 			flush()
 			if matched >= offset+limit {
 				return out, true, nil

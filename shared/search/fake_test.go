@@ -190,7 +190,7 @@ func (f *fakeStore) Index(_ context.Context, tenant string, ix search.IndexRef, 
 	}
 	var items []fakeItem
 	for _, row := range f.tenant(tenant).rows {
-		if row.Baseline != 0 || row.Status != requirement.Active {
+		if row.Baseline != 0 || row.Status != requirement.Active || ix.Space != "" && row.SpaceKey != ix.Space {
 			continue
 		}
 		var vals []string

@@ -37,9 +37,10 @@ type planner struct {
 	// early: the order is the key order, so reading in key order may stop
 	// at offset+limit matches; desc when REQKEY is descending.
 	early, desc bool
-	// unique: at most one candidate per folded key (one space, current rows
-	// only), so a key's group is complete as soon as it is read.
-	unique bool
+	// sorted: in key order, candidates arrive in the answer's order (see
+	// inAnswerOrder), so each can be counted as soon as it is read, with
+	// no look-ahead to complete its key's group.
+	sorted bool
 }
 
 // Statuses, folded as query.Fold does.
@@ -58,8 +59,32 @@ func newPlanner(store Store, req Request, scope []string) *planner {
 	if len(req.Order) > 0 && req.Order[0].Column == query.ColumnKey {
 		p.early, p.desc = true, req.Order[0].Desc
 	}
-	p.unique = len(p.spaces) == 1 && !p.archived
+	p.sorted = p.early && p.inAnswerOrder()
 	return p
+}
+
+// inAnswerOrder reports whether the index order (compareIDs: folded key,
+// space key, current version then newest baseline; reversed under REQKEY
+// DESC) is the answer's order for every candidate the plan can read, so
+// the rows of one folded key need not be gathered and sorted:
+//   - one space and current rows only: one candidate per folded key;
+//   - current rows only and no column after REQKEY but BASELINE (all 0):
+//     REQKEY compares the folded key then the space key in its direction;
+//   - archived copies too, under REQKEY ASC, BASELINE DESC (the default):
+//     the index's own order, (space, folded key, baseline) being a row's
+//     identity.
+//
+// Anything else (other columns after REQKEY, or archived copies whose
+// baselines the index reverses under DESC) sorts each key's group.
+func (p *planner) inAnswerOrder() bool {
+	rest := p.req.Order[1:]
+	if !p.archived {
+		if len(p.spaces) == 1 {
+			return true
+		}
+		return !slices.ContainsFunc(rest, func(by query.OrderBy) bool { return by.Column != query.ColumnBaseline })
+	}
+	return !p.desc && len(rest) == 1 && rest[0] == query.OrderBy{Column: query.ColumnBaseline, Desc: true}
 }
 
 // classes works out which statuses can match: the request's
@@ -452,10 +477,16 @@ func (p *planner) indexOption(d query.Access) option {
 	}
 	return option{rank: rank, label: label + " IN (" + joinQuoted(d.Values) + ") via index",
 		build: func(context.Context) ([]source, error) {
+			// One space reads that space's items only; several read the
+			// tenant's (other spaces' items dropped unread, by wanted).
+			space := ""
+			if len(p.spaces) == 1 {
+				space = p.spaces[0]
+			}
 			out := make([]source, 0, len(d.Values))
 			for _, v := range d.Values {
 				out = append(out, &indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
-					ix: IndexRef{Kind: kind, Name: name, Value: v}})
+					ix: IndexRef{Kind: kind, Name: name, Value: v, Space: space}})
 			}
 			return out, nil
 		}}

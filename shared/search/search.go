@@ -89,11 +89,14 @@ const (
 	IndexIssue
 )
 
-// IndexRef names one partition of a search index.
+// IndexRef names one partition of a search index: its items of every
+// space, or of Space only.
 type IndexRef struct {
 	Kind  IndexKind
 	Name  string
 	Value string
+	// Space, when set, restricts the partition to that space's items.
+	Space string
 }
 
 // Token is an opaque position in a Range or an index partition, returned
@@ -109,8 +112,9 @@ type Store interface {
 	// an empty Status: reverse dependencies of a requirement nobody
 	// defines) are included. Errors: internal only.
 	Rows(ctx context.Context, tenant string, r Range, after Token, limit int) (rows []*requirement.Requirement, next Token, err error)
-	// Index returns one page of the ids in an index partition, in the
-	// order of Range (current rows: key, then space), paged like Rows.
+	// Index returns one page of the ids in an index partition (of every
+	// space, or of ix.Space only), in the order of Range (current rows:
+	// key, then space), paged like Rows.
 	// Errors: internal only.
 	Index(ctx context.Context, tenant string, ix IndexRef, desc bool, after Token, limit int) (ids []ID, next Token, err error)
 	// Get returns the rows among ids that exist, stubs included, in no

@@ -214,9 +214,14 @@ func TestSearchParameters(t *testing.T) {
 		{name: "offset past the end", params: params("offset", "10"), code: 200, offset: 10, limit: 50, keys: []string{}, pos: -1},
 		{name: "q", params: params("q", "@priority = 'High' AND space = 'DEMO'"), code: 200, limit: 50, keys: []string{"DEMO/REQ-1"}, pos: -1},
 		{name: "full text", params: params("q", "'log'"), code: 200, limit: 50, keys: []string{"DEMO/REQ-1", "DEMO/REQ-2"}, pos: -1},
-		{name: "order", params: params("order", "REQKEY DESC, SPACEKEY"), code: 200, limit: 50, keys: []string{"DEMO/REQ-2", "DEMO/REQ-1", "OTHER/REQ-1", "OTHER/O-1"}, pos: -1},
+		// REQKEY DESC reverses key and space alike (a later SPACEKEY
+		// never decides); SPACEKEY first groups by space.
+		{name: "order", params: params("order", "REQKEY DESC, SPACEKEY"), code: 200, limit: 50, keys: []string{"DEMO/REQ-2", "OTHER/REQ-1", "DEMO/REQ-1", "OTHER/O-1"}, pos: -1},
+		{name: "order by space", params: params("order", "SPACEKEY, REQKEY DESC"), code: 200, limit: 50, keys: []string{"DEMO/REQ-2", "DEMO/REQ-1", "OTHER/REQ-1", "OTHER/O-1"}, pos: -1},
+		// The default order keeps each requirement's versions together:
+		// key, space, then the current version and its baselines.
 		{name: "includeArchived", params: params("includeArchived", "TRUE", "q", "key ~ 'REQ-%'"), code: 200, limit: 50,
-			keys: []string{"DEMO/REQ-1", "OTHER/REQ-1", "DEMO/REQ-1@1", "DEMO/REQ-2", "DEMO/REQ-3"}, pos: -1},
+			keys: []string{"DEMO/REQ-1", "DEMO/REQ-1@1", "OTHER/REQ-1", "DEMO/REQ-2", "DEMO/REQ-3"}, pos: -1},
 		{name: "includeArchived false", params: params("includeArchived", "false", "q", "status = 'DELETED'"), code: 200, limit: 50, keys: []string{}, pos: -1},
 		{name: "empty spaceKey is absent", params: params("spaceKey", ""), code: 200, limit: 50, keys: []string{"OTHER/O-1", "DEMO/REQ-1", "OTHER/REQ-1", "DEMO/REQ-2"}, pos: -1},
 
