@@ -27,13 +27,16 @@ type SearchCase struct {
 
 // SearchCases are the searches of DESIGN.md §9 (key prefix, property
 // equality), a NOT/OR mix driven by the property index, all over every
-// space, and property equality within one space (keys are unique there,
-// which spares the planner a look-ahead candidate).
+// space, and property equality within one space: the large one, and the
+// small one whose keys interleave with the large one's (its matches are a
+// fiftieth of the tenant's: a search of that space must not read the
+// others' index items).
 var SearchCases = []SearchCase{
 	{Name: "key prefix", Q: "key ~ 'REQ-00%'"},
 	{Name: "property equality", Q: "@Priority = 'High'"},
 	{Name: "NOT/OR mix", Q: "@Priority = 'High' AND NOT (status = 'DELETED' OR key ~ 'X%')"},
 	{Name: "property equality in one space", Q: "@Priority = 'High'", Space: Space},
+	{Name: "property equality in a small space", Q: "@Priority = 'High'", Space: SmallSpace},
 }
 
 // SearchOptions size the search measurement.

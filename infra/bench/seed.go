@@ -22,6 +22,11 @@ const (
 	// seedParallel is the number of pages committed at once; each commit
 	// already runs 8 BatchWriteItem calls in parallel.
 	seedParallel = 2
+	// SmallSpace holds every SmallStep-th requirement of the data set
+	// again (same keys, same properties): a space whose keys interleave
+	// with a much larger one's, as in a tenant of many spaces.
+	SmallSpace = "SMALL"
+	SmallStep  = 50
 )
 
 // seedKey is the key of seeded requirement i.
@@ -46,12 +51,12 @@ func seedDeleted(i int) bool { return i%50 == 49 }
 var seedCategories = []string{"Functional", "Security", "Performance", "Usability", "Legal"}
 
 // seedRequirement returns seeded requirement i, about 600 bytes, defined by
-// page p.
+// page p (in p's space).
 func seedRequirement(i int, p *wiki.Page) *requirement.Requirement {
 	text := fmt.Sprintf("Requirement %d: the system shall record every change of a requirement, with its author, "+
 		"its time and the previous value, and keep it for ten years. ", i)
 	r := &requirement.Requirement{
-		SpaceKey: Space, Key: seedKey(i), Status: requirement.Active,
+		SpaceKey: p.SpaceKey, Key: seedKey(i), Status: requirement.Active,
 		Text: text, HTMLExcerpt: "<p>" + text + "</p>",
 		Properties: []requirement.Property{
 			{Key: "Priority", Value: seedPriority(i)},
@@ -88,7 +93,7 @@ func Seed(ctx context.Context, store *dynamo.WikiStore, from, to int) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := seedPage(ctx, store, start, start == 0); err != nil {
+			if err := seedPage(ctx, store, Space, seedPageID(start), seedRange(start, start+seedPerPage, 1), start == 0); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -108,17 +113,26 @@ func Seed(ctx context.Context, store *dynamo.WikiStore, from, to int) error {
 	return nil
 }
 
-// seedPage commits the page defining requirements [start, start+seedPerPage).
-func seedPage(ctx context.Context, store *dynamo.WikiStore, start int, register bool) error {
+// seedRange returns from, from+step, … below to.
+func seedRange(from, to, step int) []int {
+	var out []int
+	for i := from; i < to; i += step {
+		out = append(out, i)
+	}
+	return out
+}
+
+// seedPage commits page id of space, defining seeded requirements nums.
+func seedPage(ctx context.Context, store *dynamo.WikiStore, space, id string, nums []int, register bool) error {
 	pg := &wiki.Page{
-		ID: seedPageID(start), SpaceKey: Space, Title: fmt.Sprintf("Specification %d", start/seedPerPage),
+		ID: id, SpaceKey: space, Title: "Specification " + id,
 		Version: 1, Body: "<p>seeded by make bench</p>", UpdatedAt: time.Now().UTC(), UpdatedBy: "bench",
 	}
 	c := &wiki.Change{PutPage: pg}
 	if register {
-		c.RegisterSpace = Space
+		c.RegisterSpace = space
 	}
-	for i := start; i < start+seedPerPage; i++ {
+	for _, i := range nums {
 		r := seedRequirement(i, pg)
 		if r.Status == requirement.Active {
 			pg.Keys = append(pg.Keys, r.Key)
@@ -131,10 +145,30 @@ func seedPage(ctx context.Context, store *dynamo.WikiStore, start int, register 
 	return nil
 }
 
+// SeedSmall stores, in space SmallSpace, requirement i of the data set for
+// every i below n that SmallStep divides, seedPerPage per page, one page
+// at a time.
+func SeedSmall(ctx context.Context, store *dynamo.WikiStore, n int) error {
+	nums := seedRange(0, n, SmallStep)
+	for p := 0; p*seedPerPage < len(nums); p++ {
+		page := nums[p*seedPerPage : min((p+1)*seedPerPage, len(nums))]
+		if err := seedPage(ctx, store, SmallSpace, fmt.Sprint(4_000_000+p), page, p == 0); err != nil {
+			return fmt.Errorf("seed space %s: %w", SmallSpace, err)
+		}
+	}
+	return nil
+}
+
 // seedSummary describes the data set of n requirements for the report.
 func seedSummary(n int) string {
 	return fmt.Sprintf("%d requirements in space %s of tenant %s, %d per page, about 600 bytes each, "+
 		"properties Priority (High 1 in 4) and Category (5 values), 1 in 50 DELETED; "+
 		"written through the indexing write path (rows, search index items, page key lists)",
 		n, Space, Tenant, seedPerPage)
+}
+
+// smallSummary describes space SmallSpace seeded for n requirements.
+func smallSummary(n int) string {
+	return fmt.Sprintf("space %s holds every %dth of them again (%d requirements, same keys and properties, "+
+		"none DELETED), interleaved in key order with %s's", SmallSpace, SmallStep, len(seedRange(0, n, SmallStep)), Space)
 }

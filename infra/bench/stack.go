@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 
@@ -11,16 +10,8 @@ import (
 
 // startStack starts a local stack of the given functions on env's
 // stand-ins and tables "<Prefix>[-suffix]-<LogicalId>", on free ports,
-// without the sync schedule. A panic inside localstack.Start (its cleanup
-// of a failed start dereferences the nil Stack it has just returned) is
-// turned into an error, so that one missing bootstrap fails one figure,
-// not the whole row.
-func startStack(ctx context.Context, env *Env, suffix string, functions []string, functionLog io.Writer) (st *localstack.Stack, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			st, err = nil, fmt.Errorf("start the local stack with %v: localstack.Start panicked while cleaning up a failed start: %v", functions, p)
-		}
-	}()
+// without the sync schedule.
+func startStack(ctx context.Context, env *Env, suffix string, functions []string, functionLog io.Writer) (*localstack.Stack, error) {
 	prefix := env.Prefix
 	if suffix != "" {
 		prefix += "-" + suffix
