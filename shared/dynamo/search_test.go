@@ -156,21 +156,7 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 	// checks), in key order then space, paged by tokens.
 	for _, limit := range []int{0, 1, 3} {
 		for _, desc := range []bool{false, true} {
-			var ids []string
-			var after search.Token
-			for {
-				page, next, err := s.Index(ctx, "demo", search.IndexRef{Kind: search.IndexProperty, Name: "PRIORITY", Value: "HIGH"}, desc, after, limit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, id := range page {
-					ids = append(ids, id.SpaceKey+"/"+id.Key)
-				}
-				if next == "" {
-					break
-				}
-				after = next
-			}
+			ids := indexIDs(t, s, search.IndexRef{Kind: search.IndexProperty, Name: "PRIORITY", Value: "HIGH"}, desc, limit)
 			want := []string{"A/REQ-1", "B/REQ-1", "A/REQ-2", "B/REQ-2"}
 			if desc {
 				slices.Reverse(want)
@@ -197,21 +183,7 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 		{Kind: search.IndexIssue, Value: "PROJ-1", Space: "B"},
 	} {
 		for _, desc := range []bool{false, true} {
-			var ids []string
-			var after search.Token
-			for {
-				page, next, err := s.Index(ctx, "demo", ix, desc, after, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, id := range page {
-					ids = append(ids, id.SpaceKey+"/"+id.Key)
-				}
-				if next == "" {
-					break
-				}
-				after = next
-			}
+			ids := indexIDs(t, s, ix, desc, 1)
 			want := []string{"B/REQ-1", "B/REQ-2"}
 			if ix.Kind == search.IndexIssue {
 				want = []string{"B/REQ-2", "B/REQ-3"}
@@ -265,5 +237,26 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 		if err != nil || len(page) != want {
 			t.Fatalf("space %s after the change: %v, %v, want %d ids", space, page, err, want)
 		}
+	}
+}
+
+// indexIDs reads a whole index partition of tenant demo, limit ids per
+// page, and returns its ids as "SPACE/KEY".
+func indexIDs(t *testing.T, s *dynamo.SearchStore, ix search.IndexRef, desc bool, limit int) []string {
+	t.Helper()
+	var ids []string
+	var after search.Token
+	for {
+		page, next, err := s.Index(context.Background(), "demo", ix, desc, after, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range page {
+			ids = append(ids, id.SpaceKey+"/"+id.Key)
+		}
+		if next == "" {
+			return ids
+		}
+		after = next
 	}
 }
