@@ -264,7 +264,7 @@ func (s *Service) requireSpace(ctx context.Context, tenant, space string) error 
 func (s *Service) spacePage(ctx context.Context, tenant, space, id, field string) (*Page, error) {
 	p, err := s.source.Page(ctx, tenant, id)
 	if errors.Is(err, apperr.ErrNotFound) {
-		return nil, apperr.Wrap(apperr.NotFoundf("%s: page %s not found", field, id), err)
+		return nil, apperr.NotFoundf("%s: page %s not found", field, id) // says all the store's error does
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read page %s: %w", id, err)

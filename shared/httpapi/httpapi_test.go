@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 )
 
 func testRouter() *Router {
@@ -145,7 +145,10 @@ func TestDecode(t *testing.T) {
 		{"charset", "application/json; charset=utf-8", `{"name":"a"}`, 200, ""},
 		{"malformed", "application/json", `{"name":`, 400, "malformed JSON"},
 		{"syntax", "application/json", `{"name" "a"}`, 400, "malformed JSON"},
-		{"wrong type", "application/json", `{"count":"2"}`, 400, "wrong JSON type for count"},
+		{"wrong type", "application/json", `{"count":"2"}`, 400, "wrong JSON type for count: got string, want an integer"},
+		{"fraction for an integer", "application/json", `{"count":2.5}`, 400, "got number 2.5, want an integer"},
+		{"array for the body", "application/json", `[]`, 400, "wrong JSON type for the body: got array, want an object"},
+		{"object for a string", "application/json", `{"name":{}}`, 400, "got object, want a string"},
 		{"unknown field", "application/json", `{"nmae":"a"}`, 400, `unknown field "nmae"`},
 		{"trailing", "application/json", `{"name":"a"} {}`, 400, "after the JSON value"},
 		{"empty", "application/json", ``, 400, "empty body"},
@@ -218,8 +221,29 @@ func TestQueryParams(t *testing.T) {
 }
 
 func TestMalformedQueryString(t *testing.T) {
-	rec, eb := do(t, testRouter(), "GET", "/member?q=%ZZ", "user", "", "")
-	if rec.Code != 400 || !strings.Contains(eb.Message, "malformed query string") {
-		t.Fatalf("%d %q", rec.Code, eb.Message)
+	for _, query := range []string{"q=%ZZ", "q=%27%FF%27", "q=key%20%3D%20%27a%00b%27", "q%FF=1", "order=%1B"} {
+		rec, eb := do(t, testRouter(), "GET", "/member?"+query, "user", "", "")
+		if rec.Code != 400 || !strings.Contains(eb.Message, "malformed query string") {
+			t.Errorf("%s: %d %q", query, rec.Code, eb.Message)
+		}
+	}
+	// Text with tabs and line breaks, and any valid UTF-8, is a query.
+	for _, query := range []string{"q=key%20~%20%27R%25%27%0A%09AND%20text%20~%20%27%C3%A9%27", "q=%E2%9C%93"} {
+		if rec, eb := do(t, testRouter(), "GET", "/member?"+query, "user", "", ""); rec.Code != 200 {
+			t.Errorf("%s: %d %q", query, rec.Code, eb.Message)
+		}
+	}
+}
+
+func TestFormatTime(t *testing.T) {
+	t.Parallel()
+	paris := time.FixedZone("CET", 3600)
+	for in, want := range map[time.Time]string{
+		time.Date(2026, 11, 22, 5, 50, 55, 29674653, paris): "2026-11-22T04:50:55.029Z",
+		time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC):         "2026-01-02T03:04:05.000Z",
+	} {
+		if got := FormatTime(in); got != want {
+			t.Errorf("FormatTime(%v) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -112,7 +114,7 @@ func jsonError(err error) error {
 		if field == "" {
 			field = "the body"
 		}
-		return apperr.Invalidf("wrong JSON type for %s: got %s, want %s", field, typ.Value, typ.Type.String())
+		return apperr.Invalidf("wrong JSON type for %s: got %s, want %s", field, typ.Value, jsonKind(typ.Type))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return apperr.Invalidf("malformed JSON: unexpected end of body")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -123,6 +125,10 @@ func jsonError(err error) error {
 	}
 	return apperr.Invalidf("malformed JSON: %s", err.Error())
 }
+
+// FormatTime renders a time as every answer sends it: RFC 3339 in UTC with
+// milliseconds ("2026-11-22T04:50:55.029Z").
+func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
 // WriteJSON answers v as JSON with status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
@@ -173,4 +179,31 @@ func QueryBool(r *http.Request, name string) (bool, error) {
 	default:
 		return false, apperr.Invalidf("%s must be true or false, got %q", name, r.URL.Query().Get(name))
 	}
+}
+
+// jsonKind names what JSON value a Go type decodes from, as a client
+// reads it (never a Go type name).
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a string" // []byte is sent as base64
+		}
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another JSON value"
 }

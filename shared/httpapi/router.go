@@ -2,12 +2,15 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -168,7 +171,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serve(rt.logger(), w, r, func(w http.ResponseWriter, r *http.Request) {
 		// url.Query drops pairs it cannot decode; a parameter that silently
 		// vanished (q=%ZZ would search everything) must be a 400 instead.
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		vals, err := url.ParseQuery(r.URL.RawQuery)
+		if err == nil {
+			err = checkQueryText(vals)
+		}
+		if err != nil {
 			WriteError(w, r, apperr.Invalidf("malformed query string: %v", err))
 			return
 		}
@@ -178,6 +185,29 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rt.mux.ServeHTTP(w, r)
 	})
+}
+
+// checkQueryText refuses parameter names and values that are not valid
+// UTF-8 or hold control characters other than tab and line breaks (JSON
+// bodies are held to UTF-8 too): q=%FF or a NUL inside a key would
+// otherwise be searched for as if it were text.
+func checkQueryText(vals url.Values) error {
+	bad := func(s string) bool {
+		return !utf8.ValidString(s) || strings.ContainsFunc(s, func(c rune) bool {
+			return unicode.IsControl(c) && c != '\t' && c != '\n' && c != '\r'
+		})
+	}
+	for name, vs := range vals {
+		if bad(name) {
+			return fmt.Errorf("a parameter name is not valid UTF-8 or holds a control character")
+		}
+		for _, v := range vs {
+			if bad(v) {
+				return fmt.Errorf("parameter %s is not valid UTF-8 or holds a control character", name)
+			}
+		}
+	}
+	return nil
 }
 
 func (rt *Router) logger() *slog.Logger {

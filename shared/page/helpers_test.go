@@ -2,12 +2,13 @@ package page
 
 import (
 	"encoding/json"
-	"github.com/reqtrace/reqtrace/shared/page/pagetest"
 	"net/url"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/reqtrace/reqtrace/shared/page/pagetest"
 )
 
 // Builders of storage-format fragments (shared/page/pagetest), under the

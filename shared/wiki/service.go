@@ -43,7 +43,9 @@ func NewService(store Store) *Service {
 func (s *Service) loadPage(ctx context.Context, tenant, id string) (*Page, error) {
 	pg, err := s.store.Page(ctx, tenant, id)
 	if errors.Is(err, apperr.ErrNotFound) {
-		return nil, apperr.Wrap(apperr.NotFoundf("page %s not found", id), err)
+		// The store's not-found says no more than this: not wrapped, so
+		// that the message (and the log line) says it once.
+		return nil, apperr.NotFoundf("page %s not found", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read page %s: %w", id, err)

@@ -473,3 +473,24 @@ func TestPublishAfterCommit(t *testing.T) {
 		t.Fatalf("err %v published %v", err, got)
 	}
 }
+
+// An unknown page is a not-found whose whole text (what the log prints)
+// names the page once, whatever the store's own message.
+func TestUnknownPageNamedOnce(t *testing.T) {
+	t.Parallel()
+	svc, _ := newService(t)
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"page":   func() error { _, err := svc.Page(ctx, tenant, "400"); return err },
+		"delete": func() error { return svc.DeletePage(ctx, tenant, "alice", "400") },
+		"reindex": func() error {
+			_, err := svc.Reindex(ctx, tenant, "alice", "400")
+			return err
+		},
+	} {
+		err := call()
+		if !errors.Is(err, apperr.ErrNotFound) || err.Error() != "page 400 not found" {
+			t.Errorf("%s: %v, want exactly \"page 400 not found\"", name, err)
+		}
+	}
+}

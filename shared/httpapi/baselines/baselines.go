@@ -88,7 +88,7 @@ type progressResponse struct {
 func newBaselineResponse(b *baseline.Baseline, details bool) baselineResponse {
 	out := baselineResponse{
 		SpaceKey: b.SpaceKey, Number: b.Number, Name: b.Name, Label: b.Label, CEO: b.CEO, Instant: b.Instant,
-		CreatedAt: b.CreatedAt.UTC().Format(timeFormat), CreatedBy: b.CreatedBy, Status: b.Status, Message: b.Message,
+		CreatedAt: httpapi.FormatTime(b.CreatedAt), CreatedBy: b.CreatedBy, Status: b.Status, Message: b.Message,
 	}
 	if out.Status == "" {
 		out.Status = baseline.StatusComplete
@@ -102,9 +102,6 @@ func newBaselineResponse(b *baseline.Baseline, details bool) baselineResponse {
 	}
 	return out
 }
-
-// timeFormat is how times are sent: RFC 3339 in UTC with milliseconds.
-const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // pageResponse is one page of GET .../{baseline}/pages.
 type pageResponse struct {

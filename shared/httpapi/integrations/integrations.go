@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -212,7 +211,7 @@ func optInt(n int) *int {
 
 func toMessageJSON(m *outbox.Message, withResponse bool) messageJSON {
 	out := messageJSON{
-		ID: m.ID, State: string(m.State), CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano), Type: string(m.Type),
+		ID: m.ID, State: string(m.State), CreatedAt: httpapi.FormatTime(m.CreatedAt), Type: string(m.Type),
 		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, SpaceKey: m.SpaceKey, Key: m.Key, Baseline: optInt(m.Baseline),
 		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTMLExcerpt: m.NewHTMLExcerpt, NewSpaceKey: m.NewSpaceKey,
 		NewKey: m.NewKey, NewBaseline: optInt(m.NewBaseline), NewURL: m.NewURL,

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +28,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/outbox"
@@ -495,6 +495,10 @@ func TestQueueListingPushAndDelete(t *testing.T) {
 		if _, ok := q[0][k]; !ok {
 			t.Fatalf("queue message lacks %q: %v", k, q[0])
 		}
+	}
+	// Times are sent as everywhere else: UTC, milliseconds.
+	if ts, _ := q[0]["createdAt"].(string); !strings.HasSuffix(ts, "Z") || len(ts) != len("2006-01-02T15:04:05.000Z") {
+		t.Fatalf("createdAt %q, want RFC 3339 in UTC with milliseconds", ts)
 	}
 	s.json(t, "GET", base+"?limit=2&includeLastRespnse=true", demoAdmin, "", 200, &q)
 	if len(q) != 2 || q[1]["id"] != msgs[1].ID || q[0]["lastResponse"] != "" {

@@ -5,13 +5,13 @@
 package trackerlinks
 
 import (
-	"github.com/reqtrace/reqtrace/shared/requirement"
 	"net/http"
 	"strings"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 

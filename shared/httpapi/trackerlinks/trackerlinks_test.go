@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/reqtrace/reqtrace/shared/tracker/trackertest"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
+	"github.com/reqtrace/reqtrace/shared/tracker/trackertest"
 )
 
 func TestRoutesMatchTemplate(t *testing.T) {

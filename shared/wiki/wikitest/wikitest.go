@@ -5,7 +5,6 @@ package wikitest
 import (
 	"context"
 	"fmt"
-	"github.com/reqtrace/reqtrace/shared/page/pagetest"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/page/pagetest"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
