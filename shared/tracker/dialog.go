@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,8 +60,71 @@ func (s *Service) SearchRequirements(ctx context.Context, tenant, applinkID stri
 		}
 		return Search{}, wikiFailed(err, fmt.Sprintf("cannot search the wiki of application link %s", applinkID))
 	}
-	out.Results = res
+	if out.Results, err = s.sanitizeResults(res); err != nil {
+		return Search{}, wikiFailed(err, fmt.Sprintf("the wiki of application link %s answered an unusable search result", applinkID))
+	}
 	return out, nil
+}
+
+// sanitizeResults passes the wiki's search answer on with every result's
+// htmlExcerpt sanitized like every excerpt the tracker stores: the wiki's
+// HTML reaches the tracker's users. Other fields pass unchanged; an answer
+// with nothing to clean passes byte for byte. An answer that is not an
+// object with a results array is refused.
+func (s *Service) sanitizeResults(raw json.RawMessage) (json.RawMessage, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
+		return nil, apperr.BadGatewayf("the answer is not a JSON object")
+	}
+	var results []map[string]json.RawMessage
+	if r, ok := top["results"]; ok {
+		if err := json.Unmarshal(r, &results); err != nil {
+			return nil, apperr.BadGatewayf("results is not an array of objects")
+		}
+	}
+	changed := false
+	for _, r := range results {
+		ex, ok := r["htmlExcerpt"]
+		if !ok {
+			continue
+		}
+		var html string
+		if err := json.Unmarshal(ex, &html); err != nil {
+			delete(r, "htmlExcerpt") // not a string: nothing to show
+			changed = true
+			continue
+		}
+		clean, err := s.sanitizeExcerpt(html)
+		if err != nil {
+			clean = "" // too large to show
+		}
+		if clean == html {
+			continue
+		}
+		if r["htmlExcerpt"], err = marshalNoEscape(clean); err != nil {
+			return nil, err
+		}
+		changed = true
+	}
+	if !changed {
+		return raw, nil
+	}
+	var err error
+	if top["results"], err = marshalNoEscape(results); err != nil {
+		return nil, err
+	}
+	return marshalNoEscape(top)
+}
+
+// marshalNoEscape encodes v as JSON without escaping <, > and &.
+func marshalNoEscape(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode the search answer: %w", err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // negotiate upgrades the API version of a and its wiki integration to the

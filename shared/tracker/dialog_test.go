@@ -100,3 +100,39 @@ func TestSearchRefusals(t *testing.T) {
 		t.Errorf("disabled: %v", err)
 	}
 }
+
+// The wiki's excerpts reach the tracker's users: the dialog sanitizes them
+// like every excerpt the tracker stores, and keeps everything else.
+func TestSearchSanitizesExcerpts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	f.wiki.version = func(tracker.WikiEndpoint, string) (tracker.WikiVersion, error) {
+		return tracker.WikiVersion{Version: 4, Max: 4}, nil
+	}
+	for _, tc := range []struct{ name, answer, want string }{
+		{"hostile excerpt",
+			`{"results":[{"key":"REQ-1","htmlExcerpt":"<p>x<img src=x onerror=alert(1)><script>alert(2)</script></p>","extra":[1]}],"count":1}`,
+			`{"count":1,"results":[{"extra":[1],"htmlExcerpt":"<p>x<img src=\"x\"></p>","key":"REQ-1"}]}`},
+		{"not a string", `{"results":[{"key":"REQ-1","htmlExcerpt":{"a":1}}],"count":1}`,
+			`{"count":1,"results":[{"key":"REQ-1"}]}`},
+		{"clean answers pass byte for byte", `{"results":[{"key":"REQ-1","htmlExcerpt":"<p>ok &amp; fine</p>"}], "count":1}`,
+			`{"results":[{"key":"REQ-1","htmlExcerpt":"<p>ok &amp; fine</p>"}], "count":1}`},
+	} {
+		f.wiki.search = func(tracker.WikiEndpoint, tracker.WikiSearch) (json.RawMessage, error) {
+			return json.RawMessage(tc.answer), nil
+		}
+		res, err := f.svc.SearchRequirements(ctx, tenant, "wiki-1", tracker.WikiSearch{})
+		if err != nil || string(res.Results) != tc.want {
+			t.Errorf("%s: %s, %v\nwant %s", tc.name, res.Results, err, tc.want)
+		}
+	}
+	for _, bad := range []string{`[]`, `"x"`, `{"results":{"a":1}}`, `{"results":[1]}`} {
+		f.wiki.search = func(tracker.WikiEndpoint, tracker.WikiSearch) (json.RawMessage, error) {
+			return json.RawMessage(bad), nil
+		}
+		if _, err := f.svc.SearchRequirements(ctx, tenant, "wiki-1", tracker.WikiSearch{}); apperr.CodeOf(err) != apperr.BadGateway {
+			t.Errorf("answer %s: %v, want a 502", bad, err)
+		}
+	}
+}
