@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -48,8 +49,14 @@ const (
 // of their first ixMaxValue bytes, which keeps the index a superset.
 const ixMaxValue = 1024
 
-// ixValue is the value part of an index partition key.
+// ixValue is the value part of an index partition key: v folded, then
+// cut. Folding goes through upper case first, as the query language does
+// (query.Fold), so runes like 'ſ' land in the same partition on both sides;
+// it comes before the cut because folding may change a value's length in
+// bytes ('ı' is 2 bytes, 'I' 1): the writer (the property name as written)
+// and the search (the name folded) must cut the same string.
 func ixValue(v string) string {
+	v = strings.ToLower(strings.ToUpper(v))
 	if len(v) <= ixMaxValue {
 		return v
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -18,6 +19,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -258,5 +260,36 @@ func indexIDs(t *testing.T, s *dynamo.SearchStore, ix search.IndexRef, desc bool
 			return ids
 		}
 		after = next
+	}
+}
+
+// A property whose name or value changes length in bytes when folded
+// ('ı' is 2 bytes, 'I' 1) and whose index partition key must be cut lands
+// in the partition the search reads: both sides fold, then cut.
+func TestSearchIndexLongFoldedValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testenv.AWS(t)
+	db := dynamodb.NewFromConfig(env.Config)
+	s := dynamo.NewSearchStore(db, env.WikiTable)
+	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
+	value := strings.Repeat("ı", 600) // 1,200 bytes; 600 once folded
+	body := wt.Table(wt.TH("Key", "Description", "Açıklama"), wt.TR(wt.Def("REQ-1"), "One", value), wt.TR(wt.Def("REQ-2"), "Two", "short"))
+	if _, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "1", SpaceKey: "A", Title: "P", Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	svcSearch := search.NewService(s, s)
+	for _, space := range []string{"", "A"} {
+		q, err := query.Parse("@Açıklama = '" + value + "'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := svcSearch.Search(ctx, search.Request{Tenant: "demo", PathSpace: "A", Space: space, Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Requirements) != 1 || res.Requirements[0].Key != "REQ-1" || !strings.Contains(res.Plan, "via index") {
+			t.Fatalf("spaceKey %q: %d results, plan %s", space, len(res.Requirements), res.Plan)
+		}
 	}
 }

@@ -58,12 +58,11 @@ func childrenPK(tenant, parent string) string { return tenantPrefix(tenant) + "C
 func spacesPK(tenant string) string           { return tenantPrefix(tenant) + "SPACES" }
 
 // indexPK is the partition of a search index item: kind "P" (property,
-// value "<name>#<value>") or "J" (issue key); values are lower-cased so the
-// index is a superset of the exact match, which the evaluator then checks.
-// Folding goes through upper case first, as the query language does
-// (query.Fold), so runes like 'ſ' land in the same partition on both sides.
+// value "<name>#<value>") or "J" (issue key), value as ixValue gives it
+// (folded, so the index is a superset of the exact match, which the
+// evaluator then checks).
 func indexPK(tenant, kind, value string) string {
-	return tenantPrefix(tenant) + "IX#" + kind + "#" + strings.ToLower(strings.ToUpper(value))
+	return tenantPrefix(tenant) + "IX#" + kind + "#" + value
 }
 
 func indexSK(space, key string) string { return keyU(key) + "#" + space }
@@ -71,5 +70,5 @@ func indexSK(space, key string) string { return keyU(key) + "#" + space }
 // spaceIndexPK is the gsi1 partition of a search index's items of one
 // space: the partition indexPK(tenant, kind, value) restricted to space.
 func spaceIndexPK(tenant, space, kind, value string) string {
-	return tenantPrefix(tenant) + "IXS#" + space + "#" + kind + "#" + strings.ToLower(strings.ToUpper(value))
+	return tenantPrefix(tenant) + "IXS#" + space + "#" + kind + "#" + value
 }
