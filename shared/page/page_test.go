@@ -380,6 +380,10 @@ func TestParseErrors(t *testing.T) {
 		{"definition in a description cell", table(th("K", "T"), tr(def("A"), "<p>"+def("B")+" text</p>")), `requirement "B" is defined in the row of "A"`},
 		{"definition in a nested table of a row", table(th("K", "T", "P"), tr(def("A"), "", table(tr(def("B"), "")))),
 			`requirement "B" is defined in the row of "A"`},
+		{"header too long for a property or relationship", "<p>x</p>\n" + table(th("K", "T", strings.Repeat("a", 256)), tr(def("A"), "", link("", "B"))),
+			"requirement A: the header of column 3 is 256 bytes long; a column of properties or links takes a header of at most 255 (line 2)"},
+		{"description header too long (issue relationship)", table(th("K", strings.Repeat("é", 128)), tr(def("A"), jira("PROJ-1", ""))),
+			"the header of column 2 is 256 bytes long"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -482,5 +486,22 @@ func TestParseSpecsPage(t *testing.T) {
 	}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("Parse:\n got %s\nwant %s", asJSON(got), asJSON(want))
+	}
+}
+
+// Long headers are refused only where a definition uses them: 255 bytes
+// name a property; an ignored column or a table without definitions may
+// say anything.
+func TestLongHeadersAllowedWhereUnused(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 300)
+	for name, body := range map[string]string{
+		"255 bytes":                  table(th("K", "T", strings.Repeat("b", 255)), tr(def("A"), "", "v")),
+		"ignored column":             table(th("K", "T", long+option("ignore")), tr(def("A"), "", "v")),
+		"table without a definition": table(th("K", "T", long), tr("x", "y", "z")),
+	} {
+		if _, err := Parse(body); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

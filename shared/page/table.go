@@ -83,6 +83,11 @@ func (p *parser) row(row []cell, cols []column, desc int) error {
 		case c.col == 0:
 			err = p.keyCell(def, keep, self, c.node)
 		case col.ignore:
+		case len(col.name) > maxHeader:
+			// The header names a property, or the relationship of the
+			// links in the column, stored with every link to a target.
+			err = invalidAt(p.body, m.offset, "requirement %s: the header of column %d is %d bytes long; "+
+				"a column of properties or links takes a header of at most %d", clip(m.key), c.col+1, len(col.name), maxHeader)
 		case c.col == desc:
 			err = p.descriptionCell(def, keep, self, c.node, col)
 		default:
@@ -142,6 +147,10 @@ func (p *parser) propertyCell(def *Definition, keep bool, self, n *html.Node, co
 	}
 	return nil
 }
+
+// maxHeader bounds the header of a column a definition uses (its property
+// name or link relationship), like the tracker's names.
+const maxHeader = 255
 
 // relationship is the relationship a column header names, or fallback.
 func relationship(header, fallback string) string {
