@@ -100,30 +100,33 @@ func ixItems(tenant string, r *requirement.Requirement) map[string]ixItem {
 }
 
 // ixDiff returns the writes that take the index items of old to those of n:
-// puts of new (or re-spelt) items, deletes of items n no longer has.
-func ixDiff(tenant string, old, n *requirement.Requirement) ([]types.WriteRequest, error) {
+// puts of new (or re-spelt) items, deletes of items n no longer has. Write
+// the puts before the row and the deletes after it: a write that fails half
+// way then leaves the index a superset of the rows (which searches check),
+// never without an item a stored row needs, which no later save would
+// write again (saves write only what differs from the stored rows).
+func ixDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []types.WriteRequest, err error) {
 	before, after := ixItems(tenant, old), ixItems(tenant, n)
-	var writes []types.WriteRequest
 	for id, it := range after {
 		if prev, ok := before[id]; ok && prev == it {
 			continue
 		}
 		av, err := attributevalue.MarshalMap(it)
 		if err != nil {
-			return nil, errorf("encode index item", err)
+			return nil, nil, errorf("encode index item", err)
 		}
-		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+		puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 	}
 	for id, it := range before {
 		if _, ok := after[id]; ok {
 			continue
 		}
-		writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
+		deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
 			"pk": &types.AttributeValueMemberS{Value: it.PK},
 			"sk": &types.AttributeValueMemberS{Value: it.SK},
 		}}})
 	}
-	return writes, nil
+	return puts, deletes, nil
 }
 
 // QueryPropertyIndex pages through the current ACTIVE requirements that may

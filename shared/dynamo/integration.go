@@ -14,7 +14,6 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/integration"
-	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // IntegrationStore keeps integration descriptors in the WikiTable
@@ -275,10 +274,12 @@ func (s *IntegrationStore) SetSweepFrom(ctx context.Context, tenant, serviceID, 
 // ReplaceIssueLinks applies the links callback of serviceID: it reads the
 // named requirement rows (⌈n/100⌉ BatchGetItem), answers a not-found error
 // naming the first that does not exist without writing anything, replaces
-// their links of serviceID (integration.ReplaceLinks), and writes the
-// changed rows with their jira search index changes (the same items the
-// page indexing writes: only for current ACTIVE rows) with ⌈writes/25⌉
-// BatchWriteItem. The rows are read and written without a condition: a
+// their links of serviceID (integration.ReplaceLinks), answers TooLarge
+// without writing anything when a changed row would pass the size a row
+// may take, and writes the changed rows with their jira search index
+// changes (the same items the page indexing writes: only for current
+// ACTIVE rows) with BatchWriteItem calls of 25: index puts, then rows,
+// then index deletes. The rows are read and written without a condition: a
 // page save racing with the callback may win; the tracker's next sync
 // sends the links again.
 func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
@@ -295,29 +296,40 @@ func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, servic
 			return 0, notFound(id)
 		}
 	}
-	var changed []*requirement.Requirement
-	var writes []types.WriteRequest
+	var rowWrites, ixPuts, ixDeletes []types.WriteRequest
 	for i, set := range sets {
 		r := rows[RequirementID{SpaceKey: ids[i].SpaceKey, Key: keyU(ids[i].Key), Baseline: ids[i].Baseline}]
 		old := *r // ReplaceLinks gives r a new Issues slice; old keeps the previous one
 		if !integration.ReplaceLinks(r, serviceID, set.Links) {
 			continue
 		}
-		ix, err := ixDiff(tenant, &old, r)
+		av, err := newRequirementItem(tenant, r).marshal()
 		if err != nil {
 			return 0, err
 		}
-		changed = append(changed, r)
-		writes = append(writes, ix...)
+		if size := wsItemSize(av); size > wsMaxRow {
+			return 0, apperr.TooLargef("requirement %s/%s cannot take these links: with them it takes %d bytes, "+
+				"over the %d bytes a requirement may take", r.SpaceKey, r.Key, size, wsMaxRow)
+		}
+		puts, deletes, err := ixDiff(tenant, &old, r)
+		if err != nil {
+			return 0, err
+		}
+		rowWrites = append(rowWrites, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+		ixPuts, ixDeletes = append(ixPuts, puts...), append(ixDeletes, deletes...)
 	}
-	if len(changed) == 0 {
+	if len(rowWrites) == 0 {
 		return 0, nil
 	}
-	if err := s.reqs.Put(ctx, tenant, changed); err != nil {
-		return 0, err
+	// Index puts, rows, index deletes: a failure half way leaves the index
+	// a superset of the rows (see ixDiff), and a repeated call finishes.
+	for _, w := range []struct {
+		writes []types.WriteRequest
+		what   string
+	}{{ixPuts, "write search index items"}, {rowWrites, "write requirements"}, {ixDeletes, "delete search index items"}} {
+		if err := BatchWrite(ctx, s.db, s.table, w.writes); err != nil {
+			return 0, fmt.Errorf("%s: %w", w.what, err)
+		}
 	}
-	if err := BatchWrite(ctx, s.db, s.table, writes); err != nil {
-		return 0, err
-	}
-	return len(changed), nil
+	return len(rowWrites), nil
 }

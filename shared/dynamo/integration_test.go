@@ -353,6 +353,28 @@ func TestReplaceIssueLinks(t *testing.T) {
 	if r, _ := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 2 {
 		t.Fatal("a refused callback wrote")
 	}
+	// A requirement that the links would take past the size a row may
+	// take: 413, and nothing written, not even the other requirement's
+	// links or index items.
+	many := make([]requirement.IssueLink, 30_000)
+	for i := range many {
+		many[i] = link(fmt.Sprintf("BULK-%d", i), "implements")
+	}
+	_, err = e.integ.ReplaceIssueLinks(ctx, "demo", "j", sets(
+		integration.LinkSet{SpaceKey: "DEMO", Key: "REQ-1", Links: []requirement.IssueLink{link("PROJ-9", "tests")}},
+		integration.LinkSet{SpaceKey: "DEMO", Key: "REQ-2", Links: many}))
+	if !errors.Is(err, apperr.ErrTooLarge) || !strings.Contains(err.Error(), "DEMO/REQ-2") {
+		t.Fatalf("links too large for a row = %v", err)
+	}
+	if r, _ := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 2 {
+		t.Fatal("a refused callback wrote")
+	}
+	if err := e.reqs.QueryIssueIndex(ctx, "demo", "PROJ-9", "", 0, func(id dynamo.RequirementID) bool {
+		t.Errorf("a refused callback indexed %v", id)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
 
 	n, err := e.integ.ReplaceIssueLinks(ctx, "demo", "j", sets(
 		integration.LinkSet{SpaceKey: "DEMO", Key: "req-1", Links: []requirement.IssueLink{link("PROJ-3", "tests"), link("PROJ-1", "tests")}},
@@ -391,6 +413,8 @@ func igPutIndex(ctx context.Context, e *igEnv, issue string) error {
 	_, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &e.table, Item: map[string]types.AttributeValue{
 		"pk":       &types.AttributeValueMemberS{Value: "T#demo#IX#J#" + strings.ToLower(issue)},
 		"sk":       &types.AttributeValueMemberS{Value: "REQ-1#DEMO"},
+		"gsi1pk":   &types.AttributeValueMemberS{Value: "T#demo#IXS#DEMO#J#" + strings.ToLower(issue)},
+		"gsi1sk":   &types.AttributeValueMemberS{Value: "REQ-1#DEMO"},
 		"spaceKey": &types.AttributeValueMemberS{Value: "DEMO"},
 		"key":      &types.AttributeValueMemberS{Value: "REQ-1"},
 	}})

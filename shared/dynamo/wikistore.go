@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,15 +187,15 @@ func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requireme
 // nothing written. Then, in order:
 //
 //  1. the space is registered (one conditional PutItem, when asked);
-//  2. reverse dependencies of other rows are edited with ADD/DELETE
-//     updates, 100 rows per TransactWriteItems (removals, then additions:
-//     a transaction touches a row once). ADD and DELETE of set members are
-//     idempotent, so a retried or repeated edit is harmless;
-//  3. rows without messages, and all index item puts and deletes, go out
-//     in BatchWriteItem calls of 25;
-//  4. rows with messages are written with their messages in
-//     TransactWriteItems calls of up to 100 elements, several rows each:
-//     a message exists exactly when the change it reports does;
+//  2. additions: search index item puts (BatchWriteItem calls of 25) and
+//     reverse dependencies added to other rows (ADD updates, 100 rows per
+//     TransactWriteItems), at once;
+//  3. the rows: rows without messages in BatchWriteItem calls of 25, and
+//     rows with messages with their messages in TransactWriteItems calls
+//     of up to 100 elements, several rows each (a message exists exactly
+//     when the change it reports does), at once;
+//  4. removals: search index item deletes and reverse dependencies removed
+//     from other rows (DELETE updates), at once;
 //  5. the page item is put (or deleted) last. Under a lease (c.Lease, as
 //     wiki.Service always writes) on condition that the lease is still
 //     this one, which ends it; when the page item does not change, the
@@ -203,8 +204,15 @@ func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requireme
 //     overlap another operation's. Without a lease, on condition that the
 //     version is still ExpectVersion and no lease is held.
 //
-// A crash before step 5 leaves the old page item and its lease, which
-// expires; the next save reads the rows as they are and reconciles them.
+// ADD and DELETE of set members, and index puts and deletes, are
+// idempotent: a retried save repeats them harmlessly. A failure before
+// step 5 leaves the old page item and its lease, which expires; because
+// additions come before the rows and removals after them, the index and
+// reverse dependencies are then at worst a superset of what the rows say
+// (searches check every row they read), never missing an entry a stored
+// row needs, which no later save would write: saves write only what
+// differs from the stored rows. A reverse-dependency set that would pass
+// DynamoDB's item size is a TooLarge error (413).
 func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) error {
 	var pageAV map[string]types.AttributeValue
 	if c.PutPage != nil {
@@ -216,7 +224,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return errorf("encode page", err)
 		}
 	}
-	var batch []types.WriteRequest
+	var rowBatch, ixPuts, ixDeletes []types.WriteRequest
 	var units [][]types.TransactWriteItem
 	for _, w := range c.Writes {
 		av, err := newRequirementItem(tenant, w.New).marshal()
@@ -227,13 +235,13 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return apperr.TooLargef("requirement %s/%s cannot be stored: its text, excerpt and links take %d bytes, "+
 				"over the %d bytes a requirement may take; shorten its description", w.New.SpaceKey, w.New.Key, size, wsMaxRow)
 		}
-		ix, err := ixDiff(tenant, w.Old, w.New)
+		puts, deletes, err := ixDiff(tenant, w.Old, w.New)
 		if err != nil {
 			return err
 		}
-		batch = append(batch, ix...)
+		ixPuts, ixDeletes = append(ixPuts, puts...), append(ixDeletes, deletes...)
 		if len(w.Messages) == 0 {
-			batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+			rowBatch = append(rowBatch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 			continue
 		}
 		unit := []types.TransactWriteItem{{Put: &types.Put{TableName: &s.table, Item: av}}}
@@ -274,23 +282,32 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return err
 		}
 	}
-	for _, els := range [][]types.TransactWriteItem{removals, additions} {
-		if err := s.wsTransactAll(ctx, slices.Collect(slices.Chunk(els, wsTxItems)), "update reverse dependencies"); err != nil {
-			return err
+	// Additions before the rows, removals after them: a commit that fails
+	// half way leaves the index and the reverse dependencies a superset of
+	// what the rows say, never short of what a stored row needs (see
+	// ixDiff). Within a phase the writes touch disjoint items and run at
+	// once.
+	phases := []struct {
+		batch    []types.WriteRequest
+		batchFor string
+		tx       func() error
+	}{
+		{ixPuts, "write search index items", func() error { return s.wsRDeps(ctx, additions) }},
+		{rowBatch, "write requirements", func() error { return s.wsTransactUnits(ctx, units) }},
+		{ixDeletes, "delete search index items", func() error { return s.wsRDeps(ctx, removals) }},
+	}
+	for _, ph := range phases {
+		var batchErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { batchErr = BatchWrite(ctx, s.db, s.table, ph.batch) })
+		txErr := ph.tx()
+		wg.Wait()
+		if batchErr != nil {
+			return fmt.Errorf("%s: %w", ph.batchFor, batchErr)
 		}
-	}
-	// The batch (rows without messages, index items) and the transactions
-	// (rows with their messages) touch disjoint items: run them at once.
-	var batchErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { batchErr = BatchWrite(ctx, s.db, s.table, batch) })
-	txErr := s.wsTransactUnits(ctx, units)
-	wg.Wait()
-	if batchErr != nil {
-		return fmt.Errorf("write requirements: %w", batchErr)
-	}
-	if txErr != nil {
-		return txErr
+		if txErr != nil {
+			return txErr
+		}
 	}
 	switch {
 	case c.PutPage != nil:
@@ -308,6 +325,36 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		}
 	}
 	return nil
+}
+
+// wsRDeps applies reverse-dependency edits, 100 rows per transaction. A
+// row that the edit would take past DynamoDB's item size (a requirement
+// that very many others link to) is a TooLarge error.
+func (s *WikiStore) wsRDeps(ctx context.Context, els []types.TransactWriteItem) error {
+	err := s.wsTransactAll(ctx, slices.Collect(slices.Chunk(els, wsTxItems)), "update reverse dependencies")
+	if itemTooLarge(err) {
+		return apperr.Wrap(apperr.TooLargef("a requirement this page links to has more reverse dependencies than "+
+			"one requirement can store (DynamoDB's 400 KB per item); link it from fewer requirements"), err)
+	}
+	return err
+}
+
+// itemTooLarge reports whether DynamoDB refused a write because the item
+// would pass its size limit.
+func itemTooLarge(err error) bool {
+	if err == nil {
+		return false
+	}
+	sizeText := func(s string) bool { return strings.Contains(s, "Item size") && strings.Contains(s, "exceeded") }
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			if sizeText(aws.ToString(r.Message)) {
+				return true
+			}
+		}
+	}
+	return sizeText(err.Error())
 }
 
 // wsTransactUnits commits the rows that carry outbound messages with their

@@ -1,0 +1,174 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/search"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+// faultyAPI fails the failAt-th write call (BatchWriteItem or
+// TransactWriteItems) it sees, without applying it; 0 never fails.
+type faultyAPI struct {
+	dynamo.API
+	mu             sync.Mutex
+	writes, failAt int
+}
+
+var errInjected = errors.New("injected failure")
+
+func (f *faultyAPI) arm(failAt int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes, f.failAt = 0, failAt
+}
+
+func (f *faultyAPI) fail() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes++
+	return f.failAt > 0 && f.writes == f.failAt
+}
+
+func (f *faultyAPI) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	if f.fail() {
+		return nil, errInjected
+	}
+	return f.API.BatchWriteItem(ctx, in, opts...)
+}
+
+func (f *faultyAPI) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	if f.fail() {
+		return nil, errInjected
+	}
+	return f.API.TransactWriteItems(ctx, in, opts...)
+}
+
+// failureVersion is page 2 at version v: 30 requirements with a priority,
+// a link and an issue, all three changed in v2.
+func failureVersion(v int) string {
+	prio, target, issue := "High", "Z", "PROJ-1"
+	if v == 2 {
+		prio, target, issue = "Low", "X", "PROJ-2"
+	}
+	rows := []string{wt.TH("Key", "Description", "Priority", "Refines", "Implements")}
+	for i := range 30 {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%02d", i)), "<p>R</p>", prio, wt.Link("", target), wt.Jira(issue, "")))
+	}
+	return wt.Table(rows...)
+}
+
+// TestCommitFailureLeavesNothingMissing fails each write call of a page
+// save in turn, then saves the page again (its old or its new version,
+// after the failed save's lease expired) and checks that every search
+// driven by the index or by reverse dependencies finds exactly what the
+// rows say: a failure may leave extra index items or reverse
+// dependencies (searches check rows), never a missing one, which no later
+// save would write because saves write only what differs from the stored
+// rows.
+func TestCommitFailureLeavesNothingMissing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testenv.AWS(t)
+	faulty := &faultyAPI{API: dynamodb.NewFromConfig(env.Config)}
+	store := dynamo.NewWikiStore(faulty, env.WikiTable)
+	var mu sync.Mutex
+	var skew time.Duration
+	store.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	svc := wiki.NewService(store)
+	reader := dynamo.NewSearchStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
+	searches := search.NewService(reader, reader)
+
+	save := func(tenant, id, body string) error {
+		_, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: id, SpaceKey: "DEMO", Title: "P" + id, Body: body})
+		return err
+	}
+	keys := func(from, to int) []string {
+		var out []string
+		for i := from; i < to; i++ {
+			out = append(out, fmt.Sprintf("R-%02d", i))
+		}
+		return out
+	}
+	// What each search must find after version v was saved.
+	want := map[int]map[string][]string{
+		1: {"@Priority = 'High'": keys(0, 30), "@Priority = 'Low'": nil, "jira = 'PROJ-1'": keys(0, 30),
+			"jira = 'PROJ-2'": nil, "to = 'Z'": keys(0, 30), "to = 'X'": nil},
+		2: {"@Priority = 'High'": nil, "@Priority = 'Low'": keys(0, 30), "jira = 'PROJ-1'": nil,
+			"jira = 'PROJ-2'": keys(0, 30), "to = 'Z'": nil, "to = 'X'": keys(0, 30)},
+	}
+	check := func(t *testing.T, tenant string, v int) {
+		t.Helper()
+		for q, keys := range want[v] {
+			e, err := query.Parse(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := searches.Search(ctx, search.Request{Tenant: tenant, PathSpace: "DEMO", Query: e, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range res.Requirements {
+				got = append(got, r.Key)
+			}
+			if !slices.Equal(got, keys) {
+				t.Errorf("after version %d, %s (%s) finds %v, want %v", v, q, res.Plan, got, keys)
+			}
+		}
+	}
+	setup := func(tenant string) {
+		if err := save(tenant, "1", wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("X"), "x"), wt.TR(wt.Def("Z"), "z"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := save(tenant, "2", failureVersion(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// How many write calls a successful save of version 2 makes.
+	setup("count")
+	faulty.arm(0)
+	if err := save("count", "2", failureVersion(2)); err != nil {
+		t.Fatal(err)
+	}
+	faulty.mu.Lock()
+	calls := faulty.writes
+	faulty.mu.Unlock()
+	check(t, "count", 2)
+	if calls < 4 {
+		t.Fatalf("a save of version 2 made %d write calls, want several to fail in turn", calls)
+	}
+
+	for failAt := 1; failAt <= calls; failAt++ {
+		for _, again := range []int{1, 2} {
+			tenant := fmt.Sprintf("fail%d-v%d", failAt, again)
+			faulty.arm(0)
+			setup(tenant)
+			faulty.arm(failAt)
+			if err := save(tenant, "2", failureVersion(2)); !errors.Is(err, errInjected) {
+				t.Fatalf("write call %d failing: save answered %v", failAt, err)
+			}
+			faulty.arm(0)
+			mu.Lock()
+			skew += time.Minute + time.Second // the failed save's lease expires
+			mu.Unlock()
+			if err := save(tenant, "2", failureVersion(again)); err != nil {
+				t.Fatalf("write call %d failed, saving version %d again: %v", failAt, again, err)
+			}
+			check(t, tenant, again)
+		}
+	}
+}
