@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -82,12 +84,13 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 		names["#pk"] = "pk"
 		delete(values, ":v")
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: pgKey(tenant, id),
 		UpdateExpression:                    aws.String("SET #li = :id, #lu = :until"),
 		ConditionExpression:                 &cond,
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllOld,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -100,7 +103,57 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 	if err != nil {
 		return nil, errorf("lease page", err)
 	}
+	if out != nil {
+		l.Leftover = pgDecodePending(out.Attributes[pgPending])
+	}
 	return l, nil
+}
+
+// pgPending is the page item's attribute recording the rows a commit under
+// a lease may write that the key list does not name (wiki.Change.Pending),
+// as "<SPACE>/<key>" strings; the page put that ends a successful save
+// replaces the item and so clears it.
+const pgPending = "pendingRows"
+
+func pgDecodePending(av types.AttributeValue) []wiki.ID {
+	ss, ok := av.(*types.AttributeValueMemberSS)
+	if !ok {
+		return nil
+	}
+	var out []wiki.ID
+	for _, v := range ss.Value {
+		if space, key, ok := strings.Cut(v, "/"); ok {
+			out = append(out, wiki.ID{SpaceKey: space, Key: key})
+		}
+	}
+	slices.SortFunc(out, func(a, b wiki.ID) int { return strings.Compare(a.SpaceKey+"/"+a.Key, b.SpaceKey+"/"+b.Key) })
+	return out
+}
+
+// pgRecordPending adds ids to the page item's pending record, on condition
+// that the lease is still l: before a commit writes any row.
+func (s *WikiStore) pgRecordPending(ctx context.Context, tenant string, l *wiki.Lease, ids []wiki.ID) error {
+	members := make([]string, len(ids))
+	for i, id := range ids {
+		members[i] = id.SpaceKey + "/" + id.Key
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: pgKey(tenant, l.PageID),
+		UpdateExpression:         aws.String("ADD #pd :p"),
+		ConditionExpression:      aws.String("#li = :id"),
+		ExpressionAttributeNames: map[string]string{"#pd": pgPending, "#li": "leaseId"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": &types.AttributeValueMemberSS{Value: members}, ":id": &types.AttributeValueMemberS{Value: l.ID},
+		},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return pgLeaseLost(l.PageID, err)
+	}
+	if err != nil {
+		return errorf("record the rows a save may write", err)
+	}
+	return nil
 }
 
 // pgLeaseHeld reports whether item (as a failed condition returned it)
@@ -122,13 +175,21 @@ func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Leas
 	values := map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}}
 	var err error
 	if l.Version == 0 {
+		// A placeholder goes, unless it records rows a failed commit may
+		// have written: then it stays (invisible) for the next save.
+		names := pgNames("#li", "#v")
+		names["#pd"] = pgPending
 		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 			TableName: &s.table, Key: pgKey(tenant, l.PageID),
-			ConditionExpression:      aws.String("#li = :id AND attribute_not_exists(#v)"),
-			ExpressionAttributeNames: pgNames("#li", "#v"), ExpressionAttributeValues: values,
+			ConditionExpression:      aws.String("#li = :id AND attribute_not_exists(#v) AND attribute_not_exists(#pd)"),
+			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 		})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			err = s.pgEndLease(ctx, tenant, l, false)
+		}
 	} else {
-		err = s.pgEndLease(ctx, tenant, l)
+		err = s.pgEndLease(ctx, tenant, l, false)
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -140,13 +201,19 @@ func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Leas
 	return nil
 }
 
-// pgEndLease removes the lease attributes on condition that the lease is l.
-func (s *WikiStore) pgEndLease(ctx context.Context, tenant string, l *wiki.Lease) error {
+// pgEndLease removes the lease attributes (and, with reconciled, the
+// pending record) on condition that the lease is l.
+func (s *WikiStore) pgEndLease(ctx context.Context, tenant string, l *wiki.Lease, reconciled bool) error {
+	update, names := "REMOVE #li, #lu", pgNames("#li", "#lu")
+	if reconciled {
+		update += ", #pd"
+		names["#pd"] = pgPending
+	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: pgKey(tenant, l.PageID),
-		UpdateExpression:          aws.String("REMOVE #li, #lu"),
+		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String("#li = :id"),
-		ExpressionAttributeNames:  pgNames("#li", "#lu"),
+		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}},
 	})
 	return err

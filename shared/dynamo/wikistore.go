@@ -186,6 +186,10 @@ func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requireme
 // page or a requirement too large to store fails (apperr.TooLarge) with
 // nothing written. Then, in order:
 //
+//  0. under a lease, the rows the change may write that the page's key
+//     list does not name (c.Pending) are recorded on the page item (one
+//     conditional UpdateItem), so that if it fails half way the next
+//     operation on the page finds and reconciles them (Lease.Leftover);
 //  1. the space is registered (one conditional PutItem, when asked);
 //  2. additions: search index item puts (BatchWriteItem calls of 25) and
 //     reverse dependencies added to other rows (ADD updates, 100 rows per
@@ -277,6 +281,11 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		ctx, cancel = s.pgLeaseContext(ctx, c.Lease)
 		defer cancel()
 	}
+	if c.Lease != nil && len(c.Pending) > 0 {
+		if err := s.pgRecordPending(ctx, tenant, c.Lease, c.Pending); err != nil {
+			return err
+		}
+	}
 	if c.RegisterSpace != "" {
 		if err := s.wsRegisterSpace(ctx, tenant, c.RegisterSpace); err != nil {
 			return err
@@ -315,7 +324,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 	case c.DeletePage != "":
 		return s.pgWrite(ctx, tenant, nil, c.DeletePage, c.ExpectVersion, c.Lease)
 	case c.Lease != nil:
-		err := s.pgEndLease(ctx, tenant, c.Lease)
+		err := s.pgEndLease(ctx, tenant, c.Lease, c.Reconciled)
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
 			return pgLeaseLost(c.Lease.PageID, err)

@@ -39,7 +39,7 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	}
 	ended := false
 	defer s.release(ctx, tenant, lease, &ended)
-	ids := pageIDs(pg)
+	ids := append(pageIDs(pg), lease.Leftover...)
 	for _, d := range parsed.Definitions {
 		ids = append(ids, ID{SpaceKey: pg.SpaceKey, Key: d.Key})
 	}
@@ -91,12 +91,18 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 		p.set(r)
 		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status, HTMLNeedsUpdating: r.HTMLNeedsUpdating})
 	}
+	res.Requirements = append(res.Requirements, p.deleteLeftover(lease.Leftover, stored, pg.ID)...)
 
 	change, err := p.build(ctx, s.store)
 	if err != nil {
 		return nil, fmt.Errorf("reindex page %s: %w", id, err)
 	}
+	listed := map[ID]bool{}
+	for _, id := range pageIDs(pg) {
+		listed[id.Norm()] = true
+	}
 	change.Lease, change.ExpectVersion = lease, pg.Version
+	change.Pending, change.Reconciled = unlisted(&next, listed), true
 	if !slices.Equal(next.Keys, pg.Keys) {
 		change.PutPage = &next
 	}

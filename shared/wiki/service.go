@@ -151,12 +151,16 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		Version: 1, Body: in.Body, UpdatedAt: now, UpdatedBy: actor,
 	}
 	var ids []ID
+	listed := map[ID]bool{} // the stored key list
 	if old != nil {
 		pg.Version = old.Version + 1
 		for _, k := range old.Keys {
-			ids = append(ids, ID{SpaceKey: old.SpaceKey, Key: k})
+			id := ID{SpaceKey: old.SpaceKey, Key: k}
+			ids = append(ids, id)
+			listed[id.Norm()] = true
 		}
 	}
+	ids = append(ids, lease.Leftover...)
 	for _, d := range parsed.Definitions {
 		ids = append(ids, ID{SpaceKey: in.SpaceKey, Key: d.Key})
 	}
@@ -205,6 +209,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 			res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
 		}
 	}
+	res.Requirements = append(res.Requirements, p.deleteLeftover(lease.Leftover, stored, pg.ID)...)
 
 	// The tracker is the master of issue links: links it reported through
 	// the links callback stay until it reports otherwise, even when the
@@ -223,6 +228,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		return nil, fmt.Errorf("index page %s: %w", in.ID, err)
 	}
 	change.PutPage, change.ExpectVersion, change.Lease = pg, version, lease
+	change.Pending, change.Reconciled = unlisted(pg, listed), true
 	if old == nil || moved {
 		change.RegisterSpace = in.SpaceKey
 	}
@@ -247,7 +253,7 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 	}
 	ended := false
 	defer s.release(ctx, tenant, lease, &ended)
-	stored, err := s.store.Requirements(ctx, tenant, pageIDs(old))
+	stored, err := s.store.Requirements(ctx, tenant, append(pageIDs(old), lease.Leftover...))
 	if err != nil {
 		return fmt.Errorf("read requirements of page %s: %w", id, err)
 	}
@@ -259,15 +265,48 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 			p.set(r)
 		}
 	}
+	p.deleteLeftover(lease.Leftover, stored, id)
 	change, err := p.build(ctx, s.store)
 	if err != nil {
 		return fmt.Errorf("unindex page %s: %w", id, err)
 	}
-	change.DeletePage, change.ExpectVersion, change.Lease = id, old.Version, lease
+	change.DeletePage, change.ExpectVersion, change.Lease, change.Reconciled = id, old.Version, lease, true
 	if err := s.commit(ctx, tenant, change, &ended); err != nil {
 		return fmt.Errorf("delete page %s: %w", id, err)
 	}
 	return nil
+}
+
+// deleteLeftover makes DELETED the rows among a lease's leftovers (rows a
+// failed operation on page pageID may have written) that this page still
+// owns and the plan does not define, and returns their statuses.
+func (p *plan) deleteLeftover(leftover []ID, stored map[ID]*requirement.Requirement, pageID string) []KeyStatus {
+	var out []KeyStatus
+	for _, id := range leftover {
+		id = id.Norm()
+		st := stored[id]
+		if p.has(id) || !ownedBy(st, pageID) || st.Status != requirement.Active {
+			continue
+		}
+		r := clone(st)
+		r.Status = requirement.Deleted
+		p.set(r)
+		out = append(out, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
+	}
+	return out
+}
+
+// unlisted returns the ids of the requirements pg defines that the stored
+// key list (listed, normalised ids) does not name: what a commit records as
+// pending before writing rows.
+func unlisted(pg *Page, listed map[ID]bool) []ID {
+	var out []ID
+	for _, k := range pg.Keys {
+		if id := (ID{SpaceKey: pg.SpaceKey, Key: k}); !listed[id.Norm()] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // pageIDs returns the ids of the requirements a page owns.

@@ -494,3 +494,73 @@ func TestUnknownPageNamedOnce(t *testing.T) {
 		}
 	}
 }
+
+// A commit that fails after recording the rows it may write (Change.Pending)
+// hands them to the next operation on the page (Lease.Leftover), which
+// reconciles them: a row of the page its body does not define becomes
+// DELETED, whether the next operation is a save, a reindex or a delete.
+func TestLeftoverOfAFailedCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, next := range []string{"save", "reindex", "delete"} {
+		t.Run(next, func(t *testing.T) {
+			t.Parallel()
+			svc, mem := newService(t)
+			save(t, svc, "1", "DEMO", specs(req("A", "a", "High"), req("B", "b", "High")))
+			mem.Fail = func(*wiki.Change) error { return errors.New("injected") }
+			if _, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "Page 1",
+				Body: specs(req("A", "a", "High"), req("B", "b", "High"), req("C", "c", "High"))}); err == nil {
+				t.Fatal("the failing save succeeded")
+			}
+			if got := len(mem.Commits); got != 1 {
+				t.Fatalf("%d commits applied, want the first save's only", got)
+			}
+			mem.Fail = nil
+			// What the failed commit wrote before failing: C's row.
+			pg, err := svc.Page(ctx, tenant, "1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem.PutRow(tenant, &requirement.Requirement{SpaceKey: "DEMO", Key: "C", Status: requirement.Active, Origin: pg.Ref()})
+			switch next {
+			case "save":
+				save(t, svc, "1", "DEMO", specs(req("A", "a", "High"), req("B", "b", "Low")))
+			case "reindex":
+				if _, err := svc.Reindex(ctx, tenant, "alice", "1"); err != nil {
+					t.Fatal(err)
+				}
+			case "delete":
+				if err := svc.DeletePage(ctx, tenant, "alice", "1"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r := mem.Row(tenant, "DEMO", "C"); r == nil || r.Status != requirement.Deleted {
+				t.Fatalf("after a %s, C is %+v, want DELETED", next, r)
+			}
+			// Reconciled: the next lease has no leftover.
+			l, err := mem.LeasePage(ctx, tenant, "1", pageVersion(t, svc, next))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Leftover) != 0 {
+				t.Errorf("leftover after a %s: %v", next, l.Leftover)
+			}
+		})
+	}
+}
+
+// pageVersion is page 1's version, 0 once deleted.
+func pageVersion(t *testing.T, svc *wiki.Service, op string) int {
+	t.Helper()
+	pg, err := svc.Page(context.Background(), tenant, "1")
+	if op == "delete" {
+		if err == nil {
+			t.Fatal("page 1 still exists")
+		}
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pg.Version
+}

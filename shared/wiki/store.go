@@ -58,6 +58,12 @@ type Lease struct {
 	Version int
 	// Until is when the lease expires; writes under it must be done by then.
 	Until time.Time
+	// Leftover are the requirements an earlier operation on the page
+	// recorded (Change.Pending) and may have written without finishing:
+	// the page's key list does not name them, so the operation reads them
+	// with the page's own keys and reconciles them (a row of this page the
+	// body no longer defines becomes DELETED).
+	Leftover []ID
 }
 
 // Change is everything one page operation writes.
@@ -79,6 +85,17 @@ type Change struct {
 	// RDeps edit the reverse dependencies of rows that Writes does not hold
 	// (rows of other pages, or stubs for requirements nobody defines yet).
 	RDeps []RDepEdit
+	// Pending are the rows of the page this change writes that the stored
+	// page item's key list does not name (new requirements, or all of them
+	// when the page is new or moves). Under a lease the store records them
+	// on the page item before writing any row, so that if the change fails
+	// half way the next operation finds them in Lease.Leftover.
+	Pending []ID
+	// Reconciled says that the change reconciles the lease's Leftover
+	// (the page's save, delete and reindex do; a page view does not):
+	// committing it clears the record even when the page item does not
+	// otherwise change.
+	Reconciled bool
 }
 
 // Write is one current requirement row to write, with the outbound messages

@@ -36,6 +36,9 @@ type Mem struct {
 
 	leases map[string]*wiki.Lease // tenant + "/" + page id
 	leaseN int
+	// pending are the rows recorded by commits that failed (Fail), by
+	// tenant + "/" + page id, handed to the next lease as Leftover.
+	pending map[string][]wiki.ID
 
 	mu       sync.Mutex
 	pages    map[string]*wiki.Page // tenant + "/" + id
@@ -61,7 +64,7 @@ func NewMem() *Mem {
 	return &Mem{
 		pages: map[string]*wiki.Page{}, rows: map[string]map[wiki.ID]*requirement.Requirement{},
 		archived: map[string]*requirement.Requirement{}, baselines: map[string]bool{}, services: map[string][]string{},
-		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{},
+		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{}, pending: map[string][]wiki.ID{},
 	}
 }
 
@@ -95,7 +98,8 @@ func (m *Mem) LeasePage(_ context.Context, tenant, id string, version int) (*wik
 		return nil, apperr.Conflictf("page %s was changed by another request meanwhile; send it again", id)
 	}
 	m.leaseN++
-	l := &wiki.Lease{PageID: id, ID: fmt.Sprint("lease-", m.leaseN), Version: version, Until: m.now().Add(MemLeaseFor)}
+	l := &wiki.Lease{PageID: id, ID: fmt.Sprint("lease-", m.leaseN), Version: version, Until: m.now().Add(MemLeaseFor),
+		Leftover: slices.Clone(m.pending[key])}
 	m.leases[key] = l
 	c := *l
 	return &c, nil
@@ -252,6 +256,17 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.Calls["Commit"]++
+	if c.Lease != nil {
+		// Recorded before anything can fail, as the DynamoDB store does.
+		key := tenant + "/" + c.Lease.PageID
+		if cur := m.leases[key]; cur != nil && cur.ID == c.Lease.ID {
+			for _, id := range c.Pending {
+				if !slices.Contains(m.pending[key], id) {
+					m.pending[key] = append(m.pending[key], id)
+				}
+			}
+		}
+	}
 	if m.Fail != nil {
 		if err := m.Fail(c); err != nil {
 			return err
@@ -263,6 +278,9 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 			return apperr.Conflictf("page %s: its lease expired and another request took it", c.Lease.PageID)
 		}
 		delete(m.leases, key)
+		if c.Reconciled || c.PutPage != nil || c.DeletePage != "" {
+			delete(m.pending, key)
+		}
 	} else if c.PutPage != nil || c.DeletePage != "" {
 		id := c.DeletePage
 		if c.PutPage != nil {
