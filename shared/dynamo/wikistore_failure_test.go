@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/search"
@@ -212,5 +214,30 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 		if err != nil || len(res.Requirements) != 1 || res.Requirements[0].Key != "N-0" {
 			t.Errorf("write call %d of a new page's first save failed: after saving it with N-0 only, %v, %v", failAt, res, err)
 		}
+	}
+}
+
+// A requirement linked from so many others that its reverse dependencies
+// would pass DynamoDB's item size: the save answers 413 and writes none of
+// the page's rows.
+func TestReverseDependenciesTooLarge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	e.save(t, "demo", "1", "DEMO", wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("X"), "x")))
+	rel := strings.Repeat("r", 250)
+	rows := []string{wt.TH("Key", "Description", rel)}
+	for i := range 1000 {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("%s-%04d", strings.Repeat("K", 190), i)), "", wt.Link("", "X")))
+	}
+	_, err := e.service.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "2", SpaceKey: "DEMO", Title: "P", Body: wt.Table(rows...)})
+	if !errors.Is(err, apperr.ErrTooLarge) || !strings.Contains(err.Error(), "reverse dependencies") {
+		t.Fatalf("save = %v, want 413 naming reverse dependencies", err)
+	}
+	if r := e.get(t, "demo", "DEMO", "X"); len(r.ReverseDependencies) != 0 {
+		t.Errorf("X has %d reverse dependencies after a refused save", len(r.ReverseDependencies))
+	}
+	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 190) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("a row of the refused save: %v", err)
 	}
 }
