@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -276,13 +277,40 @@ func (s *IntegrationStore) SetSweepFrom(ctx context.Context, tenant, serviceID, 
 // naming the first that does not exist without writing anything, replaces
 // their links of serviceID (integration.ReplaceLinks), answers TooLarge
 // without writing anything when a changed row would pass the size a row
-// may take, and writes the changed rows with their jira search index
-// changes (the same items the page indexing writes: only for current
-// ACTIVE rows) with BatchWriteItem calls of 25: index puts, then rows,
-// then index deletes. The rows are read and written without a condition: a
-// page save racing with the callback may win; the tracker's next sync
-// sends the links again.
+// may take, and writes the changes with their jira search index changes
+// (the same items the page indexing writes: only for current ACTIVE rows):
+// index puts (BatchWriteItem calls of 25), then the rows' issue links
+// (TransactWriteItems of up to 100 conditional updates), then index
+// deletes. Each row update sets only the issue links, on condition that
+// the links and the status are still those read: a page save in between
+// keeps its text, excerpt and properties, and a change of the links or the
+// status makes the callback read the rows again and redo its work (at most
+// igLinkAttempts times, then Conflict). Every step is idempotent, and a
+// failure half way leaves the index a superset of the rows.
 func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
+	for attempt := 1; ; attempt++ {
+		n, err := s.igReplaceLinks(ctx, tenant, serviceID, sets)
+		if !errors.Is(err, errRowChanged) {
+			return n, err
+		}
+		if attempt == igLinkAttempts {
+			return 0, apperr.Wrap(apperr.Conflictf("requirements changed %d times while their issue links were written; send the links again", attempt), err)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// igLinkAttempts bounds the rounds of ReplaceIssueLinks.
+const igLinkAttempts = 4
+
+// errRowChanged: a row changed between the links callback's read and its
+// conditional write.
+var errRowChanged = errors.New("a requirement changed since it was read")
+
+// igReplaceLinks is one round of ReplaceIssueLinks.
+func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
 	ids := make([]RequirementID, len(sets))
 	for i, set := range sets {
 		ids[i] = RequirementID{SpaceKey: set.SpaceKey, Key: set.Key, Baseline: set.Baseline}
@@ -296,14 +324,16 @@ func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, servic
 			return 0, notFound(id)
 		}
 	}
-	var rowWrites, ixPuts, ixDeletes []types.WriteRequest
+	var updates []types.TransactWriteItem
+	var ixPuts, ixDeletes []types.WriteRequest
 	for i, set := range sets {
 		r := rows[RequirementID{SpaceKey: ids[i].SpaceKey, Key: keyU(ids[i].Key), Baseline: ids[i].Baseline}]
 		old := *r // ReplaceLinks gives r a new Issues slice; old keeps the previous one
 		if !integration.ReplaceLinks(r, serviceID, set.Links) {
 			continue
 		}
-		av, err := newRequirementItem(tenant, r).marshal()
+		before, after := newRequirementItem(tenant, &old), newRequirementItem(tenant, r)
+		av, err := after.marshal()
 		if err != nil {
 			return 0, err
 		}
@@ -311,25 +341,77 @@ func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, servic
 			return 0, apperr.TooLargef("requirement %s/%s cannot take these links: with them it takes %d bytes, "+
 				"over the %d bytes a requirement may take", r.SpaceKey, r.Key, size, wsMaxRow)
 		}
+		up, err := s.igLinksUpdate(before, after)
+		if err != nil {
+			return 0, err
+		}
 		puts, deletes, err := ixDiff(tenant, &old, r)
 		if err != nil {
 			return 0, err
 		}
-		rowWrites = append(rowWrites, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+		updates = append(updates, up)
 		ixPuts, ixDeletes = append(ixPuts, puts...), append(ixDeletes, deletes...)
 	}
-	if len(rowWrites) == 0 {
+	if len(updates) == 0 {
 		return 0, nil
 	}
-	// Index puts, rows, index deletes: a failure half way leaves the index
-	// a superset of the rows (see ixDiff), and a repeated call finishes.
-	for _, w := range []struct {
-		writes []types.WriteRequest
-		what   string
-	}{{ixPuts, "write search index items"}, {rowWrites, "write requirements"}, {ixDeletes, "delete search index items"}} {
-		if err := BatchWrite(ctx, s.db, s.table, w.writes); err != nil {
-			return 0, fmt.Errorf("%s: %w", w.what, err)
+	if err := BatchWrite(ctx, s.db, s.table, ixPuts); err != nil {
+		return 0, fmt.Errorf("write search index items: %w", err)
+	}
+	for chunk := range slices.Chunk(updates, wsTxItems) {
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: chunk})
+		if igConditionFailed(err) {
+			return 0, fmt.Errorf("%w: %w", errRowChanged, err)
+		}
+		if err != nil {
+			return 0, translate(err, "write issue links")
 		}
 	}
-	return len(rowWrites), nil
+	if err := BatchWrite(ctx, s.db, s.table, ixDeletes); err != nil {
+		return 0, fmt.Errorf("delete search index items: %w", err)
+	}
+	return len(updates), nil
+}
+
+// igLinksUpdate sets a row's issue links from before's to after's, on
+// condition that its links and status are still before's.
+func (s *IntegrationStore) igLinksUpdate(before, after requirementItem) (types.TransactWriteItem, error) {
+	issues, status := expression.Name("issues"), expression.Name("status")
+	cond := status.Equal(expression.Value(before.Status))
+	if len(before.Issues) == 0 {
+		cond = cond.And(expression.AttributeNotExists(issues))
+	} else {
+		cond = cond.And(issues.Equal(expression.Value(before.Issues)))
+	}
+	upd := expression.Remove(issues)
+	if len(after.Issues) > 0 {
+		upd = expression.Set(issues, expression.Value(after.Issues))
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("build issue links update: %w", err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: &s.table, Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: before.PK}, "sk": &types.AttributeValueMemberS{Value: before.SK},
+		},
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
+}
+
+// igConditionFailed reports whether a transaction was cancelled because a
+// condition failed (or it met another transaction on the same rows).
+func igConditionFailed(err error) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return false
+	}
+	for _, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "ConditionalCheckFailed", "TransactionConflict":
+			return true
+		}
+	}
+	return false
 }

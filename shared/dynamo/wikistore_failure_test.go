@@ -15,7 +15,9 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -239,5 +241,75 @@ func TestReverseDependenciesTooLarge(t *testing.T) {
 	}
 	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 190) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("a row of the refused save: %v", err)
+	}
+}
+
+// raceAPI runs before once, just before the first write call it sees
+// (BatchWriteItem or TransactWriteItems): a write that lands between the
+// caller's reads and its writes.
+type raceAPI struct {
+	dynamo.API
+	once   sync.Once
+	before func()
+}
+
+func (r *raceAPI) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	r.once.Do(r.before)
+	return r.API.BatchWriteItem(ctx, in, opts...)
+}
+
+func (r *raceAPI) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	r.once.Do(r.before)
+	return r.API.TransactWriteItems(ctx, in, opts...)
+}
+
+// The links callback reads rows, then writes their links: a page save in
+// between keeps what it wrote (text, properties, the page's own links),
+// and the callback's links are there too.
+func TestLinksCallbackRacingAPageSave(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, pageLinks := range []bool{false, true} {
+		t.Run(fmt.Sprintf("save changes links=%v", pageLinks), func(t *testing.T) {
+			t.Parallel()
+			e := wsNew(t)
+			body := func(text, issue string) string {
+				return wt.Table(wt.TH("Key", "Description", "Priority", "Implements"), wt.TR(wt.Def("R-1"), "<p>"+text+"</p>", "High", issue))
+			}
+			e.save(t, "demo", "1", "DEMO", body("first", ""))
+			race := &raceAPI{API: e.db, before: func() {
+				issue := ""
+				if pageLinks {
+					issue = wt.Jira("PAGE-1", "")
+				}
+				e.save(t, "demo", "1", "DEMO", body("second", issue))
+			}}
+			links := dynamo.NewIntegrationStore(race, e.env.WikiTable)
+			n, err := links.ReplaceIssueLinks(ctx, "demo", "jira-1", []integration.LinkSet{{SpaceKey: "DEMO", Key: "R-1",
+				Links: []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "TRK-1", Relationship: "tests"}}}})
+			if err != nil || n != 1 {
+				t.Fatalf("ReplaceIssueLinks = %d, %v", n, err)
+			}
+			r := e.get(t, "demo", "DEMO", "R-1")
+			var issues []string
+			for _, l := range r.Issues {
+				issues = append(issues, l.IssueKey)
+			}
+			want := []string{"TRK-1"}
+			if pageLinks {
+				want = []string{"PAGE-1", "TRK-1"}
+			}
+			if r.Text != "second" || !slices.Equal(issues, want) {
+				t.Fatalf("R-1: text %q, issues %v; want the save's text and issues %v", r.Text, issues, want)
+			}
+			reader := dynamo.NewSearchStore(e.db, e.env.WikiTable)
+			for _, issue := range want {
+				e, _ := query.Parse("jira = '" + issue + "'")
+				res, err := search.NewService(reader, reader).Search(ctx, search.Request{Tenant: "demo", PathSpace: "DEMO", Query: e})
+				if err != nil || len(res.Requirements) != 1 {
+					t.Errorf("jira = %s: %v, %v", issue, res, err)
+				}
+			}
+		})
 	}
 }
