@@ -269,15 +269,10 @@ func indexIDs(t *testing.T, s *dynamo.SearchStore, ix search.IndexRef, desc bool
 func TestSearchIndexLongFoldedValues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testenv.AWS(t)
-	db := dynamodb.NewFromConfig(env.Config)
-	s := dynamo.NewSearchStore(db, env.WikiTable)
-	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
+	e := wsNew(t)
+	s := dynamo.NewSearchStore(e.db, e.env.WikiTable)
 	value := strings.Repeat("ı", 600) // 1,200 bytes; 600 once folded
-	body := wt.Table(wt.TH("Key", "Description", "Açıklama"), wt.TR(wt.Def("REQ-1"), "One", value), wt.TR(wt.Def("REQ-2"), "Two", "short"))
-	if _, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "1", SpaceKey: "A", Title: "P", Body: body}); err != nil {
-		t.Fatal(err)
-	}
+	e.save(t, "demo", "1", "A", wt.Table(wt.TH("Key", "Description", "Açıklama"), wt.TR(wt.Def("REQ-1"), "One", value), wt.TR(wt.Def("REQ-2"), "Two", "short")))
 	svcSearch := search.NewService(s, s)
 	for _, space := range []string{"", "A"} {
 		q, err := query.Parse("@Açıklama = '" + value + "'")
