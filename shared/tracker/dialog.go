@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 )
@@ -67,10 +68,13 @@ func (s *Service) SearchRequirements(ctx context.Context, tenant, applinkID stri
 }
 
 // sanitizeResults passes the wiki's search answer on with every result's
-// htmlExcerpt sanitized like every excerpt the tracker stores: the wiki's
-// HTML reaches the tracker's users. Other fields pass unchanged; an answer
-// with nothing to clean passes byte for byte. An answer that is not an
-// object with a results array is refused.
+// excerpt sanitized like every excerpt the tracker stores: the wiki's HTML
+// reaches the tracker's users. The answer is always re-encoded from what
+// was parsed, so that no other reader of it can see what this one did not
+// (a member given twice, of which Go keeps the last); a member named
+// htmlExcerpt in any case is sanitized (and one that is not a string
+// dropped). An answer that is not an object with a results array is
+// refused.
 func (s *Service) sanitizeResults(raw json.RawMessage) (json.RawMessage, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
@@ -82,36 +86,35 @@ func (s *Service) sanitizeResults(raw json.RawMessage) (json.RawMessage, error) 
 			return nil, apperr.BadGatewayf("results is not an array of objects")
 		}
 	}
-	changed := false
 	for _, r := range results {
-		ex, ok := r["htmlExcerpt"]
-		if !ok {
-			continue
+		for name, v := range r {
+			if !strings.EqualFold(name, "htmlExcerpt") {
+				continue
+			}
+			var html string
+			if err := json.Unmarshal(v, &html); err != nil {
+				delete(r, name) // not a string: nothing to show
+				continue
+			}
+			clean, err := s.sanitizeExcerpt(html)
+			if err != nil {
+				clean = "" // too large to show
+			}
+			if r[name], err = marshalNoEscape(clean); err != nil {
+				return nil, err
+			}
 		}
-		var html string
-		if err := json.Unmarshal(ex, &html); err != nil {
-			delete(r, "htmlExcerpt") // not a string: nothing to show
-			changed = true
-			continue
+	}
+	for name := range top {
+		if name != "results" && strings.EqualFold(name, "results") {
+			delete(top, name) // only the member this reader used goes on
 		}
-		clean, err := s.sanitizeExcerpt(html)
-		if err != nil {
-			clean = "" // too large to show
-		}
-		if clean == html {
-			continue
-		}
-		if r["htmlExcerpt"], err = marshalNoEscape(clean); err != nil {
+	}
+	if _, ok := top["results"]; ok {
+		var err error
+		if top["results"], err = marshalNoEscape(results); err != nil {
 			return nil, err
 		}
-		changed = true
-	}
-	if !changed {
-		return raw, nil
-	}
-	var err error
-	if top["results"], err = marshalNoEscape(results); err != nil {
-		return nil, err
 	}
 	return marshalNoEscape(top)
 }

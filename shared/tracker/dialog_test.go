@@ -59,7 +59,7 @@ func TestSearchNegotiatesVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(res.Results) != `{"results":[],"offset":0,"limit":5,"count":0}` || asked.Q != "key ~ 'REQ-%'" || asked.Limit != 5 {
+			if string(res.Results) != `{"count":0,"limit":5,"offset":0,"results":[]}` || asked.Q != "key ~ 'REQ-%'" || asked.Limit != 5 {
 				t.Errorf("search passed %+v, answered %s", asked, res.Results)
 			}
 			if set != tc.wantSet {
@@ -116,8 +116,18 @@ func TestSearchSanitizesExcerpts(t *testing.T) {
 			`{"count":1,"results":[{"extra":[1],"htmlExcerpt":"<p>x<img src=\"x\"></p>","key":"REQ-1"}]}`},
 		{"not a string", `{"results":[{"key":"REQ-1","htmlExcerpt":{"a":1}}],"count":1}`,
 			`{"count":1,"results":[{"key":"REQ-1"}]}`},
-		{"clean answers pass byte for byte", `{"results":[{"key":"REQ-1","htmlExcerpt":"<p>ok &amp; fine</p>"}], "count":1}`,
-			`{"results":[{"key":"REQ-1","htmlExcerpt":"<p>ok &amp; fine</p>"}], "count":1}`},
+		{"clean answers are re-encoded", `{"results":[{"key":"REQ-1","htmlExcerpt":"<p>ok &amp; fine</p>"}], "count":1}`,
+			`{"count":1,"results":[{"htmlExcerpt":"<p>ok &amp; fine</p>","key":"REQ-1"}]}`},
+		// What another JSON reader could take: a member given twice (Go
+		// keeps the last), the excerpt or the results under another case.
+		{"duplicate excerpt", `{"results":[{"key":"R","htmlExcerpt":"<img src=x onerror=alert(1)>","htmlExcerpt":"ok"}]}`,
+			`{"results":[{"htmlExcerpt":"<p>ok</p>","key":"R"}]}`},
+		{"duplicate results", `{"results":[{"key":"R","htmlExcerpt":"<img src=x onerror=alert(1)>"}],"results":[]}`,
+			`{"results":[]}`},
+		{"excerpt in another case", `{"results":[{"key":"R","HtmlExcerpt":"<img src=x onerror=alert(1)>"}]}`,
+			`{"results":[{"HtmlExcerpt":"<p><img src=\"x\"></p>","key":"R"}]}`},
+		{"results in another case", `{"Results":[{"htmlExcerpt":"<script>x</script>"}],"results":[]}`,
+			`{"results":[]}`},
 	} {
 		f.wiki.search = func(tracker.WikiEndpoint, tracker.WikiSearch) (json.RawMessage, error) {
 			return json.RawMessage(tc.answer), nil
