@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -288,10 +287,15 @@ func (s *IntegrationStore) SetSweepFrom(ctx context.Context, tenant, serviceID, 
 // igLinkAttempts times, then Conflict). Every step is idempotent, and a
 // failure half way leaves the index a superset of the rows.
 func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
+	total := 0 // rows updated by every round: a round skips those done
 	for attempt := 1; ; attempt++ {
 		n, err := s.igReplaceLinks(ctx, tenant, serviceID, sets)
+		total += n
 		if !errors.Is(err, errRowChanged) {
-			return n, err
+			if err != nil {
+				return 0, err
+			}
+			return total, nil
 		}
 		if attempt == igLinkAttempts {
 			return 0, apperr.Wrap(apperr.Conflictf("requirements changed %d times while their issue links were written; send the links again", attempt), err)
@@ -324,8 +328,15 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 			return 0, notFound(id)
 		}
 	}
-	var updates []types.TransactWriteItem
-	var ixPuts, ixDeletes []types.WriteRequest
+	// One unit per changed row: its conditional update and the index
+	// deletes to send once the update is committed.
+	type unit struct {
+		update  types.TransactWriteItem
+		bytes   int
+		deletes []types.WriteRequest
+	}
+	var units []unit
+	var ixPuts []types.WriteRequest
 	for i, set := range sets {
 		r := rows[RequirementID{SpaceKey: ids[i].SpaceKey, Key: keyU(ids[i].Key), Baseline: ids[i].Baseline}]
 		old := *r // ReplaceLinks gives r a new Issues slice; old keeps the previous one
@@ -349,28 +360,54 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 		if err != nil {
 			return 0, err
 		}
-		updates = append(updates, up)
-		ixPuts, ixDeletes = append(ixPuts, puts...), append(ixDeletes, deletes...)
+		// The update carries the links before (its condition) and after:
+		// at most the two rows' sizes.
+		oldAV, err := before.marshal()
+		if err != nil {
+			return 0, err
+		}
+		units = append(units, unit{update: up, bytes: wsItemSize(oldAV) + wsItemSize(av), deletes: deletes})
+		ixPuts = append(ixPuts, puts...)
 	}
-	if len(updates) == 0 {
+	if len(units) == 0 {
 		return 0, nil
 	}
 	if err := BatchWrite(ctx, s.db, s.table, ixPuts); err != nil {
 		return 0, fmt.Errorf("write search index items: %w", err)
 	}
-	for chunk := range slices.Chunk(updates, wsTxItems) {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: chunk})
-		if igConditionFailed(err) {
-			return 0, fmt.Errorf("%w: %w", errRowChanged, err)
+	// Transactions of at most wsTxItems updates and wsTxBytes bytes, one
+	// after the other. The index deletes of the rows committed are sent
+	// even when a later transaction finds a row changed: the next round
+	// reads those rows as done and would not send them.
+	done, changed := 0, error(nil)
+	for start := 0; start < len(units) && changed == nil; {
+		end, bytes := start, 0
+		for end < len(units) && end-start < wsTxItems && (end == start || bytes+units[end].bytes <= wsTxBytes) {
+			bytes += units[end].bytes
+			end++
 		}
-		if err != nil {
+		items := make([]types.TransactWriteItem, 0, end-start)
+		for _, u := range units[start:end] {
+			items = append(items, u.update)
+		}
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		switch {
+		case igConditionFailed(err):
+			changed = fmt.Errorf("%w: %w", errRowChanged, err)
+		case err != nil:
 			return 0, translate(err, "write issue links")
+		default:
+			done, start = end, end
 		}
 	}
-	if err := BatchWrite(ctx, s.db, s.table, ixDeletes); err != nil {
+	var deletes []types.WriteRequest
+	for _, u := range units[:done] {
+		deletes = append(deletes, u.deletes...)
+	}
+	if err := BatchWrite(ctx, s.db, s.table, deletes); err != nil {
 		return 0, fmt.Errorf("delete search index items: %w", err)
 	}
-	return len(updates), nil
+	return done, changed
 }
 
 // igLinksUpdate sets a row's issue links from before's to after's, on

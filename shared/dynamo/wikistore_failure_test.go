@@ -313,3 +313,106 @@ func TestLinksCallbackRacingAPageSave(t *testing.T) {
 		})
 	}
 }
+
+// Links callbacks whose rows carry many links: a transaction stays under
+// DynamoDB's 4 MB however many rows it could hold by count.
+func TestLinksCallbackLargeTransactions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	rows := []string{wt.TH("Key", "Description")}
+	for i := range 100 {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%03d", i)), "x"))
+	}
+	e.save(t, "demo", "1", "DEMO", wt.Table(rows...))
+	links := dynamo.NewIntegrationStore(e.db, e.env.WikiTable)
+	// 45 links of about 500 bytes per row, the same issues in both rounds
+	// (so the second writes no index item) under another relationship:
+	// the second round's updates carry ~23 KB before and ~23 KB after
+	// each, 4.6 MB for 100 rows.
+	project := strings.Repeat("P", 240)
+	for _, rel := range []string{strings.Repeat("a", 250), strings.Repeat("b", 250)} {
+		var sets []integration.LinkSet
+		for i := range 100 {
+			var ls []requirement.IssueLink
+			for j := range 45 {
+				ls = append(ls, requirement.IssueLink{ServiceID: "jira-1", IssueKey: fmt.Sprintf("%s-%d", project, j), Relationship: rel})
+			}
+			sets = append(sets, integration.LinkSet{SpaceKey: "DEMO", Key: fmt.Sprintf("R-%03d", i), Links: ls})
+		}
+		if n, err := links.ReplaceIssueLinks(ctx, "demo", "jira-1", sets); err != nil || n != 100 {
+			t.Fatalf("links %.1s…: %d updated, %v", rel, n, err)
+		}
+	}
+	if r := e.get(t, "demo", "DEMO", "R-099"); len(r.Issues) != 45 || r.Issues[0].Relationship[0] != 'b' {
+		t.Fatalf("R-099 has %d links", len(r.Issues))
+	}
+}
+
+// beforeNthTx runs hook once, before the n-th TransactWriteItems call.
+type beforeNthTx struct {
+	dynamo.API
+	mu      sync.Mutex
+	seen, n int
+	hook    func()
+}
+
+func (b *beforeNthTx) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	b.mu.Lock()
+	b.seen++
+	run := b.seen == b.n
+	b.mu.Unlock()
+	if run {
+		b.hook()
+	}
+	return b.API.TransactWriteItems(ctx, in, opts...)
+}
+
+// 150 rows: a page save changes one row of the callback's second
+// transaction just before it; the first transaction's 100 rows are done.
+// The callback reads again and finishes: it reports every row it changed,
+// and the first rows' old index items are deleted too.
+func TestLinksCallbackRoundAfterAPartialWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	body := func(extra string) string {
+		rows := []string{wt.TH("Key", "Description", "Implements")}
+		for i := range 150 {
+			issue := ""
+			if i == 140 {
+				issue = extra
+			}
+			rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%03d", i)), "x", issue))
+		}
+		return wt.Table(rows...)
+	}
+	e.save(t, "demo", "1", "DEMO", body(""))
+	set := func(issue string) []integration.LinkSet {
+		var sets []integration.LinkSet
+		for i := range 150 {
+			sets = append(sets, integration.LinkSet{SpaceKey: "DEMO", Key: fmt.Sprintf("R-%03d", i),
+				Links: []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: issue, Relationship: "tests"}}})
+		}
+		return sets
+	}
+	if _, err := dynamo.NewIntegrationStore(e.db, e.env.WikiTable).ReplaceIssueLinks(ctx, "demo", "jira-1", set("OLD-1")); err != nil {
+		t.Fatal(err)
+	}
+	hooked := &beforeNthTx{API: e.db, n: 2, hook: func() { e.save(t, "demo", "1", "DEMO", body(wt.Jira("PAGE-1", ""))) }}
+	n, err := dynamo.NewIntegrationStore(hooked, e.env.WikiTable).ReplaceIssueLinks(ctx, "demo", "jira-1", set("NEW-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(issue string) int {
+		c := 0
+		if err := e.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(dynamo.RequirementID) bool { c++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if n != 150 || count("OLD-1") != 0 || count("NEW-1") != 150 || count("PAGE-1") != 1 {
+		t.Errorf("%d updated (150 changed); index items OLD-1 %d (want 0), NEW-1 %d (want 150), PAGE-1 %d (want 1)",
+			n, count("OLD-1"), count("NEW-1"), count("PAGE-1"))
+	}
+}
