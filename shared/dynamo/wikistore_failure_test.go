@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -414,5 +415,55 @@ func TestLinksCallbackRoundAfterAPartialWrite(t *testing.T) {
 	if n != 150 || count("OLD-1") != 0 || count("NEW-1") != 150 || count("PAGE-1") != 1 {
 		t.Errorf("%d updated (150 changed); index items OLD-1 %d (want 0), NEW-1 %d (want 150), PAGE-1 %d (want 1)",
 			n, count("OLD-1"), count("NEW-1"), count("PAGE-1"))
+	}
+}
+
+// failPagePut fails the PutItem of page items while armed: a first save
+// whose rows are written but whose page is not.
+type failPagePut struct {
+	dynamo.API
+	armed bool
+}
+
+func (f *failPagePut) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if pk, ok := in.Item["pk"].(*types.AttributeValueMemberS); ok && f.armed && strings.Contains(pk.Value, "#PAGE#") {
+		return nil, errInjected
+	}
+	return f.API.PutItem(ctx, in, opts...)
+}
+
+// The first save of a new page fails after writing its rows: deleting the
+// page (which was never saved) finds them through the record the save left
+// and makes them DELETED, so that another page may define the key; a page
+// that never existed is still not found.
+func TestDeleteAPageWhoseFirstSaveFailed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	faulty := &failPagePut{API: e.db, armed: true}
+	svc := wiki.NewService(dynamo.NewWikiStore(faulty, e.env.WikiTable))
+	body := wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("N-1"), "n"))
+	if _, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "7", SpaceKey: "DEMO", Title: "P", Body: body}); !errors.Is(err, errInjected) {
+		t.Fatalf("first save = %v", err)
+	}
+	faulty.armed = false
+	if r := e.get(t, "demo", "DEMO", "N-1"); r.Status != "ACTIVE" || r.Origin.PageID != "7" {
+		t.Fatalf("the failed save wrote N-1 as %s of page %s", r.Status, r.Origin.PageID)
+	}
+	if err := svc.DeletePage(ctx, "demo", "alice", "7"); err != nil {
+		t.Fatalf("delete the page whose first save failed: %v", err)
+	}
+	if r := e.get(t, "demo", "DEMO", "N-1"); r.Status != "DELETED" {
+		t.Fatalf("N-1 is %s after the delete", r.Status)
+	}
+	if err := svc.DeletePage(ctx, "demo", "alice", "7"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("deleting it again = %v, want not found", err)
+	}
+	if err := svc.DeletePage(ctx, "demo", "alice", "99"); !errors.Is(err, apperr.ErrNotFound) || err.Error() != "page 99 not found" {
+		t.Errorf("a page that never existed = %v", err)
+	}
+	res, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "8", SpaceKey: "DEMO", Title: "Q", Body: body})
+	if err != nil || len(res.Duplicates) != 0 {
+		t.Fatalf("page 8 defining N-1: %v, duplicates %v", err, res)
 	}
 }

@@ -244,6 +244,9 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 		return err
 	}
 	old, err := s.loadPage(ctx, tenant, id)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return s.deleteUnsaved(ctx, tenant, actor, id, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -271,6 +274,37 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 		return fmt.Errorf("unindex page %s: %w", id, err)
 	}
 	change.DeletePage, change.ExpectVersion, change.Lease, change.Reconciled = id, old.Version, lease, true
+	if err := s.commit(ctx, tenant, change, &ended); err != nil {
+		return fmt.Errorf("delete page %s: %w", id, err)
+	}
+	return nil
+}
+
+// deleteUnsaved deletes a page that has never been saved, whose first save
+// may have failed half way: its rows are only known from the record that
+// save left (Lease.Leftover), and become DELETED. A page without such a
+// record is not found (notFound).
+func (s *Service) deleteUnsaved(ctx context.Context, tenant, actor, id string, notFound error) error {
+	lease, err := s.store.LeasePage(ctx, tenant, id, 0)
+	if err != nil {
+		return err
+	}
+	ended := false
+	defer s.release(ctx, tenant, lease, &ended)
+	if len(lease.Leftover) == 0 {
+		return notFound
+	}
+	stored, err := s.store.Requirements(ctx, tenant, lease.Leftover)
+	if err != nil {
+		return fmt.Errorf("read requirements of page %s: %w", id, err)
+	}
+	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	p.deleteLeftover(lease.Leftover, stored, id)
+	change, err := p.build(ctx, s.store)
+	if err != nil {
+		return fmt.Errorf("unindex page %s: %w", id, err)
+	}
+	change.DeletePage, change.Lease, change.Reconciled = id, lease, true
 	if err := s.commit(ctx, tenant, change, &ended); err != nil {
 		return fmt.Errorf("delete page %s: %w", id, err)
 	}
