@@ -104,39 +104,74 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 		return nil, errorf("lease page", err)
 	}
 	if out != nil {
-		l.Leftover = pgDecodePending(out.Attributes[pgPending])
+		l.Leftover, l.LeftoverEdges = pgDecodePending(out.Attributes[pgPending])
 	}
 	return l, nil
 }
 
-// pgPending is the page item's attribute recording the rows a commit under
-// a lease may write that the key list does not name (wiki.Change.Pending),
-// as "<SPACE>/<key>" strings; the page put that ends a successful save
-// replaces the item and so clears it.
-const pgPending = "pendingRows"
+// pgPending is the page item's attribute recording what a commit under a
+// lease may write beyond what the stored page says (wiki.Change.Pending,
+// and the members of its reverse-dependency edits): rows as
+// "<SPACE>/<key>", edges as "<SPACE>/<key>" of the target, pgEdgeSep and
+// the encoded member. The page put that ends a successful save replaces
+// the item and so clears it.
+const (
+	pgPending = "pendingRows"
+	pgEdgeSep = "\x1e"
+	// pgMaxEdgeBytes bounds the edges recorded (the page item, body
+	// included, must stay under DynamoDB's 400 KB): past it a commit
+	// records its rows only.
+	pgMaxEdgeBytes = 64 << 10
+)
 
-func pgDecodePending(av types.AttributeValue) []wiki.ID {
+func pgDecodePending(av types.AttributeValue) ([]wiki.ID, []wiki.Edge) {
 	ss, ok := av.(*types.AttributeValueMemberSS)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	var out []wiki.ID
+	var rows []wiki.ID
+	var edges []wiki.Edge
 	for _, v := range ss.Value {
-		if space, key, ok := strings.Cut(v, "/"); ok {
-			out = append(out, wiki.ID{SpaceKey: space, Key: key})
+		target, member, isEdge := strings.Cut(v, pgEdgeSep)
+		space, key, ok := strings.Cut(target, "/")
+		switch {
+		case !ok:
+		case isEdge:
+			edges = append(edges, wiki.Edge{Target: wiki.ID{SpaceKey: space, Key: key}, Source: decodeDep(member)})
+		default:
+			rows = append(rows, wiki.ID{SpaceKey: space, Key: key})
 		}
 	}
-	slices.SortFunc(out, func(a, b wiki.ID) int { return strings.Compare(a.SpaceKey+"/"+a.Key, b.SpaceKey+"/"+b.Key) })
+	return rows, edges
+}
+
+// pgPendingMembers encodes what a change records before writing: its
+// pending rows and, unless they pass pgMaxEdgeBytes, the members of its
+// reverse-dependency edits.
+func pgPendingMembers(c *wiki.Change) []string {
+	var out []string
+	for _, id := range c.Pending {
+		out = append(out, id.SpaceKey+"/"+id.Key)
+	}
+	var edges []string
+	size := 0
+	for _, e := range c.RDeps {
+		for _, d := range slices.Concat(e.Add, e.Remove) {
+			m := e.Target.SpaceKey + "/" + e.Target.Key + pgEdgeSep + encodeDep(d)
+			edges = append(edges, m)
+			size += len(m)
+		}
+	}
+	if size <= pgMaxEdgeBytes {
+		out = append(out, edges...)
+	}
 	return out
 }
 
-// pgRecordPending adds ids to the page item's pending record, on condition
-// that the lease is still l: before a commit writes any row.
-func (s *WikiStore) pgRecordPending(ctx context.Context, tenant string, l *wiki.Lease, ids []wiki.ID) error {
-	members := make([]string, len(ids))
-	for i, id := range ids {
-		members[i] = id.SpaceKey + "/" + id.Key
-	}
+// pgRecordPending adds members (pgPendingMembers) to the page item's
+// pending record, on condition that the lease is still l: before a commit
+// writes anything else.
+func (s *WikiStore) pgRecordPending(ctx context.Context, tenant string, l *wiki.Lease, members []string) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: pgKey(tenant, l.PageID),
 		UpdateExpression:         aws.String("ADD #pd :p"),

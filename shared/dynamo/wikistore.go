@@ -187,9 +187,10 @@ func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requireme
 // nothing written. Then, in order:
 //
 //  0. under a lease, the rows the change may write that the page's key
-//     list does not name (c.Pending) are recorded on the page item (one
-//     conditional UpdateItem), so that if it fails half way the next
-//     operation on the page finds and reconciles them (Lease.Leftover);
+//     list does not name (c.Pending) and the reverse dependencies it edits
+//     on other rows are recorded on the page item (one conditional
+//     UpdateItem), so that if it fails half way the next operation on the
+//     page finds and reconciles them (Lease.Leftover, LeftoverEdges);
 //  1. the space is registered (one conditional PutItem, when asked);
 //  2. additions: search index item puts (BatchWriteItem calls of 25) and
 //     reverse dependencies added to other rows (ADD updates, 100 rows per
@@ -281,8 +282,8 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		ctx, cancel = s.pgLeaseContext(ctx, c.Lease)
 		defer cancel()
 	}
-	if c.Lease != nil && len(c.Pending) > 0 {
-		if err := s.pgRecordPending(ctx, tenant, c.Lease, c.Pending); err != nil {
+	if members := pgPendingMembers(c); c.Lease != nil && len(members) > 0 {
+		if err := s.pgRecordPending(ctx, tenant, c.Lease, members); err != nil {
 			return err
 		}
 	}

@@ -120,8 +120,25 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 		2: {"@Priority = 'High'": keys(30, 31), "@Priority = 'Low'": keys(0, 30), "jira = 'PROJ-1'": nil,
 			"jira = 'PROJ-2'": keys(0, 31), "to = 'Z'": nil, "to = 'X'": keys(0, 31)},
 	}
+	rows := dynamo.NewRequirementStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
 	check := func(t *testing.T, tenant string, v int) {
 		t.Helper()
+		// Reverse dependencies exactly as the rows say: what GET shows
+		// and parent/child closures follow.
+		for target, refs := range map[string][]string{"X": want[v]["to = 'X'"], "Z": want[v]["to = 'Z'"]} {
+			r, err := rows.Get(ctx, tenant, dynamo.RequirementID{SpaceKey: "DEMO", Key: target})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range r.ReverseDependencies {
+				got = append(got, d.Key)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, refs) {
+				t.Errorf("after version %d, %s's reverse dependencies are %v, want %v", v, target, got, refs)
+			}
+		}
 		for q, keys := range want[v] {
 			e, err := query.Parse(q)
 			if err != nil {

@@ -29,6 +29,10 @@ type plan struct {
 	// row: the old space's row of a moved requirement. Issue links already
 	// on it are not new.
 	prior map[ID]*requirement.Requirement
+	// leftoverEdges are the reverse dependencies a failed operation on the
+	// page may have left (Lease.LeftoverEdges): build sets each one as the
+	// rows of this operation say.
+	leftoverEdges []Edge
 }
 
 func newPlan(tenant, actor string, now time.Time, stored map[ID]*requirement.Requirement) *plan {
@@ -113,6 +117,23 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 			if !before[e] {
 				editOf(edits, e.target).add[e.member] = true
 			}
+		}
+	}
+	// Edges a failed operation may have left: set each as the rows say.
+	// Their sources are rows of the page, which the operation read (its
+	// key list and leftover rows): a source it does not write keeps its
+	// stored edges, and one that does not exist has none.
+	for _, le := range p.leftoverEdges {
+		src := ID{SpaceKey: le.Source.SpaceKey, Key: le.Source.Key}.Norm()
+		n, ok := p.next[src]
+		if !ok {
+			n = p.stored[src]
+		}
+		e := edge{target: le.Target.Norm(), member: depMember(le.Source)}
+		if edges(n)[e] {
+			editOf(edits, e.target).add[e.member] = true // idempotent
+		} else {
+			editOf(edits, e.target).remove[e.member] = true
 		}
 	}
 	targets := make([]ID, 0, len(edits))

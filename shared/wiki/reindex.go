@@ -49,6 +49,7 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	}
 
 	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	p.leftoverEdges = lease.LeftoverEdges
 	next := *pg
 	next.Keys = nil
 	res := &Result{Page: &next, Duplicates: slices.Clone(parsed.Duplicates)}

@@ -170,6 +170,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	}
 
 	p := newPlan(tenant, actor, now, stored)
+	p.leftoverEdges = lease.LeftoverEdges
 	res := &Result{Page: pg, Duplicates: slices.Clone(parsed.Duplicates)}
 	for _, d := range parsed.Definitions {
 		st := stored[ID{SpaceKey: in.SpaceKey, Key: d.Key}.Norm()]
@@ -261,6 +262,7 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 		return fmt.Errorf("read requirements of page %s: %w", id, err)
 	}
 	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	p.leftoverEdges = lease.LeftoverEdges
 	for _, k := range old.Keys {
 		if st := stored[ID{SpaceKey: old.SpaceKey, Key: k}.Norm()]; ownedBy(st, id) {
 			r := clone(st)
@@ -299,6 +301,7 @@ func (s *Service) deleteUnsaved(ctx context.Context, tenant, actor, id string, n
 		return fmt.Errorf("read requirements of page %s: %w", id, err)
 	}
 	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	p.leftoverEdges = lease.LeftoverEdges
 	p.deleteLeftover(lease.Leftover, stored, id)
 	change, err := p.build(ctx, s.store)
 	if err != nil {

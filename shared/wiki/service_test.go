@@ -495,10 +495,11 @@ func TestUnknownPageNamedOnce(t *testing.T) {
 	}
 }
 
-// A commit that fails after recording the rows it may write (Change.Pending)
-// hands them to the next operation on the page (Lease.Leftover), which
-// reconciles them: a row of the page its body does not define becomes
-// DELETED, whether the next operation is a save, a reindex or a delete.
+// A commit that fails after recording what it may write hands it to the
+// next operation on the page, which reconciles it: a row of the page its
+// body does not define becomes DELETED (Lease.Leftover), and a reverse
+// dependency no row of the page justifies is removed (LeftoverEdges),
+// whether the next operation is a save, a reindex or a delete.
 func TestLeftoverOfAFailedCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -506,22 +507,22 @@ func TestLeftoverOfAFailedCommit(t *testing.T) {
 		t.Run(next, func(t *testing.T) {
 			t.Parallel()
 			svc, mem := newService(t)
+			save(t, svc, "2", "DEMO", specs(req("X", "x", "")))
 			save(t, svc, "1", "DEMO", specs(req("A", "a", "High"), req("B", "b", "High")))
 			mem.Fail = func(*wiki.Change) error { return errors.New("injected") }
 			if _, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "Page 1",
-				Body: specs(req("A", "a", "High"), req("B", "b", "High"), req("C", "c", "High"))}); err == nil {
+				Body: specs(req("A", "a", "High"), req("B", "b", "High"), req("C", "c "+wt.Link("", "X"), "High"))}); err == nil {
 				t.Fatal("the failing save succeeded")
 			}
-			if got := len(mem.Commits); got != 1 {
-				t.Fatalf("%d commits applied, want the first save's only", got)
+			if got := len(mem.Commits); got != 2 {
+				t.Fatalf("%d commits applied, want the first two saves' only", got)
 			}
 			mem.Fail = nil
-			// What the failed commit wrote before failing: C's row.
-			pg, err := svc.Page(ctx, tenant, "1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			mem.PutRow(tenant, &requirement.Requirement{SpaceKey: "DEMO", Key: "C", Status: requirement.Active, Origin: pg.Ref()})
+			// What the failed commit wrote before failing: its additions
+			// (X referenced by C), not C's row.
+			x := mem.Row(tenant, "DEMO", "X")
+			x.ReverseDependencies = []requirement.Dependency{{SpaceKey: "DEMO", Key: "C", Relationship: "dependency"}}
+			mem.PutRow(tenant, x)
 			switch next {
 			case "save":
 				save(t, svc, "1", "DEMO", specs(req("A", "a", "High"), req("B", "b", "Low")))
@@ -534,8 +535,8 @@ func TestLeftoverOfAFailedCommit(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if r := mem.Row(tenant, "DEMO", "C"); r == nil || r.Status != requirement.Deleted {
-				t.Fatalf("after a %s, C is %+v, want DELETED", next, r)
+			if r := mem.Row(tenant, "DEMO", "X"); len(r.ReverseDependencies) != 0 {
+				t.Fatalf("after a %s, X is still referenced by %v", next, r.ReverseDependencies)
 			}
 			// Reconciled: the next lease has no leftover.
 			l, err := mem.LeasePage(ctx, tenant, "1", pageVersion(t, svc, next))
@@ -563,4 +564,27 @@ func pageVersion(t *testing.T, svc *wiki.Service, op string) int {
 		t.Fatal(err)
 	}
 	return pg.Version
+}
+
+// A row the failed commit wrote, which no key list names, becomes DELETED.
+func TestLeftoverRowOfAFailedCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, mem := newService(t)
+	save(t, svc, "1", "DEMO", specs(req("A", "a", "High")))
+	mem.Fail = func(*wiki.Change) error { return errors.New("injected") }
+	if _, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "Page 1",
+		Body: specs(req("A", "a", "High"), req("C", "c", "High"))}); err == nil {
+		t.Fatal("the failing save succeeded")
+	}
+	mem.Fail = nil
+	pg, err := svc.Page(ctx, tenant, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.PutRow(tenant, &requirement.Requirement{SpaceKey: "DEMO", Key: "C", Status: requirement.Active, Origin: pg.Ref()})
+	save(t, svc, "1", "DEMO", specs(req("A", "a", "Low")))
+	if r := mem.Row(tenant, "DEMO", "C"); r == nil || r.Status != requirement.Deleted {
+		t.Fatalf("C is %+v, want DELETED", r)
+	}
 }

@@ -64,6 +64,18 @@ type Lease struct {
 	// with the page's own keys and reconciles them (a row of this page the
 	// body no longer defines becomes DELETED).
 	Leftover []ID
+	// LeftoverEdges are the reverse dependencies of other rows that such an
+	// operation added or removed (RDepEdit members): the operation sets
+	// each as its own rows say (added when a row of the page still has
+	// the dependency, removed otherwise).
+	LeftoverEdges []Edge
+}
+
+// Edge is one reverse dependency: Source (a requirement and the
+// relationship of its link) references Target.
+type Edge struct {
+	Target ID
+	Source requirement.Dependency
 }
 
 // Change is everything one page operation writes.
@@ -87,9 +99,10 @@ type Change struct {
 	RDeps []RDepEdit
 	// Pending are the rows of the page this change writes that the stored
 	// page item's key list does not name (new requirements, or all of them
-	// when the page is new or moves). Under a lease the store records them
-	// on the page item before writing any row, so that if the change fails
-	// half way the next operation finds them in Lease.Leftover.
+	// when the page is new or moves). Under a lease the store records them,
+	// and the members of RDeps, on the page item before writing anything
+	// else, so that if the change fails half way the next operation finds
+	// them in Lease.Leftover and Lease.LeftoverEdges.
 	Pending []ID
 	// Reconciled says that the change reconciles the lease's Leftover
 	// (the page's save, delete and reindex do; a page view does not):

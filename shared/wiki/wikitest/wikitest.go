@@ -38,7 +38,8 @@ type Mem struct {
 	leaseN int
 	// pending are the rows recorded by commits that failed (Fail), by
 	// tenant + "/" + page id, handed to the next lease as Leftover.
-	pending map[string][]wiki.ID
+	pending      map[string][]wiki.ID
+	pendingEdges map[string][]wiki.Edge
 
 	mu       sync.Mutex
 	pages    map[string]*wiki.Page // tenant + "/" + id
@@ -64,7 +65,7 @@ func NewMem() *Mem {
 	return &Mem{
 		pages: map[string]*wiki.Page{}, rows: map[string]map[wiki.ID]*requirement.Requirement{},
 		archived: map[string]*requirement.Requirement{}, baselines: map[string]bool{}, services: map[string][]string{},
-		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{}, pending: map[string][]wiki.ID{},
+		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{}, pending: map[string][]wiki.ID{}, pendingEdges: map[string][]wiki.Edge{},
 	}
 }
 
@@ -99,7 +100,7 @@ func (m *Mem) LeasePage(_ context.Context, tenant, id string, version int) (*wik
 	}
 	m.leaseN++
 	l := &wiki.Lease{PageID: id, ID: fmt.Sprint("lease-", m.leaseN), Version: version, Until: m.now().Add(MemLeaseFor),
-		Leftover: slices.Clone(m.pending[key])}
+		Leftover: slices.Clone(m.pending[key]), LeftoverEdges: slices.Clone(m.pendingEdges[key])}
 	m.leases[key] = l
 	c := *l
 	return &c, nil
@@ -265,6 +266,13 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 					m.pending[key] = append(m.pending[key], id)
 				}
 			}
+			for _, e := range c.RDeps {
+				for _, d := range slices.Concat(e.Add, e.Remove) {
+					if edge := (wiki.Edge{Target: e.Target, Source: d}); !slices.Contains(m.pendingEdges[key], edge) {
+						m.pendingEdges[key] = append(m.pendingEdges[key], edge)
+					}
+				}
+			}
 		}
 	}
 	if m.Fail != nil {
@@ -280,6 +288,7 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 		delete(m.leases, key)
 		if c.Reconciled || c.PutPage != nil || c.DeletePage != "" {
 			delete(m.pending, key)
+			delete(m.pendingEdges, key)
 		}
 	} else if c.PutPage != nil || c.DeletePage != "" {
 		id := c.DeletePage
