@@ -84,13 +84,18 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 		names["#pk"] = "pk"
 		delete(values, ":v")
 	}
+	// Adding pgPendingMark (a member no record entry can be) makes the
+	// record an updated attribute, so UPDATED_OLD returns the record a
+	// failed operation left, and nothing else of the item (not its body).
+	names["#pd"] = pgPending
+	values[":mark"] = &types.AttributeValueMemberSS{Value: []string{pgPendingMark}}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: pgKey(tenant, id),
-		UpdateExpression:                    aws.String("SET #li = :id, #lu = :until"),
+		UpdateExpression:                    aws.String("SET #li = :id, #lu = :until ADD #pd :mark"),
 		ConditionExpression:                 &cond,
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllOld,
+		ReturnValues:                        types.ReturnValueUpdatedOld,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -117,7 +122,10 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 // the item and so clears it.
 const (
 	pgPending = "pendingRows"
-	pgEdgeSep = "\x1e"
+	// pgPendingMark is the member every lease adds to the record (see
+	// LeasePage); it names nothing.
+	pgPendingMark = "-"
+	pgEdgeSep     = "\x1e"
 	// pgMaxEdgeBytes bounds the edges recorded (the page item, body
 	// included, must stay under DynamoDB's 400 KB): past it a commit
 	// records its rows only.
@@ -214,9 +222,10 @@ func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Leas
 		// have written: then it stays (invisible) for the next save.
 		names := pgNames("#li", "#v")
 		names["#pd"] = pgPending
+		values[":one"] = &types.AttributeValueMemberN{Value: "1"} // the lease's mark only
 		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 			TableName: &s.table, Key: pgKey(tenant, l.PageID),
-			ConditionExpression:      aws.String("#li = :id AND attribute_not_exists(#v) AND attribute_not_exists(#pd)"),
+			ConditionExpression:      aws.String("#li = :id AND attribute_not_exists(#v) AND (attribute_not_exists(#pd) OR size(#pd) <= :one)"),
 			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 		})
 		var ccf *types.ConditionalCheckFailedException
