@@ -210,6 +210,24 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 			res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
 		}
 	}
+	// Rows a failed save of this page wrote in another space (a move that
+	// did not finish) move on like the old space's rows: MOVED when the
+	// page still defines their key, DELETED below otherwise.
+	for _, id := range lease.Leftover {
+		id = id.Norm()
+		st := stored[id]
+		to := ID{SpaceKey: in.SpaceKey, Key: id.Key}.Norm()
+		if id.SpaceKey == in.SpaceKey || p.has(id) || !ownedBy(st, pg.ID) || !p.has(to) {
+			continue
+		}
+		r := clone(st)
+		r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, in.SpaceKey, p.next[to].Key
+		if _, ok := p.prior[to]; !ok {
+			p.prior[to] = st
+		}
+		p.set(r)
+		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
+	}
 	res.Requirements = append(res.Requirements, p.deleteLeftover(lease.Leftover, stored, pg.ID)...)
 
 	// The tracker is the master of issue links: links it reported through

@@ -588,3 +588,44 @@ func TestLeftoverRowOfAFailedCommit(t *testing.T) {
 		t.Fatalf("C is %+v, want DELETED", r)
 	}
 }
+
+// A move A → B fails after writing its rows (B/K ACTIVE, A/K MOVED to B),
+// then the page is saved in C: B/K moves on to C like a moved row, and
+// C/K's issue links are not new to the trackers.
+func TestLeftoverOfAFailedMove(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	svc, mem := newService(t)
+	mem.AddIntegration(tenant, "jira-1")
+	body := specs(req("K", "k", "High", wt.Jira("PROJ-1", "jira-1")))
+	save(t, svc, "1", "A", body)
+	mem.Fail = func(*wiki.Change) error { return errors.New("injected") }
+	if _, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: "1", SpaceKey: "B", Title: "Page 1", Body: body}); err == nil {
+		t.Fatal("the failing save succeeded")
+	}
+	mem.Fail = nil
+	pg, err := svc.Page(ctx, tenant, "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the failed move wrote: B/K as the move makes it, A/K MOVED.
+	b := wt.Clone(mem.Row(tenant, "A", "K"))
+	b.SpaceKey = "B"
+	mem.PutRow(tenant, b)
+	a := wt.Clone(mem.Row(tenant, "A", "K"))
+	a.Status, a.NewSpaceKey, a.NewKey, a.Origin = requirement.Moved, "B", "K", pg.Ref()
+	mem.PutRow(tenant, a)
+	before := len(mem.Outbox)
+	save(t, svc, "1", "C", body)
+	if b := mem.Row(tenant, "B", "K"); b.Status != requirement.Moved || b.NewSpaceKey != "C" {
+		t.Fatalf("B/K is %s to %q, want MOVED to C", b.Status, b.NewSpaceKey)
+	}
+	if c := mem.Row(tenant, "C", "K"); c.Status != requirement.Active {
+		t.Fatalf("C/K is %s", c.Status)
+	}
+	for _, m := range mem.Outbox[before:] {
+		if m.Type != outbox.Moved {
+			t.Errorf("message %s for %s/%s: the links of a moved requirement are not new", m.Type, m.SpaceKey, m.Key)
+		}
+	}
+}
