@@ -193,6 +193,14 @@ func (s *WikiStore) pgRecordPending(ctx context.Context, tenant string, l *wiki.
 	if errors.As(err, &ccf) {
 		return pgLeaseLost(l.PageID, err)
 	}
+	if itemTooLarge(err) {
+		size := 0
+		for _, m := range members {
+			size += len(m)
+		}
+		return apperr.Wrap(apperr.TooLargef("page %s adds too many requirements at once to record them safely "+
+			"(%d bytes of keys with the page, over DynamoDB's 400 KB per item); save it in two steps", l.PageID, size), err)
+	}
 	if err != nil {
 		return errorf("record the rows a save may write", err)
 	}

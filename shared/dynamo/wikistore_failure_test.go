@@ -2,8 +2,10 @@ package dynamo_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -482,5 +484,34 @@ func TestDeleteAPageWhoseFirstSaveFailed(t *testing.T) {
 	res, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "8", SpaceKey: "DEMO", Title: "Q", Body: body})
 	if err != nil || len(res.Duplicates) != 0 {
 		t.Fatalf("page 8 defining N-1: %v, duplicates %v", err, res)
+	}
+}
+
+// A page whose stored item is large (an incompressible body) and whose new
+// version, small, adds many long keys: recording them on the stored item
+// before the save would pass DynamoDB's item size. 413, nothing written.
+func TestPendingRecordTooLarge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := wsNew(t)
+	noise := make([]byte, 270_000)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range noise {
+		noise[i] = byte(rnd.Uint32())
+	}
+	e.save(t, "demo", "9", "DEMO", "<p>"+base64.StdEncoding.EncodeToString(noise)+"</p>")
+	var body strings.Builder
+	for i := range 800 {
+		body.WriteString("<p>" + wt.Def(fmt.Sprintf("%s-%04d", strings.Repeat("K", 240), i)) + "</p>")
+	}
+	_, err := e.service.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "9", SpaceKey: "DEMO", Title: "P", Body: body.String()})
+	if !errors.Is(err, apperr.ErrTooLarge) || !strings.Contains(err.Error(), "two steps") {
+		t.Fatalf("save = %v, want 413", err)
+	}
+	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 240) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("a row of the refused save: %v", err)
+	}
+	if pg, err := e.service.Page(ctx, "demo", "9"); err != nil || pg.Version != 1 {
+		t.Errorf("the page after the refused save: %v, %v", pg, err)
 	}
 }
