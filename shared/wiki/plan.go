@@ -144,8 +144,11 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 	for _, id := range targets {
 		e := edits[id]
 		if r, ok := p.next[id]; ok {
-			// A row this operation writes anyway carries its new set.
+			// A row this operation writes anyway carries its new set; the
+			// edit is still recorded (InRowRDeps), as its source row may
+			// be written in another call.
 			r.ReverseDependencies = applyRDeps(r.ReverseDependencies, e)
+			c.InRowRDeps = append(c.InRowRDeps, RDepEdit{Target: id, Add: deps(e.add), Remove: deps(e.remove)})
 			continue
 		}
 		c.RDeps = append(c.RDeps, RDepEdit{Target: id, Add: deps(e.add), Remove: deps(e.remove)})

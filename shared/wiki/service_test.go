@@ -543,8 +543,8 @@ func TestLeftoverOfAFailedCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(l.Leftover) != 0 {
-				t.Errorf("leftover after a %s: %v", next, l.Leftover)
+			if len(l.Leftover) != 0 || len(l.LeftoverEdges) != 0 {
+				t.Errorf("leftover after a %s: %v, %v", next, l.Leftover, l.LeftoverEdges)
 			}
 		})
 	}
@@ -627,5 +627,46 @@ func TestLeftoverOfAFailedMove(t *testing.T) {
 		if m.Type != outbox.Moved {
 			t.Errorf("message %s for %s/%s: the links of a moved requirement are not new", m.Type, m.SpaceKey, m.Key)
 		}
+	}
+}
+
+// A failed save may write the row a link targets without the row that
+// links (both rows of the page): the next save sets the target's reverse
+// dependencies as the rows say, whether the failed save added the link
+// (the extra entry goes) or removed it (the missing entry comes back).
+func TestLeftoverInPageEdge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	linked := specs(req("A", "a "+wt.Link("", "B"), "High"), req("B", "b", "High"))
+	unlinked := specs(req("A", "a", "High"), req("B", "b", "High"))
+	for _, tc := range []struct {
+		name           string
+		v1, failed, v3 string
+		want           int // B's reverse dependencies after v3
+	}{
+		{"extra", unlinked, linked, unlinked, 0},
+		{"missing", linked, unlinked, linked, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc, mem := newService(t)
+			save(t, svc, "1", "DEMO", tc.v1)
+			var failed *wiki.Change
+			mem.Fail = func(c *wiki.Change) error { failed = c; return errors.New("injected") }
+			if _, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "Page 1", Body: tc.failed}); err == nil {
+				t.Fatal("the failing save succeeded")
+			}
+			mem.Fail = nil
+			// What the failed commit wrote: B's row, not A's.
+			for _, w := range failed.Writes {
+				if w.New.Key == "B" {
+					mem.PutRow(tenant, w.New)
+				}
+			}
+			save(t, svc, "1", "DEMO", tc.v3)
+			if got := mem.Row(tenant, "DEMO", "B").ReverseDependencies; len(got) != tc.want {
+				t.Fatalf("B's reverse dependencies %v, want %d", got, tc.want)
+			}
+		})
 	}
 }
