@@ -163,7 +163,7 @@ func pgPendingMembers(c *wiki.Change) []string {
 	}
 	var edges []string
 	size := 0
-	for _, e := range slices.Concat(c.RDeps, c.InRowRDeps) {
+	for _, e := range c.RDeps {
 		for _, d := range slices.Concat(e.Add, e.Remove) {
 			m := e.Target.SpaceKey + "/" + e.Target.Key + pgEdgeSep + encodeDep(d)
 			edges = append(edges, m)

@@ -144,15 +144,13 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 	for _, id := range targets {
 		e := edits[id]
 		if r, ok := p.next[id]; ok {
-			// A row this operation writes anyway carries its new set; the
-			// edit is still recorded (InRowRDeps), as its source row may
-			// be written in another call.
+			// A row this operation writes anyway carries its new set.
 			r.ReverseDependencies = applyRDeps(r.ReverseDependencies, e)
-			c.InRowRDeps = append(c.InRowRDeps, RDepEdit{Target: id, Add: deps(e.add), Remove: deps(e.remove)})
 			continue
 		}
 		c.RDeps = append(c.RDeps, RDepEdit{Target: id, Add: deps(e.add), Remove: deps(e.remove)})
 	}
+	p.rebuildInPageRDeps()
 
 	// Rows: only the changed ones are written.
 	var pending []pendingMessage
@@ -210,6 +208,43 @@ func deps(set map[string]bool) []requirement.Dependency {
 }
 
 // applyRDeps returns the set rdeps with e applied, sorted.
+// rebuildInPageRDeps sets, in every row of the operation, the reverse
+// dependencies whose source is also a row of the operation to exactly the
+// edges of those rows, whatever was stored: a failed save may have written
+// a target row without the row that references it (both of the page), and
+// the diff of the next save, blind to it, would leave an entry extra or
+// missing for good. Entries from other pages' rows are kept as they are.
+func (p *plan) rebuildInPageRDeps() {
+	in := map[ID]map[string]bool{} // target → members from rows of p
+	for _, id := range p.order {
+		for e := range edges(p.next[id]) {
+			if _, ok := p.next[e.target]; ok {
+				if in[e.target] == nil {
+					in[e.target] = map[string]bool{}
+				}
+				in[e.target][e.member] = true
+			}
+		}
+	}
+	for _, id := range p.order {
+		r := p.next[id]
+		set := in[id]
+		if set == nil {
+			set = map[string]bool{}
+		}
+		for _, d := range r.ReverseDependencies {
+			if _, ours := p.next[ID{SpaceKey: d.SpaceKey, Key: d.Key}.Norm()]; !ours {
+				set[depMember(d)] = true
+			}
+		}
+		if len(set) == 0 {
+			r.ReverseDependencies = nil
+		} else {
+			r.ReverseDependencies = deps(set)
+		}
+	}
+}
+
 func applyRDeps(rdeps []requirement.Dependency, e *rdepEdit) []requirement.Dependency {
 	set := map[string]bool{}
 	for _, d := range rdeps {

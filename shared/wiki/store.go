@@ -97,16 +97,11 @@ type Change struct {
 	// RDeps edit the reverse dependencies of rows that Writes does not hold
 	// (rows of other pages, or stubs for requirements nobody defines yet).
 	RDeps []RDepEdit
-	// InRowRDeps are the reverse-dependency edits already applied to rows
-	// of Writes (their targets are rows of the page). They are not written
-	// apart; the store records them like RDeps, since a target row and the
-	// row that references it may be written by different calls.
-	InRowRDeps []RDepEdit
 	// Pending are the rows of the page this change writes that the stored
 	// page item's key list does not name (new requirements, or all of them
 	// when the page is new or moves). Under a lease the store records them,
-	// and the members of RDeps and InRowRDeps, on the page item before
-	// writing anything else, so that if the change fails half way the next operation finds
+	// and the members of RDeps, on the page item before writing anything
+	// else, so that if the change fails half way the next operation finds
 	// them in Lease.Leftover and Lease.LeftoverEdges.
 	Pending []ID
 	// Reconciled says that the change reconciles the lease's Leftover

@@ -266,7 +266,7 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 					m.pending[key] = append(m.pending[key], id)
 				}
 			}
-			for _, e := range slices.Concat(c.RDeps, c.InRowRDeps) {
+			for _, e := range c.RDeps {
 				for _, d := range slices.Concat(e.Add, e.Remove) {
 					if edge := (wiki.Edge{Target: e.Target, Source: d}); !slices.Contains(m.pendingEdges[key], edge) {
 						m.pendingEdges[key] = append(m.pendingEdges[key], edge)
