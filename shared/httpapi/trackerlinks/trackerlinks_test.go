@@ -4,42 +4,28 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
 	"github.com/reqtrace/reqtrace/shared/tracker/trackertest"
 )
 
-func TestRoutesMatchTemplate(t *testing.T) {
+// TestRouteAccess: every issue-link route is for any tracker user (which
+// routes exist is checked against template.yaml by functions/routes_test.go).
+func TestRouteAccess(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(auth.Tracker, nil)
 	(&trackerlinks.Handler{}).Register(rt)
-	tmpl, err := samtemplate.Load("../../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
+	if len(rt.Routes()) == 0 {
+		t.Fatal("no routes")
 	}
-	fn, ok := tmpl.Function("TrackerLinks")
-	if !ok {
-		t.Fatal("no TrackerLinks in template.yaml")
-	}
-	want := map[string]bool{}
-	for _, r := range fn.Routes {
-		want[r.Method+" "+r.Path] = true
-	}
-	got := map[string]bool{}
 	for _, r := range rt.Routes() {
-		got[r.Method+" "+r.Path] = true
 		if r.Access != httpapi.Member {
 			t.Errorf("%s %s: access %v, want Member", r.Method, r.Path, r.Access)
 		}
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("routes %v, template %v", got, want)
 	}
 }
 
