@@ -1,8 +1,8 @@
 // Package httpapitest holds the test doubles and request helpers shared by
 // the route-group tests: an in-memory token store with the development
-// tokens, and a function that sends one request through a handler. It
-// imports no reqtrace HTTP code, so every package's tests (httpapi's own
-// included) can use it.
+// tokens, a function that sends one request through a handler, and the
+// record of a committed baseline (baseline.go). It imports no reqtrace HTTP
+// code, so every package's tests (httpapi's own included) can use it.
 package httpapitest
 
 import (

@@ -13,7 +13,6 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
@@ -33,19 +32,6 @@ type server struct {
 	reqs  *dynamo.RequirementStore
 	bl    *dynamo.BaselineStore
 	calls *testenv.CallCounter
-}
-
-// commitBaseline writes the record of baseline n of space (its copies
-// are visible only then).
-func (s *server) commitBaseline(t *testing.T, tenant, space string, n int) {
-	t.Helper()
-	job := &baseline.Job{Tenant: tenant, Owner: "test", Baseline: baseline.Baseline{SpaceKey: space, Number: n, Name: "b", CEO: "1", Instant: true, CreatedAt: time.Now()}}
-	if err := s.bl.Begin(context.Background(), job); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.bl.Commit(context.Background(), job, false); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func newServer(t *testing.T, search httpapi.HandlerFunc) *server {
@@ -177,7 +163,7 @@ func TestGetRequirementVersionsAndStatuses(t *testing.T) {
 	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-1?v=2", "demo-wiki-user"); a.code != 404 || !strings.Contains(a.raw, "baseline 2 not found") {
 		t.Fatalf("v=2 before the commit: %d %s", a.code, a.raw)
 	}
-	s.commitBaseline(t, "demo", "DEMO", 2)
+	httpapitest.CommitBaseline(t, s.bl, "demo", "DEMO", 2)
 	if a := do(t, s, "GET", "/rest/reqs/1/requirement2/DEMO/REQ-1?v=2", "demo-wiki-user"); a.code != 200 || a.body["baseline"] != 2.0 || a.body["status"] != "ARCHIVED" {
 		t.Fatalf("v=2: %d %s", a.code, a.raw)
 	}

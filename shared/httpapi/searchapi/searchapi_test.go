@@ -19,7 +19,6 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
@@ -180,13 +179,7 @@ func seed(t *testing.T, s *server) {
 	if err := s.reqs.Put(context.Background(), "demo", []*requirement.Requirement{cp, &hidden}); err != nil {
 		t.Fatal(err)
 	}
-	job := &baseline.Job{Tenant: "demo", Owner: "test", Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "b", CEO: "1", Instant: true, CreatedAt: time.Now()}}
-	if err := s.bl.Begin(context.Background(), job); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.bl.Commit(context.Background(), job, false); err != nil {
-		t.Fatal(err)
-	}
+	httpapitest.CommitBaseline(t, s.bl, "demo", "DEMO", 1)
 	s.save(t, "acme", "1", "DEMO", specs(
 		wt.TR(wt.Def("REQ-1"), "<p>Acme secret.</p>", "High", "", wt.Jira("PROJ-1", "")),
 		wt.TR(wt.Def("ACME-1"), "<p>Acme only.</p>", "High", "", ""),
