@@ -38,6 +38,20 @@ type outboxItem struct {
 	NewURL       string `dynamodbav:"newUrl,omitempty"`
 	LastResponse string `dynamodbav:"lastResponse,omitempty"`
 	Enqueued     bool   `dynamodbav:"enqueued,omitempty"`
+	// Version-5 fields: the PAGE link set of a LINKS message (a list
+	// of issue links), its version,
+	// the origin page, and the changed fields of an UPDATED message (an
+	// absent set on a LINKS message is the empty set).
+	Links         []outboxLink `dynamodbav:"links,omitempty"`
+	LinksVersion  int64        `dynamodbav:"linksVersion,omitempty"`
+	OriginPageID  string       `dynamodbav:"originPageId,omitempty"`
+	OriginTitle   string       `dynamodbav:"originTitle,omitempty"`
+	ChangedFields []string     `dynamodbav:"changedFields,omitempty"`
+}
+
+type outboxLink struct {
+	IK string `dynamodbav:"ik"`
+	R  string `dynamodbav:"r"`
 }
 
 // outboxPendingPK is the sparse gsi1 partition of NEW messages not yet in SQS.
@@ -52,6 +66,14 @@ func newOutboxItem(tenant string, m *outbox.Message) outboxItem {
 		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, Space: m.SpaceKey, Key: m.Key, Baseline: m.Baseline,
 		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTML: m.NewHTMLExcerpt, NewSpace: m.NewSpaceKey,
 		NewKey: m.NewKey, NewBaseline: m.NewBaseline, NewURL: m.NewURL, LastResponse: m.LastResponse, Enqueued: m.Enqueued,
+		LinksVersion: m.LinksVersion, OriginPageID: m.OriginPageID, OriginTitle: m.OriginTitle,
+		ChangedFields: m.ChangedFields,
+	}
+	if m.Type == outbox.Links {
+		it.Links = make([]outboxLink, 0, len(m.Links))
+		for _, l := range m.Links {
+			it.Links = append(it.Links, outboxLink{IK: l.IssueKey, R: l.Relationship})
+		}
 	}
 	if m.State == outbox.New && !m.Enqueued {
 		it.GSI1PK, it.GSI1SK = outboxPendingPK, m.ID+"#"+tenant+"#"+m.ServiceID
@@ -61,12 +83,18 @@ func newOutboxItem(tenant string, m *outbox.Message) outboxItem {
 
 func (it *outboxItem) entity() *outbox.Message {
 	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
-	return &outbox.Message{
+	m := &outbox.Message{
 		ID: it.ID, ServiceID: it.ServiceID, State: outbox.State(it.State), CreatedAt: created, Type: outbox.Type(it.Type),
 		AuthorKey: it.AuthorKey, AuthorName: it.AuthorName, SpaceKey: it.Space, Key: it.Key, Baseline: it.Baseline,
 		ObjectKey: it.ObjectKey, Relationship: it.Relationship, NewHTMLExcerpt: it.NewHTML, NewSpaceKey: it.NewSpace,
 		NewKey: it.NewKey, NewBaseline: it.NewBaseline, NewURL: it.NewURL, LastResponse: it.LastResponse, Enqueued: it.Enqueued,
+		LinksVersion: it.LinksVersion, OriginPageID: it.OriginPageID, OriginTitle: it.OriginTitle,
+		ChangedFields: it.ChangedFields,
 	}
+	for _, l := range it.Links {
+		m.Links = append(m.Links, outbox.LinkRef{IssueKey: l.IK, Relationship: l.R})
+	}
+	return m
 }
 
 // outboxPut returns the transaction element that writes a new message; the

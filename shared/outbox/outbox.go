@@ -20,7 +20,17 @@ const (
 	Deleted Type = "DELETED" // a requirement is no longer defined
 	Moved   Type = "MOVED"   // a requirement's page moved to another space
 	Link    Type = "LINK"    // a page links a requirement to an issue
+	// Links (API version 5) carries the complete set of a requirement's
+	// PAGE links to one integration: the tracker makes that requirement's
+	// PAGE links exactly this set and never touches its TRACKER links.
+	Links Type = "LINKS"
 )
+
+// LinkRef is one issue link of a LINKS message.
+type LinkRef struct {
+	IssueKey     string // objectKey on the wire
+	Relationship string
+}
 
 // State is the delivery state of a message.
 type State string
@@ -50,8 +60,22 @@ type Message struct {
 	NewKey         string
 	NewBaseline    int
 	NewURL         string
-	LastResponse   string
-	Enqueued       bool // a reference reached SQS
+	// Links is the PAGE link set of a LINKS message (empty: none).
+	Links []LinkRef
+	// LinksVersion grows with every change of the requirement's PAGE links
+	// (LINKS "version"): a tracker ignores a LINKS older than the last one
+	// it applied for the requirement.
+	LinksVersion int64
+	// ChangedFields are the fields an UPDATED message reports as changed
+	// at version 5 ("text", "properties", "dependencies", "status").
+	ChangedFields []string
+	// OriginPageID and OriginTitle name the page that defines the
+	// requirement (LINKS "origin"), so that a tracker can tell its users
+	// where to edit a PAGE link.
+	OriginPageID string
+	OriginTitle  string
+	LastResponse string
+	Enqueued     bool // a reference reached SQS
 }
 
 // NewID returns a message id that sorts by creation time: 16 hex digits of
