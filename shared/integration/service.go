@@ -25,8 +25,12 @@ type Deps struct {
 	Publisher *Publisher
 	Queue     Queue
 	Mailer    Mailer
-	Logger    *slog.Logger     // slog.Default when nil
-	Now       func() time.Time // time.Now when nil
+	// Reconciler, when set, is what the sync run asks to reconcile the
+	// flagged integrations (and to flag those whose envelopes reached the
+	// dead-letter queue).
+	Reconciler Reconciler
+	Logger     *slog.Logger     // slog.Default when nil
+	Now        func() time.Time // time.Now when nil
 }
 
 func (d *Deps) now() time.Time {

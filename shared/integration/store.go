@@ -217,6 +217,20 @@ type Queue interface {
 	ChangeVisibility(ctx context.Context, handles []string, d time.Duration) error
 }
 
+// Reconciler repairs drift between the wiki's PAGE links and what a
+// tracker holds (CONTRACT.md §6, reconcile): it queues the whole PAGE link
+// set of every requirement an integration may disagree about.
+type Reconciler interface {
+	// Flag marks an integration to be reconciled by the next sync run
+	// (it was created, re-enabled, upgraded to version 5, had a message
+	// deleted or dead-lettered). Flagging twice is flagging once.
+	Flag(ctx context.Context, tenant, serviceID string) error
+	// RunFlagged reconciles the flagged ACTIVE integrations of every
+	// tenant, clears their flags and answers how many messages it queued.
+	// It stops early, leaving the rest flagged, when ctx ends.
+	RunFlagged(ctx context.Context) (int, error)
+}
+
 // Mailer sends API error e-mails (shared/mail: SES, or a log sink).
 type Mailer interface {
 	Send(ctx context.Context, to, subject, body string) error
