@@ -49,6 +49,10 @@ type Principal struct {
 	User   string // user name; for a Link, "link:<scope>"
 	Admin  bool
 	Scope  string // serviceId or applinkId of a Link principal
+	// Disabled is set on the Link credential of a DISABLED integration:
+	// the credential is known (not 401) but answers 403 everywhere until
+	// the integration is ACTIVE again.
+	Disabled bool
 }
 
 // Store persists token hashes.

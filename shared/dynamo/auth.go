@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,6 +34,7 @@ type tokenItem struct {
 	User      string `dynamodbav:"user"`
 	Admin     bool   `dynamodbav:"admin"`
 	Scope     string `dynamodbav:"scope,omitempty"`
+	Disabled  bool   `dynamodbav:"disabled,omitempty"`
 	CreatedAt string `dynamodbav:"createdAt"`
 }
 
@@ -56,14 +58,14 @@ func (s *AuthStore) LookupToken(ctx context.Context, hash string) (auth.Principa
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
 		return auth.Principal{}, errorf("decode token", err)
 	}
-	return auth.Principal{Tenant: it.Tenant, App: auth.App(it.App), Kind: auth.Kind(it.Kind), User: it.User, Admin: it.Admin, Scope: it.Scope}, nil
+	return auth.Principal{Tenant: it.Tenant, App: auth.App(it.App), Kind: auth.Kind(it.Kind), User: it.User, Admin: it.Admin, Scope: it.Scope, Disabled: it.Disabled}, nil
 }
 
 // PutToken stores a token hash for a principal, overwriting.
 func (s *AuthStore) PutToken(ctx context.Context, hash string, p auth.Principal) error {
 	item, err := attributevalue.MarshalMap(tokenItem{
 		PK: "TOKEN#" + hash, SK: "TOKEN", Tenant: p.Tenant, App: string(p.App), Kind: string(p.Kind),
-		User: p.User, Admin: p.Admin, Scope: p.Scope, CreatedAt: time.Now().UTC().Format(time.RFC3339),
+		User: p.User, Admin: p.Admin, Scope: p.Scope, Disabled: p.Disabled, CreatedAt: time.Now().UTC().Format(time.RFC3339),
 	})
 	if err != nil {
 		return errorf("encode token", err)
@@ -76,6 +78,29 @@ func (s *AuthStore) PutToken(ctx context.Context, hash string, p auth.Principal)
 func (s *AuthStore) DeleteToken(ctx context.Context, hash string) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: tokenKey(hash)})
 	return translate(err, "delete token")
+}
+
+// SetTokenDisabled sets or clears the disabled flag of a stored token (the
+// incoming credential of an integration whose status changed). A token that
+// does not exist answers apperr.ErrNotFound and nothing is written.
+func (s *AuthStore) SetTokenDisabled(ctx context.Context, hash string, disabled bool) error {
+	update := "REMOVE disabled"
+	var values map[string]types.AttributeValue
+	if disabled {
+		update = "SET disabled = :d"
+		values = map[string]types.AttributeValue{":d": &types.AttributeValueMemberBOOL{Value: true}}
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: tokenKey(hash), UpdateExpression: aws.String(update),
+		ConditionExpression: aws.String("attribute_exists(pk)"), ExpressionAttributeValues: values,
+	})
+	if err != nil {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) {
+			return apperr.ErrNotFound
+		}
+	}
+	return translate(err, "set token disabled")
 }
 
 // PutTenant records a tenant (idempotent).

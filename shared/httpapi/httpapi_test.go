@@ -20,6 +20,8 @@ func testRouter() *Router {
 		"user":    {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "u"},
 		"link":    {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"},
 		"tracker": {Tenant: "demo", App: auth.Tracker, Kind: auth.User, User: "t"},
+		// the incoming credential of a DISABLED integration
+		"disabled": {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1", Disabled: true},
 	}
 	rt := NewRouter(auth.Wiki, auth.NewAuthenticator(store, time.Minute))
 	ok := func(w http.ResponseWriter, r *http.Request) error {
@@ -95,6 +97,27 @@ func TestAccessRules(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", rec.Code, c.want, rec.Body)
 			}
 		})
+	}
+}
+
+// TestDisabledLinkForbiddenEverywhere: the incoming credential of a
+// DISABLED integration answers 403 naming the integration on every route,
+// whatever the route's access rule (even where it would be allowed), and
+// only after the token itself was checked.
+func TestDisabledLinkForbiddenEverywhere(t *testing.T) {
+	rt := testRouter()
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/open"}, {"GET", "/member"}, {"GET", "/reader"}, {"GET", "/admin"},
+		{"PUT", "/integration/jira-1/links"}, {"PUT", "/integration/jira-2/links"}, {"POST", "/link"},
+	} {
+		rec, eb := do(t, rt, c.method, c.path, "disabled", "", "")
+		if rec.Code != 403 || eb.Message != "integration 'jira-1' is DISABLED" {
+			t.Fatalf("%s %s with a disabled link: %d %s", c.method, c.path, rec.Code, rec.Body)
+		}
+	}
+	// The same routes still work with the enabled credential.
+	if rec, _ := do(t, rt, "PUT", "/integration/jira-1/links", "link", "", ""); rec.Code != 200 {
+		t.Fatalf("enabled link: %d", rec.Code)
 	}
 }
 

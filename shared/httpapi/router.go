@@ -105,6 +105,11 @@ func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, e
 	if p.App != rt.app {
 		return r, apperr.Unauthorizedf("this token belongs to the %s, not the %s", p.App, rt.app)
 	}
+	if p.Disabled {
+		// The incoming credential of a DISABLED integration: known, but
+		// refused on every route until the integration is ACTIVE again.
+		return r, apperr.Forbiddenf("integration '%s' is DISABLED", p.Scope)
+	}
 	ctx := auth.WithPrincipal(r.Context(), p)
 	ctx = WithLogger(ctx, Logger(ctx).With("tenant", p.Tenant, "user", p.User))
 	r = r.WithContext(ctx)

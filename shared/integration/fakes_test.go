@@ -335,6 +335,18 @@ func (f *fakeTokens) DeleteToken(_ context.Context, h string) error {
 	return nil
 }
 
+func (f *fakeTokens) SetTokenDisabled(_ context.Context, h string, disabled bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.m[h]
+	if !ok {
+		return apperr.ErrNotFound
+	}
+	p.Disabled = disabled
+	f.m[h] = p
+	return nil
+}
+
 // fakeQueue is an in-memory SQS FIFO queue: a group with a message in
 // flight hands out no other message, as SQS FIFO does.
 type fakeQueue struct {

@@ -162,7 +162,8 @@ func (s *Service) Create(ctx context.Context, tenant string, p Patch) (View, str
 func (s *Service) issueToken(ctx context.Context, tenant string, d *Descriptor) (string, error) {
 	token := auth.NewToken()
 	hash := auth.HashToken(token)
-	p := auth.Principal{Tenant: tenant, App: auth.Wiki, Kind: auth.Link, User: "link:" + d.ServiceID, Scope: d.ServiceID}
+	p := auth.Principal{Tenant: tenant, App: auth.Wiki, Kind: auth.Link, User: "link:" + d.ServiceID, Scope: d.ServiceID,
+		Disabled: d.Status == Disabled} // a rotated token inherits the status
 	if err := s.d.Tokens.PutToken(ctx, hash, p); err != nil {
 		return "", fmt.Errorf("store the incoming token of integration %s: %w", d.ServiceID, err)
 	}
@@ -222,6 +223,14 @@ func (s *Service) Update(ctx context.Context, tenant, serviceID string, p Patch)
 	}
 	if p.RotateToken {
 		s.dropToken(ctx, oldHash)
+	} else if p.Status != nil && d.IncomingTokenHash != "" {
+		// DISABLED means disabled everywhere: the incoming credential
+		// answers 403 while the integration is DISABLED. Set whenever a
+		// status is sent (idempotent), so a PUT repeated after a failure
+		// here repairs the flag.
+		if err := s.d.Tokens.SetTokenDisabled(ctx, d.IncomingTokenHash, d.Status == Disabled); err != nil && !errors.Is(err, apperr.ErrNotFound) {
+			return View{}, "", fmt.Errorf("set the incoming token of integration %s %s: %w", serviceID, d.Status, err)
+		}
 	}
 	if wasDisabled && d.Status == Active {
 		s.wake(ctx, tenant, d)

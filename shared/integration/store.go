@@ -106,6 +106,10 @@ type Outbox interface {
 type TokenStore interface {
 	PutToken(ctx context.Context, hash string, p auth.Principal) error
 	DeleteToken(ctx context.Context, hash string) error
+	// SetTokenDisabled sets or clears the disabled flag of a stored
+	// credential (its integration became DISABLED or ACTIVE);
+	// apperr.ErrNotFound when the hash is not stored.
+	SetTokenDisabled(ctx context.Context, hash string, disabled bool) error
 }
 
 // LinkSet is the issue links one tracker reports for one requirement.
