@@ -42,7 +42,27 @@ type ixItem struct {
 const (
 	ixProperty = "P"
 	ixIssue    = "J"
+	// ixService items say that a requirement's page holds (or held) links
+	// to an integration: pk T#t#IX#S#<serviceId> (ixAnyService for jira
+	// macros naming none). They are written as the page comes to hold such
+	// links, whether the integration exists or not, and never deleted by
+	// the indexing: a tracker may still hold links the page dropped, so
+	// reconcile (the only reader) must find the requirement to send it its
+	// set, even an empty one.
+	ixService = "S"
 )
+
+// ixAnyService is the ixService value of links whose macro names no
+// integration (they go to every integration).
+const ixAnyService = "*"
+
+// serviceIndexValue is the ixService value of serviceID.
+func serviceIndexValue(serviceID string) string {
+	if serviceID == "" {
+		return ixAnyService
+	}
+	return ixValue(serviceID)
+}
 
 // ixMaxValue bounds the value part of an index partition key (DynamoDB
 // allows 2048 bytes per partition key): longer values share the partition
@@ -95,6 +115,9 @@ func ixItems(tenant string, r *requirement.Requirement) map[string]ixItem {
 	}
 	for _, l := range r.Issues {
 		add(ixIssue, ixValue(l.IssueKey))
+		if l.Page {
+			add(ixService, serviceIndexValue(l.ServiceID))
+		}
 	}
 	return out
 }
@@ -118,7 +141,7 @@ func ixDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []typ
 		puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 	}
 	for id, it := range before {
-		if _, ok := after[id]; ok {
+		if _, ok := after[id]; ok || strings.HasPrefix(it.PK, indexPK(tenant, ixService, "")) {
 			continue
 		}
 		deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{

@@ -35,10 +35,12 @@ type requirementItem struct {
 	Deps    []dep  `dynamodbav:"deps,omitempty"`
 	// RDeps are the reverse dependencies, encoded by encodeDep so that other
 	// pages can ADD/DELETE them as a string set without reading the item.
-	RDeps    []string    `dynamodbav:"rdeps,stringset,omitempty"`
-	Issues   []issueLink `dynamodbav:"issues,omitempty"`
-	NewSpace string      `dynamodbav:"newSpaceKey,omitempty"`
-	NewKey   string      `dynamodbav:"newKey,omitempty"`
+	RDeps  []string    `dynamodbav:"rdeps,stringset,omitempty"`
+	Issues []issueLink `dynamodbav:"issues,omitempty"`
+	// LinksVersion counts the changes of the links the page holds.
+	LinksVersion int64  `dynamodbav:"lv,omitempty"`
+	NewSpace     string `dynamodbav:"newSpaceKey,omitempty"`
+	NewKey       string `dynamodbav:"newKey,omitempty"`
 }
 
 type prop struct {
@@ -56,6 +58,30 @@ type issueLink struct {
 	SID string `dynamodbav:"sid,omitempty"`
 	IK  string `dynamodbav:"ik"`
 	R   string `dynamodbav:"r"`
+	// O are the link's holds: "P" (the page), "PT" (the page and the
+	// tracker), absent for the tracker alone. Links stored before holds
+	// existed have none and so read as the tracker's: the tracker was then
+	// the master of every link, nothing is lost, and such an item encodes
+	// back to exactly what is stored (the links callback's condition
+	// compares the stored list).
+	O string `dynamodbav:"o,omitempty"`
+}
+
+func encodeHolds(l requirement.IssueLink) string {
+	switch {
+	case l.Page && l.Tracker:
+		return "PT"
+	case l.Page:
+		return "P"
+	}
+	return ""
+}
+
+func decodeHolds(o string) (page, tracker bool) {
+	if o == "" {
+		return false, true
+	}
+	return strings.Contains(o, "P"), strings.Contains(o, "T")
 }
 
 // encodeDep encodes a dependency as one string-set member.
@@ -78,6 +104,7 @@ func newRequirementItem(tenant string, r *requirement.Requirement) requirementIt
 		Space: r.SpaceKey, Key: r.Key, Base: r.Baseline, Status: string(r.Status),
 		Text: r.Text, HTML: r.HTMLExcerpt, NeedsHT: r.HTMLNeedsUpdating,
 		PageID: r.Origin.PageID, Title: r.Origin.Title, NewSpace: r.NewSpaceKey, NewKey: r.NewKey,
+		LinksVersion: r.LinksVersion,
 	}
 	if r.Baseline == 0 {
 		it.GSI1PK, it.GSI1SK = curGSI1PK(tenant), curGSI1SK(r.SpaceKey, r.Key)
@@ -96,7 +123,7 @@ func newRequirementItem(tenant string, r *requirement.Requirement) requirementIt
 	slices.Sort(it.RDeps)
 	it.RDeps = slices.Compact(it.RDeps)
 	for _, l := range r.Issues {
-		it.Issues = append(it.Issues, issueLink{SID: l.ServiceID, IK: l.IssueKey, R: l.Relationship})
+		it.Issues = append(it.Issues, issueLink{SID: l.ServiceID, IK: l.IssueKey, R: l.Relationship, O: encodeHolds(l)})
 	}
 	return it
 }
@@ -107,7 +134,7 @@ func (it *requirementItem) entity() *requirement.Requirement {
 		SpaceKey: it.Space, Key: it.Key, Baseline: it.Base, Status: requirement.Status(it.Status),
 		Text: it.Text, HTMLExcerpt: it.HTML, HTMLNeedsUpdating: it.NeedsHT,
 		Origin:      requirement.PageRef{PageID: it.PageID, Title: it.Title},
-		NewSpaceKey: it.NewSpace, NewKey: it.NewKey,
+		NewSpaceKey: it.NewSpace, NewKey: it.NewKey, LinksVersion: it.LinksVersion,
 	}
 	for _, p := range it.Props {
 		r.Properties = append(r.Properties, requirement.Property{Key: p.K, Value: p.V})
@@ -119,7 +146,8 @@ func (it *requirementItem) entity() *requirement.Requirement {
 		r.ReverseDependencies = append(r.ReverseDependencies, decodeDep(s))
 	}
 	for _, l := range it.Issues {
-		r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: l.SID, IssueKey: l.IK, Relationship: l.R})
+		page, tracker := decodeHolds(l.O)
+		r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: l.SID, IssueKey: l.IK, Relationship: l.R, Page: page, Tracker: tracker})
 	}
 	return r
 }

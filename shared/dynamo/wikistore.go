@@ -70,10 +70,66 @@ func (s *WikiStore) Requirements(ctx context.Context, tenant string, ids []wiki.
 	return out, nil
 }
 
-// ServiceIDs lists the serviceIds of the tenant's integrations (the sort
-// keys of the T#t#INTEG partition; nothing else of those items is read).
-func (s *WikiStore) ServiceIDs(ctx context.Context, tenant string) ([]string, error) {
-	return s.wsSortKeys(ctx, tenantPrefix(tenant)+"INTEG", "list integrations")
+// Integrations lists the tenant's integrations: one Query of the
+// T#t#INTEG partition projecting the serviceId (sort key) and version.
+func (s *WikiStore) Integrations(ctx context.Context, tenant string) ([]wiki.Integration, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(tenantPrefix(tenant) + "INTEG"))).
+		WithProjection(expression.NamesList(expression.Name("sk"), expression.Name("version"))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("list integrations: build query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	var out []wiki.Integration
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, errorf("list integrations", err)
+		}
+		for _, av := range page.Items {
+			var it struct {
+				SK      string `dynamodbav:"sk"`
+				Version int    `dynamodbav:"version"`
+			}
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return nil, errorf("decode integration", err)
+			}
+			out = append(out, wiki.Integration{ServiceID: it.SK, Version: it.Version})
+		}
+	}
+	return out, nil
+}
+
+// AddPendingRemovals adds to the pendingRemovals counter of integrations
+// (one atomic ADD each, conditioned on the integration existing).
+func (s *WikiStore) AddPendingRemovals(ctx context.Context, tenant string, counts map[string]int) error {
+	for serviceID, n := range counts {
+		if n == 0 {
+			continue
+		}
+		expr, err := expression.NewBuilder().
+			WithCondition(expression.AttributeExists(expression.Name("pk"))).
+			WithUpdate(expression.Add(expression.Name("pendingRemovals"), expression.Value(n))).Build()
+		if err != nil {
+			return fmt.Errorf("count pending removals: build update: %w", err)
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: tenantPrefix(tenant) + "INTEG"},
+				"sk": &types.AttributeValueMemberS{Value: serviceID},
+			},
+			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if err != nil && !errors.As(err, &ccf) {
+			return errorf("count pending removals", err)
+		}
+	}
+	return nil
 }
 
 // Spaces lists the spaces in which the tenant has stored pages, in order.

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -208,25 +209,56 @@ func TestCheckLinkSets(t *testing.T) {
 
 func TestReplaceLinks(t *testing.T) {
 	t.Parallel()
+	page := func(sid, ik, rel string) requirement.IssueLink {
+		return requirement.IssueLink{ServiceID: sid, IssueKey: ik, Relationship: rel, Page: true}
+	}
+	tracker := func(sid, ik, rel string) requirement.IssueLink {
+		return requirement.IssueLink{ServiceID: sid, IssueKey: ik, Relationship: rel, Tracker: true}
+	}
+	both := func(sid, ik, rel string) requirement.IssueLink {
+		return requirement.IssueLink{ServiceID: sid, IssueKey: ik, Relationship: rel, Page: true, Tracker: true}
+	}
 	r := &requirement.Requirement{Issues: []requirement.IssueLink{
-		{ServiceID: "", IssueKey: "PROJ-1", Relationship: "implements"},
-		{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "tests"},
-		{ServiceID: "jira-1", IssueKey: "PROJ-2", Relationship: "tests"},
-		{ServiceID: "jira-2", IssueKey: "OTHER-1", Relationship: "tests"},
+		page("", "PROJ-1", "implements"),
+		tracker("jira-1", "PROJ-1", "tests"),    // the tracker drops it: gone
+		both("jira-1", "PROJ-2", "tests"),       // the tracker drops its hold: stays, the page's
+		page("jira-1", "PROJ-4", "tests"),       // the tracker adds its hold
+		tracker("jira-2", "OTHER-1", "tests"),   // another integration's: untouched
+		tracker("jira-1", "PROJ-5", "verifies"), // kept by the tracker
 	}}
-	if !ReplaceLinks(r, "jira-1", []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "PROJ-3", Relationship: "tests"}}) {
+	sent := []requirement.IssueLink{
+		{IssueKey: "PROJ-3", Relationship: "tests"},
+		{IssueKey: "proj-4", Relationship: "tests"},
+		{IssueKey: "PROJ-5", Relationship: "verifies"},
+	}
+	if !ReplaceLinks(r, "jira-1", sent) {
 		t.Fatal("not changed")
 	}
 	want := []requirement.IssueLink{
-		{ServiceID: "", IssueKey: "PROJ-1", Relationship: "implements"},
-		{ServiceID: "jira-2", IssueKey: "OTHER-1", Relationship: "tests"},
-		{ServiceID: "jira-1", IssueKey: "PROJ-3", Relationship: "tests"},
+		page("", "PROJ-1", "implements"),
+		page("jira-1", "PROJ-2", "tests"),
+		both("jira-1", "PROJ-4", "tests"),
+		tracker("jira-2", "OTHER-1", "tests"),
+		tracker("jira-1", "PROJ-3", "tests"),
+		tracker("jira-1", "PROJ-5", "verifies"),
 	}
-	if len(r.Issues) != 3 || r.Issues[0] != want[0] || r.Issues[1] != want[1] || r.Issues[2] != want[2] {
-		t.Fatalf("issues = %+v", r.Issues)
+	if !slices.Equal(r.Issues, want) {
+		t.Fatalf("issues =\n%+v\nwant\n%+v", r.Issues, want)
 	}
-	if ReplaceLinks(r, "jira-1", []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "PROJ-3", Relationship: "tests"}}) {
+	if ReplaceLinks(r, "jira-1", sent) {
 		t.Fatal("the same links again changed the requirement")
+	}
+	if !ReplaceLinks(r, "jira-1", nil) {
+		t.Fatal("an empty set changed nothing")
+	}
+	want = []requirement.IssueLink{
+		page("", "PROJ-1", "implements"),
+		page("jira-1", "PROJ-2", "tests"),
+		page("jira-1", "PROJ-4", "tests"),
+		tracker("jira-2", "OTHER-1", "tests"),
+	}
+	if !slices.Equal(r.Issues, want) {
+		t.Fatalf("after an empty set: %+v", r.Issues)
 	}
 }
 

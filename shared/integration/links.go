@@ -69,18 +69,34 @@ func sameLink(a, b requirement.IssueLink) bool {
 	return a.ServiceID == b.ServiceID && strings.EqualFold(a.IssueKey, b.IssueKey) && a.Relationship == b.Relationship
 }
 
-// ReplaceLinks replaces r's issue links of serviceID by links (links of
-// other integrations, and of jira macros naming none, are kept, in place)
-// and reports whether r changed. The store derives the search index items
-// to write and delete from r before and after, as the page indexing does.
+// ReplaceLinks makes links the issue links the tracker of serviceID holds
+// on r: the tracker's hold is added to those links (a link the page also
+// holds keeps the page's hold) and taken from its other links of
+// serviceID, and a link left with no hold goes. The links the page holds
+// are never changed: the wiki is their master (a link a macro without
+// serverId holds is the page's, whatever the tracker says). It reports
+// whether r changed. The store derives the search index items to write and
+// delete from r before and after, as the page indexing does.
 func ReplaceLinks(r *requirement.Requirement, serviceID string, links []requirement.IssueLink) bool {
 	next := make([]requirement.IssueLink, 0, len(r.Issues)+len(links))
 	for _, l := range r.Issues {
-		if l.ServiceID != serviceID {
-			next = append(next, l)
+		if l.ServiceID == serviceID {
+			l.Tracker = false
+			if !l.Page {
+				continue
+			}
 		}
+		next = append(next, l)
 	}
-	next = append(next, links...)
+	for _, l := range links {
+		l.ServiceID, l.Tracker, l.Page = serviceID, true, false
+		i := slices.IndexFunc(next, func(o requirement.IssueLink) bool { return sameLink(o, l) })
+		if i >= 0 {
+			next[i].Tracker = true
+			continue
+		}
+		next = append(next, l)
+	}
 	if slices.Equal(r.Issues, next) {
 		return false
 	}

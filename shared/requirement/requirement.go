@@ -5,6 +5,7 @@ package requirement
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -43,10 +44,61 @@ type Dependency struct {
 }
 
 // IssueLink is a link between a requirement and an issue of a tracker.
+//
+// A link is held by the page (an issue macro in the requirement's row), by
+// the tracker (made through the tracker's issue links API and reported by
+// its links callback), or by both; it exists while either holds it. Each
+// side is the master of its own holds (docs/integrations.md, "Who owns a
+// link").
 type IssueLink struct {
 	ServiceID    string // the integration's serviceId ("" when the macro named none)
 	IssueKey     string
 	Relationship string
+	// Page and Tracker are the holds.
+	Page    bool
+	Tracker bool
+}
+
+// Origin says who made the link, as the API shows it: PAGE while the page
+// holds it, else TRACKER.
+func (l IssueLink) Origin() Origin {
+	if l.Page {
+		return OriginPage
+	}
+	return OriginTracker
+}
+
+// Origin is who made an issue link.
+type Origin string
+
+// The origins of CONTRACT.md §6.
+const (
+	OriginPage    Origin = "PAGE"
+	OriginTracker Origin = "TRACKER"
+)
+
+// SameIssueLink reports whether a and b are the same link (integration,
+// issue key ignoring case, relationship), whatever their holds.
+func SameIssueLink(a, b IssueLink) bool {
+	return a.ServiceID == b.ServiceID && strings.EqualFold(a.IssueKey, b.IssueKey) && a.Relationship == b.Relationship
+}
+
+// PageLinksFor returns the links the page holds that go to integration
+// serviceID: those naming it and those of macros naming none (which go to
+// every integration), in row order, each issue and relationship once.
+func (r *Requirement) PageLinksFor(serviceID string) []IssueLink {
+	var out []IssueLink
+	for _, l := range r.Issues {
+		if !l.Page || (l.ServiceID != serviceID && l.ServiceID != "") {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(o IssueLink) bool {
+			return strings.EqualFold(o.IssueKey, l.IssueKey) && o.Relationship == l.Relationship
+		}) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // PageRef names a page.
@@ -71,6 +123,9 @@ type Requirement struct {
 	// ReverseDependencies are the requirements that reference this one.
 	ReverseDependencies []Dependency
 	Issues              []IssueLink
+	// LinksVersion grows by one with every change of the links the page
+	// holds (the version of the LINKS messages sent to trackers).
+	LinksVersion int64
 	// NewSpaceKey and NewKey are set when Status is Moved.
 	NewSpaceKey string
 	NewKey      string

@@ -33,6 +33,8 @@ type plan struct {
 	// page may have left (Lease.LeftoverEdges): build sets each one as the
 	// rows of this operation say.
 	leftoverEdges []Edge
+	// services are the tenant's integrations, once listed.
+	services []Integration
 }
 
 func newPlan(tenant, actor string, now time.Time, stored map[ID]*requirement.Requirement) *plan {
@@ -101,7 +103,7 @@ func edges(r *requirement.Requirement) map[edge]bool {
 type rdepEdit struct{ add, remove map[string]bool }
 
 // build computes the change. It lists the tenant's integrations only when a
-// message may be needed.
+// message may be needed (a written row has issue links before or after).
 func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 	c := &Change{}
 	// Reverse dependencies: diff the edges of every owned row.
@@ -153,29 +155,114 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 	p.rebuildInPageRDeps()
 
 	// Rows: only the changed ones are written.
-	var pending []pendingMessage
+	for _, id := range p.order {
+		p.setLinksVersion(id)
+	}
+	type written struct {
+		write            int
+		prior, old, next *requirement.Requirement
+	}
+	var ws []written
+	needServices := false
 	for _, id := range p.order {
 		old, n := p.stored[id], p.next[id]
 		if sameRow(old, n) {
 			continue
 		}
 		c.Writes = append(c.Writes, Write{Old: old, New: n})
-		pending = append(pending, p.messages(len(c.Writes)-1, p.before(id), old, n)...)
+		w := written{write: len(c.Writes) - 1, prior: p.before(id), old: old, next: n}
+		ws = append(ws, w)
+		needServices = needServices || hasLinks(w.prior) || hasLinks(old) || hasLinks(n)
 	}
-	if len(pending) == 0 {
+	if !needServices {
 		return c, nil
 	}
-	services, err := store.ServiceIDs(ctx, p.tenant)
+	services, err := p.integrations(ctx, store)
 	if err != nil {
-		return nil, fmt.Errorf("list integrations: %w", err)
+		return nil, err
+	}
+	var pending []pendingMessage
+	for _, w := range ws {
+		pending = append(pending, p.messages(w.write, w.prior, w.old, w.next, services, c)...)
 	}
 	// Trackers hear about rows leaving (MOVED, DELETED) before they hear
 	// about the rows that replace them.
 	slices.SortStableFunc(pending, func(a, b pendingMessage) int {
 		return cmp.Compare(leaving(a.msg.Type), leaving(b.msg.Type))
 	})
-	p.route(c, pending, services)
+	p.route(c, pending)
 	return c, nil
+}
+
+// integrations lists the tenant's integrations once per operation.
+func (p *plan) integrations(ctx context.Context, store Store) ([]Integration, error) {
+	if p.services == nil {
+		list, err := store.Integrations(ctx, p.tenant)
+		if err != nil {
+			return nil, fmt.Errorf("list integrations: %w", err)
+		}
+		p.services = append([]Integration{}, list...)
+	}
+	return p.services, nil
+}
+
+func hasLinks(r *requirement.Requirement) bool { return r != nil && len(r.Issues) > 0 }
+
+// setLinksVersion sets the links version of an ACTIVE row of the
+// operation: the highest of its stored row and previous incarnation, plus
+// one when the links the page holds changed.
+func (p *plan) setLinksVersion(id ID) {
+	n := p.next[id]
+	if n.Status != requirement.Active {
+		return
+	}
+	var v int64
+	before := p.before(id)
+	for _, r := range []*requirement.Requirement{p.stored[id], before} {
+		if r != nil {
+			v = max(v, r.LinksVersion)
+		}
+	}
+	if !samePageLinks(before, n) {
+		v++
+	}
+	n.LinksVersion = v
+}
+
+// samePageLinks reports whether a and b hold the same page links (nil and
+// a row that is not ACTIVE hold none).
+func samePageLinks(a, b *requirement.Requirement) bool {
+	return linkSet(pageHeld(a)) == linkSet(pageHeld(b))
+}
+
+func pageHeld(r *requirement.Requirement) []requirement.IssueLink {
+	if r == nil || r.Status != requirement.Active {
+		return nil
+	}
+	var out []requirement.IssueLink
+	for _, l := range r.Issues {
+		if l.Page {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// linkSet renders links as a canonical string: sorted, each link once,
+// issue keys folded.
+func linkSet(links []requirement.IssueLink) string { return canonical(links, linkID) }
+
+// issueSet renders links as a tracker sees them: whatever integration
+// their macros named.
+func issueSet(links []requirement.IssueLink) string { return canonical(links, issueID) }
+
+func canonical(links []requirement.IssueLink, id func(requirement.IssueLink) string) string {
+	ids := make([]string, 0, len(links))
+	for _, l := range links {
+		ids = append(ids, id(l))
+	}
+	slices.Sort(ids)
+	return strings.Join(slices.Compact(ids), "\x1e")
 }
 
 func leaving(t outbox.Type) int {
@@ -266,121 +353,212 @@ func compareIDs(a, b ID) int {
 	return cmp.Or(cmp.Compare(a.SpaceKey, b.SpaceKey), cmp.Compare(a.Key, b.Key))
 }
 
-// pendingMessage is a message before it is routed to integrations: service
-// "" means every integration of the tenant.
+// pendingMessage is a message for one integration before it gets its id.
 type pendingMessage struct {
-	write    int
-	services []string // nil: all integrations
-	msg      outbox.Message
+	write int
+	msg   outbox.Message
 }
 
-// messages returns what a tracker must hear about the write of n over old
-// (prior is the previous incarnation: old, or the old space's row of a moved
-// requirement):
+// messages returns what the integrations must hear about the write of n
+// over old (prior is the previous incarnation: old, or the old space's row
+// of a moved requirement), and adds to c the page link removals that
+// integrations below version 5 cannot hear about:
 //   - DELETED or MOVED when an ACTIVE row stops being active, to the
 //     integrations of its issue links;
-//   - UPDATED when the excerpt of an ACTIVE row changed, to the
-//     integrations of its issue links before and after;
-//   - LINK for every issue link that prior did not have.
-func (p *plan) messages(write int, prior, old, n *requirement.Requirement) []pendingMessage {
+//   - UPDATED when an ACTIVE row changed, to the integrations of its issue
+//     links before and after: below version 5 when its excerpt changed (as
+//     spec 2.5 has it), from version 5 when its text, properties,
+//     dependencies or status changed, naming them in changedFields;
+//   - below version 5, LINK for every issue link that prior did not have;
+//   - from version 5, LINKS with the whole set of page links to the
+//     integration whenever that set changed.
+func (p *plan) messages(write int, prior, old, n *requirement.Requirement, services []Integration, c *Change) []pendingMessage {
 	var out []pendingMessage
 	base := outbox.Message{
 		State: outbox.New, AuthorKey: p.actor, AuthorName: p.actor,
 		SpaceKey: n.SpaceKey, Key: n.Key,
 	}
+	emit := func(s Integration, m outbox.Message) {
+		m.ServiceID = s.ServiceID
+		out = append(out, pendingMessage{write: write, msg: m})
+	}
 	wasActive := old != nil && old.Status == requirement.Active
 	switch {
 	case n.Status == requirement.Deleted && wasActive:
-		if len(old.Issues) > 0 {
+		for _, s := range targets(services, old.Issues) {
 			m := base
 			m.Type = outbox.Deleted
-			out = append(out, pendingMessage{write: write, services: servicesOf(old.Issues), msg: m})
+			emit(s, m)
 		}
 	case n.Status == requirement.Moved && wasActive:
-		if len(old.Issues) > 0 {
+		moved := requirement.Requirement{SpaceKey: n.NewSpaceKey, Key: n.NewKey}
+		for _, s := range targets(services, old.Issues) {
 			m := base
 			m.Type = outbox.Moved
 			m.NewSpaceKey, m.NewKey = n.NewSpaceKey, n.NewKey
-			moved := requirement.Requirement{SpaceKey: n.NewSpaceKey, Key: n.NewKey}
 			m.NewURL = moved.GenericURL()
-			out = append(out, pendingMessage{write: write, services: servicesOf(old.Issues), msg: m})
+			emit(s, m)
 		}
 	case n.Status == requirement.Active:
-		known := map[string]bool{}
-		if prior != nil && prior.Status != "" {
-			for _, l := range prior.Issues {
-				known[linkID(l)] = true
-			}
+		existed := prior != nil && prior.Status != ""
+		if existed {
 			links := append(slices.Clone(prior.Issues), n.Issues...)
-			if prior.HTMLExcerpt != n.HTMLExcerpt && len(links) > 0 {
+			changed := changedFields(prior, n)
+			for _, s := range targets(services, links) {
 				m := base
 				m.Type = outbox.Updated
 				m.NewHTMLExcerpt = n.HTMLExcerpt
 				m.NewURL = n.GenericURL()
-				out = append(out, pendingMessage{write: write, services: servicesOf(links), msg: m})
+				switch {
+				case s.Version >= LinksVersion && len(changed) > 0:
+					m.ChangedFields = changed
+					emit(s, m)
+				case s.Version < LinksVersion && prior.HTMLExcerpt != n.HTMLExcerpt:
+					emit(s, m)
+				}
 			}
 		}
-		for _, l := range n.Issues {
-			if known[linkID(l)] {
+		for _, s := range services {
+			var before []requirement.IssueLink
+			if existed && prior.Status == requirement.Active {
+				before = prior.PageLinksFor(s.ServiceID)
+			}
+			after := n.PageLinksFor(s.ServiceID)
+			if s.Version >= LinksVersion {
+				if issueSet(before) != issueSet(after) {
+					emit(s, p.linksMessage(base, n, after))
+				}
 				continue
 			}
-			known[linkID(l)] = true
-			m := base
-			m.Type = outbox.Link
-			m.ObjectKey, m.Relationship = l.IssueKey, l.Relationship
-			m.NewHTMLExcerpt = n.HTMLExcerpt
-			m.NewURL = n.GenericURL()
-			out = append(out, pendingMessage{write: write, services: servicesOf([]requirement.IssueLink{l}), msg: m})
+			c.addRemovals(s.ServiceID, before, after)
+			known := map[string]bool{}
+			if existed {
+				for _, l := range prior.Issues {
+					known[issueID(l)] = true
+				}
+			}
+			for _, l := range n.Issues {
+				if l.ServiceID != "" && l.ServiceID != s.ServiceID || known[issueID(l)] {
+					continue
+				}
+				known[issueID(l)] = true
+				m := base
+				m.Type = outbox.Link
+				m.ObjectKey, m.Relationship = l.IssueKey, l.Relationship
+				m.NewHTMLExcerpt = n.HTMLExcerpt
+				m.NewURL = n.GenericURL()
+				emit(s, m)
+			}
 		}
 	}
 	return out
 }
 
+// LinksVersion is the API version from which integrations get LINKS
+// messages (and UPDATED messages with changedFields).
+const LinksVersion = 5
+
+// linksMessage is the LINKS message of n with its page link set.
+func (p *plan) linksMessage(base outbox.Message, n *requirement.Requirement, set []requirement.IssueLink) outbox.Message {
+	m := base
+	m.Type = outbox.Links
+	m.Links = make([]outbox.LinkRef, 0, len(set))
+	for _, l := range set {
+		m.Links = append(m.Links, outbox.LinkRef{IssueKey: l.IssueKey, Relationship: l.Relationship})
+	}
+	m.LinksVersion = n.LinksVersion
+	m.OriginPageID, m.OriginTitle = n.Origin.PageID, n.Origin.Title
+	m.NewHTMLExcerpt = n.HTMLExcerpt
+	m.NewURL = n.GenericURL()
+	return m
+}
+
+// LinksMessage returns the LINKS message that tells integration serviceID
+// the page links of r as they are now (reconcile).
+func LinksMessage(actor string, r *requirement.Requirement, serviceID string) outbox.Message {
+	p := &plan{actor: actor}
+	m := p.linksMessage(outbox.Message{State: outbox.New, AuthorKey: actor, AuthorName: actor, SpaceKey: r.SpaceKey, Key: r.Key},
+		r, r.PageLinksFor(serviceID))
+	m.ServiceID = serviceID
+	return m
+}
+
+// changedFields names what a version-5 UPDATED message reports: the
+// fields of prior that n changes.
+func changedFields(prior, n *requirement.Requirement) []string {
+	var out []string
+	if prior.Text != n.Text || prior.HTMLExcerpt != n.HTMLExcerpt {
+		out = append(out, "text")
+	}
+	if !slices.Equal(prior.Properties, n.Properties) {
+		out = append(out, "properties")
+	}
+	if !slices.Equal(prior.Dependencies, n.Dependencies) {
+		out = append(out, "dependencies")
+	}
+	if prior.Status != n.Status {
+		out = append(out, "status")
+	}
+	return out
+}
+
+// addRemovals counts the page links of before that after no longer has,
+// for an integration that cannot be told (below version 5).
+func (c *Change) addRemovals(serviceID string, before, after []requirement.IssueLink) {
+	now := map[string]bool{}
+	for _, l := range after {
+		now[issueID(l)] = true
+	}
+	for _, l := range before {
+		if !now[issueID(l)] {
+			if c.PendingRemovals == nil {
+				c.PendingRemovals = map[string]int{}
+			}
+			c.PendingRemovals[serviceID]++
+		}
+	}
+}
+
+// linkID identifies a link (integration, issue key folded, relationship).
 func linkID(l requirement.IssueLink) string {
 	return l.ServiceID + "\x1f" + strings.ToUpper(l.IssueKey) + "\x1f" + l.Relationship
 }
 
-// servicesOf returns the integrations named by links, nil when one of them
-// names none (a jira macro without serverId goes to every integration).
-func servicesOf(links []requirement.IssueLink) []string {
-	var out []string
+// issueID identifies a link to a tracker whatever the integration its
+// macro named (issue key folded, relationship): what the tracker sees.
+func issueID(l requirement.IssueLink) string {
+	return strings.ToUpper(l.IssueKey) + "\x1f" + l.Relationship
+}
+
+// targets returns the existing integrations that links name: all of them
+// when one link names none (a jira macro without serverId goes to every
+// integration).
+func targets(services []Integration, links []requirement.IssueLink) []Integration {
+	named := map[string]bool{}
 	for _, l := range links {
 		if l.ServiceID == "" {
-			return nil
+			return services
 		}
-		if !slices.Contains(out, l.ServiceID) {
-			out = append(out, l.ServiceID)
+		named[l.ServiceID] = true
+	}
+	var out []Integration
+	for _, s := range services {
+		if named[s.ServiceID] {
+			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// route turns pending messages into one message per existing integration,
-// attached to their writes; messages for unknown integrations are dropped.
-func (p *plan) route(c *Change, pending []pendingMessage, services []string) {
-	exists := map[string]bool{}
-	for _, s := range services {
-		exists[s] = true
-	}
-	seq := 0
-	for _, pm := range pending {
-		targets := pm.services
-		if targets == nil {
-			targets = services
-		}
-		for _, s := range targets {
-			if !exists[s] {
-				continue
-			}
-			m := pm.msg
-			m.ServiceID = s
-			// Ids sort by time: spread them by a nanosecond each so that the
-			// order of the messages of one operation is kept.
-			m.CreatedAt = p.now
-			m.ID = outbox.NewID(p.now.Add(time.Duration(seq)))
-			seq++
-			c.Writes[pm.write].Messages = append(c.Writes[pm.write].Messages, &m)
-		}
+// route gives the messages their ids and attaches them to their writes.
+func (p *plan) route(c *Change, pending []pendingMessage) {
+	for seq, pm := range pending {
+		m := pm.msg
+		// Ids sort by time: spread them by a nanosecond each so that the
+		// order of the messages of one operation is kept.
+		m.CreatedAt = p.now
+		m.ID = outbox.NewID(p.now.Add(time.Duration(seq)))
+		c.Writes[pm.write].Messages = append(c.Writes[pm.write].Messages, &m)
 	}
 }
 

@@ -82,6 +82,11 @@ func (s *Service) commit(ctx context.Context, tenant string, c *Change, ended *b
 		return err
 	}
 	*ended = true
+	if len(c.PendingRemovals) > 0 {
+		if err := s.store.AddPendingRemovals(ctx, tenant, c.PendingRemovals); err != nil {
+			slog.WarnContext(ctx, "pending removals not counted", "tenant", tenant, "error", err.Error())
+		}
+	}
 	if s.Publisher == nil {
 		return nil
 	}
@@ -181,7 +186,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		r := &requirement.Requirement{
 			SpaceKey: in.SpaceKey, Key: d.Key, Status: requirement.Active,
 			Text: d.Text, HTMLExcerpt: d.HTMLExcerpt, Properties: slices.Clone(d.Properties),
-			Origin: pg.Ref(), Dependencies: resolve(d.Dependencies, in.SpaceKey), Issues: slices.Clone(d.Issues),
+			Origin: pg.Ref(), Dependencies: resolve(d.Dependencies, in.SpaceKey), Issues: pageLinks(d.Issues),
 		}
 		if st != nil {
 			r.ReverseDependencies = slices.Clone(st.ReverseDependencies)
@@ -230,16 +235,19 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	}
 	res.Requirements = append(res.Requirements, p.deleteLeftover(lease.Leftover, stored, pg.ID)...)
 
-	// The tracker is the master of issue links: links it reported through
-	// the links callback stay until it reports otherwise, even when the
-	// page does not show them. Only links of jira macros naming no
-	// integration exist solely because of the page.
+	// Each side is the master of its own holds: the page's links are
+	// exactly its macros; the links the tracker holds (reported through
+	// its links callback) stay whatever the page says, until the tracker
+	// reports otherwise.
 	for _, id := range p.order {
 		if r := p.next[id]; r.Status == requirement.Active {
 			if before := p.before(id); before != nil {
-				r.Issues = keepTrackerLinks(r.Issues, before.Issues)
+				r.Issues = withTrackerHolds(r.Issues, before.Issues)
 			}
 		}
+	}
+	if err := p.warn(ctx, s.store, res); err != nil {
+		return nil, fmt.Errorf("index page %s: %w", in.ID, err)
 	}
 
 	change, err := p.build(ctx, s.store)
@@ -391,19 +399,73 @@ func resolve(deps []requirement.Dependency, space string) []requirement.Dependen
 	return out
 }
 
-// keepTrackerLinks returns the page's links followed by the stored links of
-// an integration that the page does not repeat.
-func keepTrackerLinks(page, stored []requirement.IssueLink) []requirement.IssueLink {
-	out := page
-	for _, l := range stored {
-		if l.ServiceID == "" {
-			continue
-		}
-		if !slices.ContainsFunc(out, func(o requirement.IssueLink) bool { return linkID(o) == linkID(l) }) {
+// pageLinks returns the links of a definition's issue macros as links the
+// page holds, each link once.
+func pageLinks(macros []requirement.IssueLink) []requirement.IssueLink {
+	var out []requirement.IssueLink
+	for _, l := range macros {
+		l.Page, l.Tracker = true, false
+		if !slices.ContainsFunc(out, func(o requirement.IssueLink) bool { return requirement.SameIssueLink(o, l) }) {
 			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// withTrackerHolds returns the page's links (holds: the page), each also
+// held by the tracker when stored says so, followed by the stored links
+// the tracker holds that the page does not have.
+func withTrackerHolds(page, stored []requirement.IssueLink) []requirement.IssueLink {
+	out := page
+	for _, l := range stored {
+		if !l.Tracker {
+			continue
+		}
+		i := slices.IndexFunc(out, func(o requirement.IssueLink) bool { return requirement.SameIssueLink(o, l) })
+		if i >= 0 {
+			out[i].Tracker = true
+			continue
+		}
+		l.Page = false
+		out = append(out, l)
+	}
+	return out
+}
+
+// warn lists, in res, the issue macros of ACTIVE rows whose serverId names
+// no integration (or that name none while the wiki has no integration).
+func (p *plan) warn(ctx context.Context, store Store, res *Result) error {
+	var services map[string]bool
+	for _, id := range p.order {
+		r := p.next[id]
+		if r.Status != requirement.Active {
+			continue
+		}
+		for _, l := range r.Issues {
+			if !l.Page {
+				continue
+			}
+			if services == nil {
+				list, err := p.integrations(ctx, store)
+				if err != nil {
+					return err
+				}
+				services = map[string]bool{}
+				for _, s := range list {
+					services[s.ServiceID] = true
+				}
+			}
+			switch {
+			case l.ServiceID == "" && len(services) == 0:
+				res.Warnings = append(res.Warnings, Warning{Key: r.Key,
+					Message: fmt.Sprintf("no integration for issue %s: the wiki has none yet", l.IssueKey)})
+			case l.ServiceID != "" && !services[l.ServiceID]:
+				res.Warnings = append(res.Warnings, Warning{Key: r.Key,
+					Message: fmt.Sprintf("no integration '%s' for issue %s", l.ServiceID, l.IssueKey)})
+			}
+		}
+	}
+	return nil
 }
 
 // appendKey appends k unless it is already listed.

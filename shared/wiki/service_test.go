@@ -3,6 +3,7 @@ package wiki_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -85,7 +86,8 @@ func TestSaveNewPage(t *testing.T) {
 	if r1.Status != requirement.Active || r1.Text != "Log in REQ-2" || r1.Origin != (requirement.PageRef{PageID: "100", Title: "Page 100"}) ||
 		!slices.Equal(r1.Properties, []requirement.Property{{Key: "Priority", Value: "High"}}) ||
 		!slices.Equal(r1.Dependencies, []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-2", Relationship: "dependency"}}) ||
-		!slices.Equal(r1.Issues, []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements"}}) {
+		!slices.Equal(r1.Issues, []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements", Page: true}}) ||
+		r1.LinksVersion != 1 {
 		t.Fatalf("REQ-1 %+v", r1)
 	}
 	r2 := mustRow(t, mem, "DEMO", "REQ-2")
@@ -98,8 +100,8 @@ func TestSaveNewPage(t *testing.T) {
 	if got := mem.Spaces(tenant); !slices.Equal(got, []string{"DEMO"}) {
 		t.Fatalf("spaces %v", got)
 	}
-	if mem.Calls["ServiceIDs"] != 1 {
-		t.Fatalf("integrations listed %d times", mem.Calls["ServiceIDs"])
+	if mem.Calls["Integrations"] != 1 {
+		t.Fatalf("integrations listed %d times", mem.Calls["Integrations"])
 	}
 }
 
@@ -113,7 +115,7 @@ func TestSaveWritesOnlyChangedRows(t *testing.T) {
 	if res.Page.Version != 2 || c.ExpectVersion != 1 || len(c.Writes) != 0 || len(c.RDeps) != 0 || c.RegisterSpace != "" {
 		t.Fatalf("unchanged save: version %d change %+v", res.Page.Version, c)
 	}
-	if mem.Calls["ServiceIDs"] != 0 {
+	if mem.Calls["Integrations"] != 0 {
 		t.Fatal("integrations listed although no row changed")
 	}
 
@@ -335,28 +337,145 @@ func TestTrackerLinksSurviveSaves(t *testing.T) {
 	svc, mem := newService(t)
 	mem.AddIntegration(tenant, "jira-1")
 	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1"), wt.Jira("PROJ-2", ""))))
-	// The tracker's links callback added PROJ-7.
+	// The tracker's links callback added PROJ-7 (the tracker's hold).
 	r := mustRow(t, mem, "DEMO", "REQ-1")
-	r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: "jira-1", IssueKey: "PROJ-7", Relationship: "implements"})
+	r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: "jira-1", IssueKey: "PROJ-7", Relationship: "implements", Tracker: true})
 	mem.PutRow(tenant, r)
 	sent := len(mem.Outbox)
 
-	// The page drops both macros: the integration's links stay (the tracker
-	// is their master), the link of the macro naming no integration goes.
+	// The page drops both macros: the page's links go (the page is their
+	// master), the tracker's link stays (the tracker is its master).
 	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
-	want := []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements"}, {ServiceID: "jira-1", IssueKey: "PROJ-7", Relationship: "implements"}}
-	if got := mustRow(t, mem, "DEMO", "REQ-1").Issues; !slices.Equal(got, want) {
+	tracked := requirement.IssueLink{ServiceID: "jira-1", IssueKey: "PROJ-7", Relationship: "implements", Tracker: true}
+	if got := mustRow(t, mem, "DEMO", "REQ-1").Issues; !slices.Equal(got, []requirement.IssueLink{tracked}) {
 		t.Fatalf("issues %+v", got)
 	}
-	// Showing PROJ-7 on the page is not news to the tracker.
+	// A version-4 integration cannot hear of the removals: they are counted.
+	if got := mem.Removals[tenant]["jira-1"]; got != 2 {
+		t.Fatalf("pending removals %d, want 2", got)
+	}
+	// Showing PROJ-7 on the page too is not news to a version-4 tracker;
+	// the link is now held by both.
+	sent = len(mem.Outbox)
 	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High", wt.Jira("PROJ-7", "jira-1"))))
 	if len(mem.Outbox) != sent {
 		t.Fatalf("messages %+v", mem.Outbox[sent:])
 	}
-	// A move carries them to the new row.
+	both := tracked
+	both.Page = true
+	if got := mustRow(t, mem, "DEMO", "REQ-1").Issues; !slices.Equal(got, []requirement.IssueLink{both}) {
+		t.Fatalf("issues %+v", got)
+	}
+	// A move carries the tracker's hold to the new row; the page's goes
+	// with the macro.
 	save(t, svc, "100", "NEW", specs(req("REQ-1", "One", "High")))
-	if got := mustRow(t, mem, "NEW", "REQ-1").Issues; len(got) != 2 {
+	if got := mustRow(t, mem, "NEW", "REQ-1").Issues; !slices.Equal(got, []requirement.IssueLink{tracked}) {
 		t.Fatalf("moved issues %+v", got)
+	}
+}
+
+// TestLinksMessagesAtVersion5 checks the messages of a version-5
+// integration: LINKS with the whole set of the page's links whenever it
+// changes (removals included), with a version that grows, never for
+// tracker-held links, and UPDATED naming the changed fields.
+func TestLinksMessagesAtVersion5(t *testing.T) {
+	svc, mem := newService(t)
+	mem.AddIntegrationAt(tenant, "jira-1", 5)
+	mem.AddIntegration(tenant, "jira-4") // version 4: LINK messages, as before
+	msgs := func(from int) []string {
+		var out []string
+		for _, m := range mem.Outbox[from:] {
+			s := string(m.Type) + " " + m.ServiceID + " " + m.Key
+			switch m.Type {
+			case outbox.Links:
+				var links []string
+				for _, l := range m.Links {
+					links = append(links, l.IssueKey+":"+l.Relationship)
+				}
+				s += fmt.Sprintf(" v%d [%s] %s/%s", m.LinksVersion, strings.Join(links, " "), m.OriginPageID, m.OriginTitle)
+			case outbox.Link:
+				s += " " + m.ObjectKey
+			case outbox.Updated:
+				s += " " + strings.Join(m.ChangedFields, ",")
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	check := func(from int, want ...string) {
+		t.Helper()
+		if got := msgs(from); !slices.Equal(got, want) {
+			t.Fatalf("messages\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	save(t, svc, "100", "DEMO", specs(
+		req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1")+wt.Jira("PROJ-2", "")),
+		req("REQ-2", "Two", "Low"),
+	))
+	check(0,
+		"LINKS jira-1 REQ-1 v1 [PROJ-1:implements PROJ-2:implements] 100/Page 100",
+		"LINK jira-4 REQ-1 PROJ-2")
+	// The tracker holds PROJ-9 (callback); the page drops PROJ-1.
+	r := mustRow(t, mem, "DEMO", "REQ-1")
+	r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: "jira-1", IssueKey: "PROJ-9", Relationship: "tests", Tracker: true})
+	mem.PutRow(tenant, r)
+	n := len(mem.Outbox)
+	save(t, svc, "100", "DEMO", specs(
+		req("REQ-1", "One", "High", wt.Jira("PROJ-2", "")),
+		req("REQ-2", "Two", "Low"),
+	))
+	check(n, "LINKS jira-1 REQ-1 v2 [PROJ-2:implements] 100/Page 100")
+	if got := mem.Removals[tenant]; got["jira-1"] != 0 || got["jira-4"] != 0 {
+		t.Fatalf("pending removals %v: jira-1 heard of it, jira-4 never had PROJ-1", got)
+	}
+	// Same links, other text and properties: UPDATED only, with its fields.
+	n = len(mem.Outbox)
+	save(t, svc, "100", "DEMO", specs(
+		req("REQ-1", "One changed", "Low", wt.Jira("PROJ-2", "")),
+		req("REQ-2", "Two", "Low"),
+	))
+	check(n, "UPDATED jira-1 REQ-1 text,properties", "UPDATED jira-4 REQ-1 ")
+	if v := mustRow(t, mem, "DEMO", "REQ-1").LinksVersion; v != 2 {
+		t.Fatalf("links version %d after a save that kept the links", v)
+	}
+	// Every link gone: an empty LINKS (the tracker must drop its PAGE
+	// links), and none for the tracker's own PROJ-9, which stays.
+	n = len(mem.Outbox)
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One changed", "Low"), req("REQ-2", "Two", "Low")))
+	check(n, "LINKS jira-1 REQ-1 v3 [] 100/Page 100")
+	if got := mustRow(t, mem, "DEMO", "REQ-1").Issues; len(got) != 1 || got[0].IssueKey != "PROJ-9" || !got[0].Tracker || got[0].Page {
+		t.Fatalf("issues %+v", got)
+	}
+	if got := mem.Removals[tenant]["jira-4"]; got != 1 {
+		t.Fatalf("jira-4 pending removals %d, want 1 (PROJ-2)", got)
+	}
+}
+
+func TestSaveWarnsOfUnknownIntegrations(t *testing.T) {
+	svc, mem := newService(t)
+	res := save(t, svc, "100", "DEMO", specs(
+		req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-9")),
+		req("REQ-2", "Two", "Low", wt.Jira("PROJ-2", "")),
+	))
+	want := []wiki.Warning{
+		{Key: "REQ-1", Message: "no integration 'jira-9' for issue PROJ-1"},
+		{Key: "REQ-2", Message: "no integration for issue PROJ-2: the wiki has none yet"},
+	}
+	if !slices.Equal(res.Warnings, want) {
+		t.Fatalf("warnings %+v", res.Warnings)
+	}
+	// The links are the page's all the same: they reach the integration
+	// once it exists (reconcile), without the page being saved again.
+	if got := mustRow(t, mem, "DEMO", "REQ-1").Issues; len(got) != 1 || !got[0].Page {
+		t.Fatalf("issues %+v", got)
+	}
+	mem.AddIntegration(tenant, "jira-9")
+	res = save(t, svc, "100", "DEMO", specs(
+		req("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-9")),
+		req("REQ-2", "Two", "Low", wt.Jira("PROJ-2", "")),
+	))
+	if len(res.Warnings) != 0 {
+		t.Fatalf("warnings %+v once jira-9 exists", res.Warnings)
 	}
 }
 

@@ -23,8 +23,13 @@ type Store interface {
 	// Requirements returns the current rows that exist among ids, stubs
 	// included (with an empty Status), keyed by ID.Norm().
 	Requirements(ctx context.Context, tenant string, ids []ID) (map[ID]*requirement.Requirement, error)
-	// ServiceIDs lists the serviceIds of the tenant's integrations.
-	ServiceIDs(ctx context.Context, tenant string) ([]string, error)
+	// Integrations lists the tenant's integrations (serviceId and API
+	// version), ordered by serviceId.
+	Integrations(ctx context.Context, tenant string) ([]Integration, error)
+	// AddPendingRemovals adds, per serviceId, the links the page no longer
+	// holds that an integration below version 5 cannot be told to remove
+	// (the integration's pendingRemovals). Absent integrations are skipped.
+	AddPendingRemovals(ctx context.Context, tenant string, counts map[string]int) error
 	// LeasePage takes the page's save lease, before anything of the
 	// operation is read or written but the page itself: on condition that
 	// the page is still at version (0: that it still does not exist) and
@@ -45,6 +50,13 @@ type Store interface {
 	// the page write is conditioned on ExpectVersion and on no lease being
 	// held; apperr.ErrConflict when that fails.
 	Commit(ctx context.Context, tenant string, c *Change) error
+}
+
+// Integration is what indexing needs of an integration: where messages go
+// and which message shapes it takes.
+type Integration struct {
+	ServiceID string
+	Version   int
 }
 
 // Lease is a page's save lease, as LeasePage took it.
@@ -104,6 +116,10 @@ type Change struct {
 	// else, so that if the change fails half way the next operation finds
 	// them in Lease.Leftover and Lease.LeftoverEdges.
 	Pending []ID
+	// PendingRemovals counts, per serviceId, the page links this change
+	// removes that an integration below version 5 cannot be told about;
+	// added to the integrations after the commit (informational).
+	PendingRemovals map[string]int
 	// Reconciled says that the change reconciles the lease's Leftover
 	// (the page's save, delete and reindex do; a page view does not):
 	// committing it clears the record even when the page item does not

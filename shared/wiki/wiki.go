@@ -160,4 +160,16 @@ type Result struct {
 	// Duplicates lists keys defined more than once on the page, or already
 	// defined by another page of the space: only the first definition counts.
 	Duplicates []string
+	// Warnings name the issue macros whose serverId names no integration
+	// of the wiki (or, without serverId, when there is none): their links
+	// are kept as the page's, and reach the tracker once the integration
+	// exists, without the page being saved again.
+	Warnings []Warning
+}
+
+// Warning is something a page save wants its author to know that did not
+// stop it.
+type Warning struct {
+	Key     string // the requirement it is about
+	Message string
 }

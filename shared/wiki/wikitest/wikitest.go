@@ -48,7 +48,9 @@ type Mem struct {
 	// baselines are the committed baselines (tenant/space/n): PutRow of
 	// an archived copy commits its baseline, DropBaseline uncommits it.
 	baselines map[string]bool
-	services  map[string][]string
+	services  map[string][]wiki.Integration
+	// Removals are the pending removals added per tenant and serviceId.
+	Removals map[string]map[string]int
 	spaces    map[string][]string
 	// Commits are the changes applied, in order.
 	Commits []*wiki.Change
@@ -64,7 +66,7 @@ var _ wiki.Store = (*Mem)(nil)
 func NewMem() *Mem {
 	return &Mem{
 		pages: map[string]*wiki.Page{}, rows: map[string]map[wiki.ID]*requirement.Requirement{},
-		archived: map[string]*requirement.Requirement{}, baselines: map[string]bool{}, services: map[string][]string{},
+		archived: map[string]*requirement.Requirement{}, baselines: map[string]bool{}, services: map[string][]wiki.Integration{}, Removals: map[string]map[string]int{},
 		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{}, pending: map[string][]wiki.ID{}, pendingEdges: map[string][]wiki.Edge{},
 	}
 }
@@ -125,11 +127,14 @@ func (m *Mem) Leased(tenant, id string) bool {
 	return m.held(tenant + "/" + id)
 }
 
-// AddIntegration declares an integration of tenant.
-func (m *Mem) AddIntegration(tenant, serviceID string) {
+// AddIntegration declares an integration of tenant at API version 4.
+func (m *Mem) AddIntegration(tenant, serviceID string) { m.AddIntegrationAt(tenant, serviceID, 4) }
+
+// AddIntegrationAt declares an integration of tenant at an API version.
+func (m *Mem) AddIntegrationAt(tenant, serviceID string, version int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.services[tenant] = append(m.services[tenant], serviceID)
+	m.services[tenant] = append(m.services[tenant], wiki.Integration{ServiceID: serviceID, Version: version})
 }
 
 // PutRow stores a current row (or an archived copy when r.Baseline > 0) as is.
@@ -244,12 +249,26 @@ func (m *Mem) Requirements(_ context.Context, tenant string, ids []wiki.ID) (map
 	return out, nil
 }
 
-// ServiceIDs implements wiki.Store.
-func (m *Mem) ServiceIDs(_ context.Context, tenant string) ([]string, error) {
+// Integrations implements wiki.Store.
+func (m *Mem) Integrations(_ context.Context, tenant string) ([]wiki.Integration, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.Calls["ServiceIDs"]++
+	m.Calls["Integrations"]++
 	return slices.Clone(m.services[tenant]), nil
+}
+
+// AddPendingRemovals implements wiki.Store.
+func (m *Mem) AddPendingRemovals(_ context.Context, tenant string, counts map[string]int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["AddPendingRemovals"]++
+	if m.Removals[tenant] == nil {
+		m.Removals[tenant] = map[string]int{}
+	}
+	for s, n := range counts {
+		m.Removals[tenant][s] += n
+	}
+	return nil
 }
 
 // Commit implements wiki.Store: it applies the change as DynamoDB would.
