@@ -78,6 +78,9 @@ func TestIssueLinksCRUD(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	path := "/rest/reqs/1/issuelinks/PROJ-1"
+	wikiHas(h, "REQ-1", "REQ-2", "REQ-3", "REQ-4", "REQ-5")
+	two := 2
+	h.Wiki.Put(trackertest.Requirement{SpaceKey: "DEMO", Key: "REQ-2", Baseline: &two, Status: "ACTIVE"})
 
 	var got []link
 	h.JSON("POST", path, demoUser, "["+
@@ -199,15 +202,17 @@ func (s syncAnswer) pairs() string {
 // and gives the wiki new texts.
 func setupSyncRule(h *trackertest.Harness) {
 	h.T.Helper()
+	// The wiki has them (links are checked with it); the sync brings the
+	// wiki's excerpts.
+	for _, k := range []string{"R1", "R2", "R3"} {
+		h.Wiki.SetRequirement("DEMO", k, "<p>new "+k+"</p>")
+	}
 	for issue, keys := range map[string][]string{"A-1": {"R1", "R2"}, "B-1": {"R2"}, "C-1": {"R3"}} {
 		var items []string
 		for _, k := range keys {
 			items = append(items, item(k, "implements", `,"htmlExcerpt":"<p>old `+k+`</p>"`))
 		}
 		h.JSON("POST", "/rest/reqs/1/issuelinks/"+issue, demoUser, "["+strings.Join(items, ",")+"]", 200, nil)
-	}
-	for _, k := range []string{"R1", "R2", "R3"} {
-		h.Wiki.SetRequirement("DEMO", k, "<p>new "+k+"</p>")
 	}
 }
 
@@ -258,8 +263,11 @@ func TestSyncRule(t *testing.T) {
 		t.Errorf("second sync %+v", res)
 	}
 
-	// A requirement the wiki lost: flagged, not sent.
+	// A requirement the wiki lost (after the link was made): flagged, not
+	// sent.
+	wikiHas(h, "GONE")
 	h.JSON("POST", "/rest/reqs/1/issuelinks/A-1", demoUser, "["+item("GONE", "implements", "")+"]", 200, nil)
+	h.Wiki.Delete("DEMO", "GONE")
 	h.JSON("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
 	if res.pairs() != "A-1:R1 A-1:R2 B-1:R2" {
 		t.Errorf("sync with a lost requirement: %s", res.pairs())
@@ -335,6 +343,7 @@ func TestRelationshipsAreNormalised(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	path := "/rest/reqs/1/issuelinks/PROJ-4"
+	wikiHas(h, "REQ-1")
 	var got []link
 	h.JSON("POST", path, demoUser, "["+item("REQ-1", "Is Implemented  By", "")+"]", 200, &got)
 	if len(got) != 1 || got[0].Relationship != "is_implemented_by" {
@@ -348,5 +357,12 @@ func TestRelationshipsAreNormalised(t *testing.T) {
 	h.JSON("GET", path, demoUser, "", 200, &got)
 	if len(got) != 0 {
 		t.Fatalf("delete by the header form left %+v", got)
+	}
+}
+
+// wikiHas makes the fake wiki serve requirements DEMO/<key>.
+func wikiHas(h *trackertest.Harness, keys ...string) {
+	for _, k := range keys {
+		h.Wiki.SetRequirement("DEMO", k, "<p>"+k+"</p>")
 	}
 }
