@@ -46,9 +46,9 @@ type SyncOptions struct {
 	// tracker that answers slowly but in time cannot keep a worker for the
 	// whole run. Default 60 s.
 	TrackerBudget time.Duration
-	// DeadLetters, when set (with Deps.Reconciler), is the outbound
-	// dead-letter queue: each run takes the envelopes SQS moved there, flags
-	// their integrations for reconciliation and wakes them again.
+	// DeadLetters, when set, is the outbound dead-letter queue: each run
+	// takes the envelopes SQS moved there, flags their integrations for
+	// reconciliation (Deps.Reconciler, when set) and wakes them again.
 	DeadLetters DeadLetterQueue
 }
 
@@ -215,7 +215,7 @@ func (r *run) count(field *int, n int) {
 // stays in the dead-letter queue for the next run.
 func (r *run) deadLetters(ctx context.Context) {
 	q, rec := r.s.opt.DeadLetters, r.s.d.Reconciler
-	if q == nil || rec == nil {
+	if q == nil {
 		return
 	}
 	log := r.s.d.logger()
@@ -258,7 +258,7 @@ func (r *run) deadLetters(ctx context.Context) {
 				done = append(done, m.Handle)
 				continue
 			}
-			if !flagged[k] {
+			if rec != nil && !flagged[k] {
 				if err := rec.Flag(ctx, k.tenant, k.serviceID); err != nil {
 					log.WarnContext(ctx, "sync: cannot flag an integration for reconciliation", "tenant", k.tenant,
 						"service_id", k.serviceID, "error", err.Error())
