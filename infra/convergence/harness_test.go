@@ -32,9 +32,18 @@ import (
 // tracker then costs seconds, not the default 10 s.
 const httpTimeout = 3 * time.Second
 
+// authCacheTTL is the AUTH_CACHE_TTL of the functions: how long a warm
+// function may keep answering for a token whose principal changed (a
+// DISABLED integration's incomingToken). The default is 30 s; the tests
+// shorten it so they can wait for it.
+const authCacheTTL = 2 * time.Second
+
 func TestMain(m *testing.M) {
 	if os.Getenv("HTTP_TIMEOUT") == "" {
 		os.Setenv("HTTP_TIMEOUT", httpTimeout.String())
+	}
+	if os.Getenv("AUTH_CACHE_TTL") == "" {
+		os.Setenv("AUTH_CACHE_TTL", authCacheTTL.String())
 	}
 	testenv.Main(m)
 }

@@ -2,6 +2,7 @@ package convergence_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -29,6 +30,10 @@ type faultProxy struct {
 	rp    *httputil.ReverseProxy
 	maxHg time.Duration
 
+	closeOnce sync.Once
+
+	done chan struct{} // closed by close: hanging handlers return
+
 	mu   sync.Mutex
 	m    mode
 	hits []hit
@@ -47,7 +52,7 @@ func newFaultProxy(target string, maxHang time.Duration) *faultProxy {
 	if err != nil {
 		panic(err)
 	}
-	p := &faultProxy{rp: httputil.NewSingleHostReverseProxy(u), m: pass, maxHg: maxHang}
+	p := &faultProxy{rp: httputil.NewSingleHostReverseProxy(u), m: pass, maxHg: maxHang, done: make(chan struct{})}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	return p
 }
@@ -81,6 +86,7 @@ func (p *faultProxy) hitsSince(since time.Time) []hit {
 
 func (p *faultProxy) close() {
 	p.set(pass)
+	p.closeOnce.Do(func() { close(p.done) })
 	p.srv.CloseClientConnections()
 	p.srv.Close()
 }
@@ -102,8 +108,12 @@ func (p *faultProxy) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"ok":true}`)
 	case hang:
+		// Read the body first: only then does the server notice that the
+		// caller gave up and cancel r.Context().
+		_, _ = io.Copy(io.Discard, r.Body)
 		select {
 		case <-r.Context().Done():
+		case <-p.done:
 		case <-time.After(p.maxHg):
 		}
 		w.WriteHeader(http.StatusGatewayTimeout)
