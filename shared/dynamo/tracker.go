@@ -8,12 +8,17 @@ package dynamo
 //	link         pk T#t#ISSUE#<issueKey>              sk L#<applinkId>#<space>#<key>#<baseline|->#<relationship>
 //	             gsi1pk T#t#REQ#<applinkId>#<space>#<key>#<baseline|->   gsi1sk <issueKey>#<relationship>
 //	requirement  pk T#t#REQ#<applinkId>#<space>#<key>#<baseline|->     sk REQ
+//	issue lease  pk T#t#ISSUE#<issueKey>              sk LOCK
+//	outbox mark  pk T#t#TOUTBOX                       sk <applinkId>#<space>#<key>#<baseline|->
+//	             gsi1pk TOUTBOX#PENDING (sparse)      gsi1sk <tenant>#<sk>
 //	pending      pk T#t#PENDING                       sk <applinkId>#<message fingerprint>
 //
-// The links of an issue are one Query of its partition; the links of a
-// requirement are one Query of gsi1. A link's key holds its whole identity,
-// so the same link can never be stored twice. The excerpt is stored once,
-// in the requirement item. Key components never contain '#' (the tracker
+// The links of an issue are one Query of its partition. A requirement item
+// holds the excerpt and the link state (PAGE and TRACKER sets, LINKS
+// version, origin page, rev); link items mirror it (holds) and are written
+// in the same transactions, conditional on rev. gsi1 (links by requirement)
+// is read only for requirements whose state was never written. A link's key
+// holds its whole identity, so the same link can never be stored twice. Key components never contain '#' (the tracker
 // package refuses it), so keys cannot collide.
 
 import (
