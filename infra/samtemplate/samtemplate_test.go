@@ -209,7 +209,7 @@ func TestEnv(t *testing.T) {
 		"LOG_LEVEL":          "INFO",
 	}
 	withEmail := maps.Clone(common)
-	withEmail["ERROR_EMAIL_FROM"] = "" // !Ref ErrorEmailFrom, default ""
+	withEmail["ERROR_EMAIL_FROM"] = ""                   // !Ref ErrorEmailFrom, default ""
 	withEmail["OUTBOUND_DLQ_URL"] = local["OutboundDLQ"] // !Ref of a second queue
 	noQueue := maps.Clone(common)
 	delete(noQueue, "OUTBOUND_QUEUE_URL")
