@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	flagHistories = flag.Int("convergence.histories", 3, "random histories TestConvergence runs")
-	flagOps       = flag.Int("convergence.ops", 40, "operations per history")
+	flagHistories = flag.Int("convergence.histories", 4, "random histories TestConvergence runs")
+	flagOps       = flag.Int("convergence.ops", 50, "operations per history")
 	flagSeed      = flag.Uint64("convergence.seed", 1, "seed of the first history (history i uses seed+i)")
 	flagTenants   = flag.Int("convergence.tenants", 2, "tenants per history")
 )
@@ -358,7 +358,7 @@ func (h *history) toggleStatus(m *tenantModel) {
 		h.violate("%v", err)
 		return
 	}
-	l.status = to
+	l.status, l.statusAt = to, time.Now()
 }
 
 func (h *history) upgrade(m *tenantModel) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // trackerEdit is a tracker user's POST, PUT or DELETE of an issue's links,
@@ -89,7 +90,7 @@ func (h *history) trackerEdit(m *tenantModel) {
 
 	// What the contract allows here.
 	inBody := map[linkItem]bool{}
-	missing, notActive, disabled, v4 := false, false, false, false
+	missing, notActive, disabled, v4, toggled := false, false, false, false, false
 	for _, it := range items {
 		inBody[it] = true
 		r := reqKey{it.SpaceKey, it.Key}
@@ -100,8 +101,12 @@ func (h *history) trackerEdit(m *tenantModel) {
 				notActive = true
 			}
 		}
-		if lm := m.links[it.ApplinkID]; lm.status == "DISABLED" {
+		lm := m.links[it.ApplinkID]
+		if lm.status == "DISABLED" {
 			disabled = true
+		}
+		if time.Since(lm.statusAt) < authCacheTTL+time.Second {
+			toggled = true // the wiki may still answer for its token as before
 		}
 		if m.links[it.ApplinkID].version < 5 {
 			v4 = true
@@ -140,6 +145,12 @@ func (h *history) trackerEdit(m *tenantModel) {
 			allowed[404] = true
 		default:
 			allowed[200] = true
+		}
+		if toggled {
+			allowed[502] = true
+			if !missing && len(pageRemoved) == 0 {
+				allowed[200] = true
+			}
 		}
 		if len(pageRemoved) > 0 {
 			delete(allowed, 200)
@@ -204,10 +215,6 @@ func (h *history) trackerEdit(m *tenantModel) {
 		// Only the tracker's own holds on the page's links are dropped.
 		for _, c := range pageRemoved {
 			delete(m.holds(c.ApplinkID, reqKey{c.SpaceKey, c.Key}), il{issue, c.Relationship})
-			uncertain(c)
-		}
-		for _, it := range items {
-			uncertain(it)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // The model of one tenant in a history: what the test did and what each
@@ -16,9 +17,10 @@ import (
 // PAGE links for integration S are exactly the jira macros naming S in its
 // row, whatever happened in between. The tracker is the master of TRACKER
 // holds: the model replays each tracker-side edit by the status the tracker
-// answered. Where the contract leaves a detail open (a 409 that drops only
-// some holds, an edit through a version-4 applink, a requirement moved or
-// deleted while linked, an edit of a requirement that is not ACTIVE) the
+// answered (a 409 drops only the tracker's own holds on the page's links).
+// Where the contract leaves a detail open (an edit through a version-4
+// applink, a requirement moved or deleted while linked, an edit of a
+// requirement that is not ACTIVE) the
 // requirement's TRACKER holds are marked uncertain and only the agreement
 // of the two sides is checked for them; agreement (origins included) is
 // checked for every ACTIVE requirement and every integration.
@@ -42,9 +44,12 @@ type il struct{ Issue, Rel string }
 
 type linkModel struct {
 	*link
-	status  string // wiki integration: ACTIVE | DISABLED
-	version int    // both sides
-	mode    string // tracker applink: AUTO | MANUAL | DISABLED
+	status string // wiki integration: ACTIVE | DISABLED
+	// statusAt is when status last changed: for AUTH_CACHE_TTL after it a
+	// warm function may still answer for the integration's token as before.
+	statusAt time.Time
+	version  int    // both sides
+	mode     string // tracker applink: AUTO | MANUAL | DISABLED
 }
 
 type pageModel struct {
