@@ -419,8 +419,11 @@ func (p *plan) messages(write int, prior, old, n *requirement.Requirement, servi
 			}
 		}
 		for _, s := range services {
+			// What the tracker may hold: the page links of the previous
+			// incarnation, also when it is DELETED (trackers keep the
+			// links of deleted requirements).
 			var before []requirement.IssueLink
-			if existed && prior.Status == requirement.Active {
+			if existed {
 				before = prior.PageLinksFor(s.ServiceID)
 			}
 			after := n.PageLinksFor(s.ServiceID)
