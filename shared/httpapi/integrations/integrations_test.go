@@ -306,7 +306,7 @@ func TestIntegrationCRUD(t *testing.T) {
 	for body, msg := range map[string]string{
 		`{"rpcUrl":"jira.example.com"}`:                                   "rpcUrl must be an absolute http or https URL",
 		`{"rpcUrl":"https://j.example.com","status":"PAUSED"}`:            "use ACTIVE or DISABLED",
-		`{"rpcUrl":"https://j.example.com","version":5}`:                  "version must be between 0 and 4",
+		`{"rpcUrl":"https://j.example.com","version":6}`:                  "version must be between 0 and 5",
 		`{"rpcUrl":"https://j.example.com","sendErrorsToEmail":"nobody"}`: "sendErrorsToEmail",
 		`{"rpcUrl":"https://j.example.com","colour":"red"}`:               "unknown field",
 		`{"rpcUrl":"https://j.example.com","displayUrl":"ftp://j"}`:       "displayUrl",
@@ -391,7 +391,7 @@ func TestIncomingToken(t *testing.T) {
 
 	var v map[string]any
 	s.json(t, "GET", "/rest/reqs/1/integration/jira-1/version", incoming, "", 200, &v)
-	if v["version"] != 4.0 || v["max"] != 4.0 {
+	if v["version"] != 4.0 || v["max"] != 5.0 {
 		t.Fatalf("version = %v", v)
 	}
 	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", incoming, `2`, 200, &v)
@@ -399,7 +399,7 @@ func TestIncomingToken(t *testing.T) {
 		t.Fatalf("PUT version 2 = %v", v)
 	}
 	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", demoAdmin, `9`, 200, &v)
-	if v["version"] != 4.0 {
+	if v["version"] != 5.0 {
 		t.Fatalf("PUT version 9 = %v", v)
 	}
 	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", incoming, `0`, 200, &v)
