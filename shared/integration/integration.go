@@ -78,6 +78,10 @@ type Descriptor struct {
 	Username                  string
 	Version                   int
 	Status                    Status
+	// PendingRemovals counts the links pages stopped holding that the
+	// integration, below version 5, could not be told to remove; a
+	// version-5 reconcile sends them and resets it. Read-only.
+	PendingRemovals int
 
 	// Token is the tracker credential the wiki sends as a bearer token. It is
 	// write-only: never returned by the API, never logged.
