@@ -1,16 +1,20 @@
 // Command sync is the Sync Lambda, run by EventBridge every 3 minutes
-// (and by `make invoke FN=Sync EVENT=events/sync-schedule.json`): it
+// (and by `make invoke FN=Sync EVENT=events/sync-schedule.json`): it takes
+// the dead-lettered envelopes (flagging and waking their integrations),
 // re-enqueues outbound messages that never reached SQS, drains the
 // outbound FIFO queue, and delivers each integration's NEW messages to its
-// tracker in version-4 batches of up to 100 (integration.Sync).
+// tracker in batches of up to 100, in the wire shape of the integration's
+// API version, serving integrations concurrently (integration.Sync).
 //
 // Trigger: an EventBridge scheduled event. Environment: WIKI_TABLE,
-// OUTBOUND_QUEUE_URL (required); ERROR_EMAIL_FROM (verified SES sender of
-// API error e-mails; empty: the e-mails are logged), HTTP_TIMEOUT (each
-// POST to a tracker, default 10s), LOG_LEVEL. Writes to WIKI_TABLE: outbox
-// message states and last responses, the integrations' sweep mark, lease
-// and last error e-mail time. Sends to and deletes from
-// OUTBOUND_QUEUE_URL. docs/integrations.md describes the algorithm.
+// OUTBOUND_QUEUE_URL (required); OUTBOUND_DLQ_URL (the outbound queue's
+// dead-letter queue; empty: not drained); ERROR_EMAIL_FROM (verified SES
+// sender of API error e-mails; empty: the e-mails are logged),
+// HTTP_TIMEOUT (each POST to a tracker, default 10s), LOG_LEVEL. Writes to
+// WIKI_TABLE: outbox message states and last responses, the integrations'
+// sweep mark, lease and last error e-mail time. Sends to and deletes from
+// OUTBOUND_QUEUE_URL; receives from and deletes from OUTBOUND_DLQ_URL.
+// docs/integrations.md describes the algorithm.
 package main
 
 import (
@@ -42,7 +46,12 @@ func run(ctx context.Context) error {
 	}
 	db, table := deps.DynamoDB, deps.Config.WikiTable
 	ob := dynamo.NewOutboxStore(db, table)
-	q := queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL)
+	sqsClient := sqs.NewFromConfig(deps.AWS)
+	q := queue.New(sqsClient, deps.Config.OutboundQueueURL)
+	var opts integration.SyncOptions
+	if url := deps.Config.OutboundDLQURL; url != "" {
+		opts.DeadLetters = queue.New(sqsClient, url)
+	}
 	var mailer integration.Mailer = mail.NewLog(deps.Logger)
 	if from := deps.Config.ErrorEmailFrom; from != "" {
 		mailer = mail.NewSES(sesv2.NewFromConfig(deps.AWS), from)
@@ -53,12 +62,14 @@ func run(ctx context.Context) error {
 		Publisher: integration.NewPublisher(q, ob),
 		Mailer:    mailer,
 		Logger:    deps.Logger,
-	}, integration.SyncOptions{})
+	}, opts)
 	lambda.Start(func(ctx context.Context, ev events.EventBridgeEvent) error {
 		rep, err := s.Run(ctx)
 		deps.Logger.InfoContext(ctx, "sync run", "event_id", ev.ID, "reenqueued", rep.Reenqueued,
 			"received", rep.Received, "posts", rep.Posts, "delivered", rep.Delivered, "refused", rep.Refused,
-			"failed_posts", rep.Failed, "skipped", rep.Skipped, "settled", rep.Settled, "mails", rep.Mails)
+			"failed_posts", rep.Failed, "skipped", rep.Skipped, "settled", rep.Settled, "mails", rep.Mails,
+			"dead_lettered", rep.DeadLettered, "flagged", rep.Flagged, "reconciled", rep.Reconciled,
+			"reconcile_errors", rep.ReconcileErrors)
 		return err
 	})
 	return nil

@@ -10,7 +10,9 @@
 // LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE, TENANT_BURST. Writes: applinks,
 // issue links, requirement excerpts and pending messages in TRACKER_TABLE;
 // applinks' incoming tokens in AUTH_TABLE. Calls each applink's wiki over
-// HTTP (version negotiation and search).
+// HTTP (version negotiation, search, and the links callback when a MOVED
+// message merges TRACKER links). PUT .../mode "AUTO" applies the applink's
+// pending messages.
 package main
 
 import (
@@ -41,7 +43,9 @@ func run(ctx context.Context) error {
 		Tokens:   dynamo.NewAuthStore(deps.DynamoDB, deps.Config.AuthTable),
 		Links:    store,
 		Pending:  store,
+		Outbox:   store,
 		Wiki:     wikiclient.New(deps.Config.HTTPTimeout),
+		Logger:   deps.Logger,
 	})
 	router := deps.Router(auth.Tracker)
 	(&trackerapi.Handler{Tracker: svc}).Register(router) // includes GET /rest/reqs/1/openapi

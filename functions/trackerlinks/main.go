@@ -6,9 +6,11 @@
 // Trigger: the TrackerApi HTTP API (payload 2.0). Environment:
 // TRACKER_TABLE, AUTH_TABLE (required, AUTH_TABLE only read);
 // HTTP_TIMEOUT (calls to wikis), LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
-// TENANT_BURST. Writes: issue links, requirement excerpts and (applying
+// TENANT_BURST. Writes: issue links and their holds, requirement link
+// states and excerpts, issue leases, tracker outbox marks and (applying
 // them) pending messages in TRACKER_TABLE. Calls each applink's wiki over
-// HTTP during a sync (requirement reads and the links callback).
+// HTTP: requirement reads (checking new links, sync) and the links callback
+// (sync, and the TRACKER set of each requirement an edit changed).
 package main
 
 import (
@@ -40,7 +42,10 @@ func run(ctx context.Context) error {
 		// read AUTH_TABLE).
 		Links:   store,
 		Pending: store,
+		Locks:   store,
+		Outbox:  store, // sends TRACKER link sets right after an edit
 		Wiki:    wikiclient.New(deps.Config.HTTPTimeout),
+		Logger:  deps.Logger,
 	})
 	router := deps.Router(auth.Tracker)
 	(&trackerlinks.Handler{Tracker: svc}).Register(router)

@@ -198,6 +198,7 @@ func TestEnv(t *testing.T) {
 		"TrackerTable":  "p-TrackerTable",
 		"AuthTable":     "p-AuthTable",
 		"OutboundQueue": "http://127.0.0.1:1/123456789012/p-OutboundQueue.fifo",
+		"OutboundDLQ":   "http://127.0.0.1:1/123456789012/p-OutboundDLQ.fifo",
 	}
 	resolve := func(ref string) string { return local[ref] }
 	common := map[string]string{
@@ -208,7 +209,8 @@ func TestEnv(t *testing.T) {
 		"LOG_LEVEL":          "INFO",
 	}
 	withEmail := maps.Clone(common)
-	withEmail["ERROR_EMAIL_FROM"] = "" // !Ref ErrorEmailFrom, default ""
+	withEmail["ERROR_EMAIL_FROM"] = ""                   // !Ref ErrorEmailFrom, default ""
+	withEmail["OUTBOUND_DLQ_URL"] = local["OutboundDLQ"] // !Ref of a second queue
 	noQueue := maps.Clone(common)
 	delete(noQueue, "OUTBOUND_QUEUE_URL")
 

@@ -20,6 +20,7 @@ type Config struct {
 	TrackerTable     string // TRACKER_TABLE
 	AuthTable        string // AUTH_TABLE
 	OutboundQueueURL string // OUTBOUND_QUEUE_URL
+	OutboundDLQURL   string // OUTBOUND_DLQ_URL: the outbound queue's dead-letter queue (sync function)
 	ErrorEmailFrom   string // ERROR_EMAIL_FROM (empty: API error e-mails are logged)
 	LogLevel         slog.Level
 	AuthCacheTTL     time.Duration // AUTH_CACHE_TTL, default 30s
@@ -36,6 +37,7 @@ func Load(env Lookup) (Config, error) {
 		TrackerTable:     get("TRACKER_TABLE"),
 		AuthTable:        get("AUTH_TABLE"),
 		OutboundQueueURL: get("OUTBOUND_QUEUE_URL"),
+		OutboundDLQURL:   get("OUTBOUND_DLQ_URL"),
 		ErrorEmailFrom:   get("ERROR_EMAIL_FROM"),
 		AuthCacheTTL:     30 * time.Second,
 		TenantRate:       200,
@@ -70,7 +72,7 @@ func Load(env Lookup) (Config, error) {
 func (c Config) Require(names ...string) error {
 	values := map[string]string{
 		"WIKI_TABLE": c.WikiTable, "TRACKER_TABLE": c.TrackerTable, "AUTH_TABLE": c.AuthTable,
-		"OUTBOUND_QUEUE_URL": c.OutboundQueueURL,
+		"OUTBOUND_QUEUE_URL": c.OutboundQueueURL, "OUTBOUND_DLQ_URL": c.OutboundDLQURL,
 	}
 	var missing []string
 	for _, n := range names {

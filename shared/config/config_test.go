@@ -17,6 +17,13 @@ func TestLoad(t *testing.T) {
 	if err := c.Require("WIKI_TABLE", "AUTH_TABLE"); err == nil {
 		t.Fatal("missing AUTH_TABLE accepted")
 	}
+	c, err = Load(env(map[string]string{"OUTBOUND_QUEUE_URL": "q", "OUTBOUND_DLQ_URL": " dlq "}))
+	if err != nil || c.OutboundDLQURL != "dlq" || c.Require("OUTBOUND_QUEUE_URL", "OUTBOUND_DLQ_URL") != nil {
+		t.Fatalf("OUTBOUND_DLQ_URL: %+v %v", c, err)
+	}
+	if err := (Config{}).Require("OUTBOUND_DLQ_URL"); err == nil {
+		t.Fatal("missing OUTBOUND_DLQ_URL accepted")
+	}
 	for _, bad := range []map[string]string{{"AUTH_CACHE_TTL": "soon"}, {"TENANT_RATE": "-1"}, {"LOG_LEVEL": "loud"}} {
 		if _, err := Load(env(bad)); err == nil {
 			t.Errorf("%v accepted", bad)

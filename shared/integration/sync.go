@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -35,6 +36,29 @@ type SyncOptions struct {
 	// so that messages committed late (ids taken before a slow commit) are
 	// still seen. Default 10 minutes.
 	SweepMargin time.Duration
+	// Workers is how many integrations are served at once. Default 16.
+	Workers int
+	// TenantWorkers is how many of them may belong to one tenant, so that
+	// one tenant's slow trackers never hold every worker. Default 4.
+	TenantWorkers int
+	// TrackerBudget bounds the time one integration is served in a run
+	// (each POST is bounded by the HTTP client's timeout besides): a
+	// tracker that answers slowly but in time cannot keep a worker for the
+	// whole run. Default 60 s.
+	TrackerBudget time.Duration
+	// DeadLetters, when set, is the outbound dead-letter queue: each run
+	// takes the envelopes SQS moved there, flags their integrations for
+	// reconciliation (Deps.Reconciler, when set) and wakes them again.
+	DeadLetters DeadLetterQueue
+}
+
+// DeadLetterQueue is the outbound queue's dead-letter queue as the sync run
+// uses it (shared/queue.Queue at the DLQ's URL).
+type DeadLetterQueue interface {
+	// Receive takes up to n messages, waiting up to wait for the first.
+	Receive(ctx context.Context, n int, wait time.Duration) ([]Received, error)
+	// Delete removes received messages.
+	Delete(ctx context.Context, handles []string) error
 }
 
 func (o SyncOptions) withDefaults() SyncOptions {
@@ -44,6 +68,9 @@ func (o SyncOptions) withDefaults() SyncOptions {
 	o.Budget = cmp.Or(o.Budget, 0.8)
 	o.MaxRun = cmp.Or(o.MaxRun, 10*time.Minute)
 	o.SweepMargin = cmp.Or(o.SweepMargin, 10*time.Minute)
+	o.Workers = cmp.Or(o.Workers, 16)
+	o.TenantWorkers = cmp.Or(o.TenantWorkers, 4)
+	o.TrackerBudget = cmp.Or(o.TrackerBudget, time.Minute)
 	return o
 }
 
@@ -59,13 +86,20 @@ func (o SyncOptions) withDefaults() SyncOptions {
 // passed) start another sweep. An envelope is deleted from SQS once all its
 // ids are settled. Order per tracker therefore comes from the outbox, and a
 // backlog of N messages costs ⌈N/100⌉ POSTs whatever the envelopes.
+//
+// Integrations are served concurrently (SyncOptions.Workers at once, at
+// most TenantWorkers of one tenant), each with its own deadline
+// (TrackerBudget, and the HTTP client's timeout per POST), so that one
+// tenant's hanging trackers cost that tenant only. One integration is
+// only ever served by one worker at a time, which keeps its order.
 type Sync struct {
 	d   Deps
 	opt SyncOptions
 }
 
 // NewSync returns a Sync using Store, Outbox, Queue, Tracker, Publisher,
-// Mailer (nil: no e-mails), Logger and Now of d.
+// Mailer (nil: no e-mails), Reconciler (nil: no reconciliation), Logger
+// and Now of d.
 func NewSync(d Deps, opt SyncOptions) *Sync {
 	return &Sync{d: d, opt: opt.withDefaults()}
 }
@@ -81,6 +115,15 @@ type Report struct {
 	Skipped    int // envelopes left in SQS (DISABLED or busy integration, failure, time up)
 	Settled    int // envelopes deleted from SQS
 	Mails      int // error e-mails sent
+	// DeadLettered counts the envelopes taken from the dead-letter queue,
+	// Flagged the integrations they flagged for reconciliation.
+	DeadLettered int
+	Flagged      int
+	// Reconciled counts the messages the reconciliation of flagged
+	// integrations queued; ReconcileErrors its failures (logged, never
+	// failing the run).
+	Reconciled      int
+	ReconcileErrors int
 }
 
 type groupKey struct{ tenant, serviceID string }
@@ -96,42 +139,169 @@ const (
 	groupBroken              // an infrastructure error in this run
 )
 
+// group is one integration in a run. Its fields but pending, queued and
+// running (guarded by run.mu) belong to the one worker serving it.
 type group struct {
 	key     groupKey
+	loaded  bool
 	d       *Descriptor
 	state   groupState
 	leased  bool
 	swept   bool // a sweep ran in this run
 	mailed  bool
 	settled map[string]bool // ids known not to be NEW any more
+	stopAt  time.Time       // the integration's deadline in this run
+
+	pending []Received // received, not yet handled
+	queued  bool       // waiting for a worker
+	running bool       // a worker serves it
 }
 
 type run struct {
 	s      *Sync
 	owner  string
 	stopAt time.Time
-	rep    Report
-	groups map[groupKey]*group
-	errs   []error
+	groups map[groupKey]*group // the drain loop's only
+
+	mu        sync.Mutex // guards rep, errs and the scheduling below
+	rep       Report
+	errs      []error
+	ready     []*group // groups waiting for a worker, in arrival order
+	busy      int
+	perTenant map[string]int
+	workers   sync.WaitGroup
+	finished  chan struct{} // a worker handled envelopes (capacity 1)
 }
 
-// Run re-enqueues pending messages, then drains the queue until it is
-// empty or the time budget is spent. Errors of one integration are logged
-// and do not stop the others; the returned error joins them.
+// Run takes the dead-lettered envelopes (flagging their integrations),
+// reconciles the flagged integrations, re-enqueues pending messages, then
+// drains the queue until it is empty or the time budget is spent. Errors
+// of one integration are logged and do not stop the others; the returned
+// error joins them (reconciliation errors are logged and counted only).
 func (s *Sync) Run(ctx context.Context) (Report, error) {
 	now := s.d.now()
-	r := &run{s: s, owner: newOwner(), stopAt: now.Add(s.opt.MaxRun), groups: map[groupKey]*group{}}
+	r := &run{s: s, owner: newOwner(), stopAt: now.Add(s.opt.MaxRun), groups: map[groupKey]*group{},
+		perTenant: map[string]int{}, finished: make(chan struct{}, 1)}
 	if dl, ok := ctx.Deadline(); ok {
 		r.stopAt = now.Add(time.Duration(float64(dl.Sub(now)) * s.opt.Budget))
 	}
 	defer r.release(ctx)
+	r.deadLetters(ctx)
+	r.reconcile(ctx)
 	if err := r.reenqueue(ctx); err != nil {
 		r.fail(ctx, nil, fmt.Errorf("re-enqueue pending messages: %w", err))
 	}
 	if err := r.drain(ctx); err != nil {
 		r.fail(ctx, nil, err)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return r.rep, errors.Join(r.errs...)
+}
+
+// count adds n to a counter of the report.
+func (r *run) count(field *int, n int) {
+	r.mu.Lock()
+	*field += n
+	r.mu.Unlock()
+}
+
+// deadLetters takes the envelopes SQS moved to the dead-letter queue after
+// too many failed runs. Their messages are still NEW in the outbox; the
+// integration is flagged for reconciliation (CONTRACT §6) and, when ACTIVE,
+// woken by publishing the envelope to the outbound queue again (the
+// reconciliation queues LINKS only, and other NEW messages also need a
+// wake-up). An envelope whose integration could not be flagged or woken
+// stays in the dead-letter queue for the next run.
+func (r *run) deadLetters(ctx context.Context) {
+	q, rec := r.s.opt.DeadLetters, r.s.d.Reconciler
+	if q == nil {
+		return
+	}
+	log := r.s.d.logger()
+	status := map[groupKey]groupState{}
+	flagged := map[groupKey]bool{}
+	for !r.expired() {
+		recv, err := q.Receive(ctx, 10, r.s.opt.ReceiveWait)
+		if err != nil {
+			log.WarnContext(ctx, "sync: cannot receive dead-lettered envelopes", "error", err.Error())
+			return
+		}
+		if len(recv) == 0 {
+			return
+		}
+		r.count(&r.rep.DeadLettered, len(recv))
+		var done []string
+		for _, m := range recv {
+			if m.Malformed {
+				done = append(done, m.Handle)
+				continue
+			}
+			k := groupKey{m.Envelope.Tenant, m.Envelope.ServiceID}
+			st, ok := status[k]
+			if !ok {
+				st = groupActive
+				d, err := r.s.d.Store.Get(ctx, k.tenant, k.serviceID)
+				switch {
+				case errors.Is(err, apperr.ErrNotFound):
+					st = groupGone
+				case err != nil:
+					log.WarnContext(ctx, "sync: cannot read the integration of a dead-lettered envelope", "tenant", k.tenant,
+						"service_id", k.serviceID, "error", err.Error())
+					continue
+				case d.Status == Disabled:
+					st = groupDisabled
+				}
+				status[k] = st
+			}
+			if st == groupGone {
+				done = append(done, m.Handle)
+				continue
+			}
+			if rec != nil && !flagged[k] {
+				if err := rec.Flag(ctx, k.tenant, k.serviceID); err != nil {
+					log.WarnContext(ctx, "sync: cannot flag an integration for reconciliation", "tenant", k.tenant,
+						"service_id", k.serviceID, "error", err.Error())
+					continue
+				}
+				flagged[k] = true
+				r.count(&r.rep.Flagged, 1)
+			}
+			if st == groupActive {
+				// A DISABLED integration is woken when set ACTIVE again.
+				if _, err := r.s.d.Queue.Publish(ctx, []Envelope{m.Envelope}); err != nil {
+					log.WarnContext(ctx, "sync: cannot wake the integration of a dead-lettered envelope", "tenant", k.tenant,
+						"service_id", k.serviceID, "error", err.Error())
+					continue
+				}
+			}
+			done = append(done, m.Handle)
+		}
+		if len(done) > 0 {
+			r.queueErr(ctx, q.Delete(ctx, done))
+		}
+		if len(done) < len(recv) {
+			return // the rest waits for the next run
+		}
+	}
+}
+
+// reconcile asks the Reconciler to reconcile the flagged integrations,
+// within half of the run's budget so that delivery keeps the rest. Its
+// messages are published by it and delivered by this run's drain.
+func (r *run) reconcile(ctx context.Context) {
+	rec := r.s.d.Reconciler
+	if rec == nil || r.expired() {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.stopAt.Sub(r.s.d.now())/2)
+	defer cancel()
+	n, err := rec.RunFlagged(rctx)
+	r.count(&r.rep.Reconciled, n)
+	if err != nil {
+		r.count(&r.rep.ReconcileErrors, 1)
+		r.s.d.logger().ErrorContext(ctx, "sync: reconciling flagged integrations failed", "queued", n, "error", err.Error())
+	}
 }
 
 func newOwner() string {
@@ -152,7 +322,9 @@ func (r *run) fail(ctx context.Context, g *group, err error) {
 		}
 	}
 	log.ErrorContext(ctx, "sync run error", "error", err.Error())
+	r.mu.Lock()
 	r.errs = append(r.errs, err)
+	r.mu.Unlock()
 }
 
 // reenqueue publishes the NEW messages of every tenant that never reached
@@ -167,22 +339,31 @@ func (r *run) reenqueue(ctx context.Context) error {
 		if err := r.s.d.Publisher.publish(ctx, refs); err != nil {
 			return false, err
 		}
-		r.rep.Reenqueued += len(refs)
+		r.count(&r.rep.Reenqueued, len(refs))
 		return !r.expired(), nil
 	})
 }
 
-// drain receives envelopes until the queue answers none or time is up.
+// drain receives envelopes until the queue answers none while no worker
+// is busy, or time is up, and hands each integration's envelopes to the
+// workers (schedule); it returns once every worker is done.
 func (r *run) drain(ctx context.Context) error {
+	defer r.workers.Wait()
 	for !r.expired() {
 		recv, err := r.s.d.Queue.Receive(ctx, 10, r.s.opt.ReceiveWait)
 		if err != nil {
 			return fmt.Errorf("receive envelopes: %w", err)
 		}
 		if len(recv) == 0 {
-			return nil
+			// Envelopes of the integrations being served come back once
+			// their workers delete or hide the ones they hold: wait for one.
+			if r.idle() {
+				return nil
+			}
+			r.waitWorker(ctx)
+			continue
 		}
-		r.rep.Received += len(recv)
+		r.count(&r.rep.Received, len(recv))
 		var order []groupKey
 		byGroup := map[groupKey][]Received{}
 		var malformed []string
@@ -202,32 +383,131 @@ func (r *run) drain(ctx context.Context) error {
 			r.queueErr(ctx, r.s.d.Queue.Delete(ctx, malformed))
 		}
 		for _, k := range order {
-			r.handle(ctx, r.group(ctx, k), byGroup[k])
+			r.dispatch(ctx, r.group(k), byGroup[k])
 		}
 	}
 	return nil
 }
 
-// group returns the state of an integration in this run, loading it once.
-func (r *run) group(ctx context.Context, k groupKey) *group {
+// idle reports whether no integration is being served or waiting.
+func (r *run) idle() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.busy == 0 && len(r.ready) == 0
+}
+
+// waitWorker waits until a worker handled envelopes, for at most the
+// receive wait.
+func (r *run) waitWorker(ctx context.Context) {
+	t := time.NewTimer(r.s.opt.ReceiveWait)
+	defer t.Stop()
+	select {
+	case <-r.finished:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// dispatch gives received envelopes to their integration's worker,
+// starting one when a slot is free.
+func (r *run) dispatch(ctx context.Context, g *group, recv []Received) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g.pending = append(g.pending, recv...)
+	if !g.queued && !g.running {
+		g.queued = true
+		r.ready = append(r.ready, g)
+	}
+	r.schedule(ctx)
+}
+
+// schedule starts workers for ready groups, oldest first, while fewer than
+// Workers run, skipping groups of tenants that already have TenantWorkers.
+// r.mu is held.
+func (r *run) schedule(ctx context.Context) {
+	for i := 0; i < len(r.ready) && r.busy < r.s.opt.Workers; {
+		g := r.ready[i]
+		if r.perTenant[g.key.tenant] >= r.s.opt.TenantWorkers {
+			i++
+			continue
+		}
+		r.ready = slices.Delete(r.ready, i, i+1)
+		g.queued, g.running = false, true
+		r.busy++
+		r.perTenant[g.key.tenant]++
+		r.workers.Add(1)
+		go r.serve(ctx, g)
+	}
+}
+
+// serve is one worker: it handles g's envelopes until none are pending,
+// then frees its slot.
+func (r *run) serve(ctx context.Context, g *group) {
+	defer r.workers.Done()
+	for {
+		r.mu.Lock()
+		recv := g.pending
+		g.pending = nil
+		if len(recv) == 0 {
+			g.running = false
+			r.busy--
+			r.perTenant[g.key.tenant]--
+			r.schedule(ctx)
+			r.mu.Unlock()
+			r.signal()
+			return
+		}
+		r.mu.Unlock()
+		r.load(ctx, g)
+		r.handle(ctx, g, recv)
+		r.signal()
+	}
+}
+
+// signal wakes the drain loop waiting for a worker.
+func (r *run) signal() {
+	select {
+	case r.finished <- struct{}{}:
+	default:
+	}
+}
+
+// group returns the state of an integration in this run.
+func (r *run) group(k groupKey) *group {
 	if g, ok := r.groups[k]; ok {
 		return g
 	}
 	g := &group{key: k, settled: map[string]bool{}}
 	r.groups[k] = g
-	d, err := r.s.d.Store.Get(ctx, k.tenant, k.serviceID)
+	return g
+}
+
+// load reads an integration once per run, on its worker, and starts its
+// deadline.
+func (r *run) load(ctx context.Context, g *group) {
+	if g.loaded {
+		return
+	}
+	g.loaded = true
+	g.stopAt = r.s.d.now().Add(r.s.opt.TrackerBudget)
+	if g.stopAt.After(r.stopAt) {
+		g.stopAt = r.stopAt
+	}
+	d, err := r.s.d.Store.Get(ctx, g.key.tenant, g.key.serviceID)
 	switch {
 	case errors.Is(err, apperr.ErrNotFound):
 		g.state = groupGone
 	case err != nil:
-		r.fail(ctx, g, fmt.Errorf("get integration %s: %w", k.serviceID, err))
+		r.fail(ctx, g, fmt.Errorf("get integration %s: %w", g.key.serviceID, err))
 	case d.Status == Disabled:
 		g.d, g.state = d, groupDisabled
 	default:
 		g.d = d
 	}
-	return g
 }
+
+// expiredFor reports whether g's deadline (or the run's) has passed.
+func (r *run) expiredFor(g *group) bool { return !r.s.d.now().Before(g.stopAt) }
 
 func handles(recv []Received) []string {
 	out := make([]string, len(recv))
@@ -244,16 +524,18 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 	switch g.state {
 	case groupGone:
 		// Nothing can be delivered to an integration that does not exist.
-		r.rep.Settled += len(recv)
+		r.count(&r.rep.Settled, len(recv))
 		r.queueErr(ctx, r.s.d.Queue.Delete(ctx, handles(recv)))
 		return
 	case groupDisabled:
-		r.rep.Skipped += len(recv)
+		r.count(&r.rep.Skipped, len(recv))
 		r.queueErr(ctx, r.s.d.Queue.ChangeVisibility(ctx, handles(recv), r.s.opt.DisabledDelay))
 		return
-	case groupFailed, groupBusy, groupBroken:
-		// Keep them away for the rest of this run; the next run retries.
-		r.rep.Skipped += len(recv)
+	}
+	if g.state != groupActive || r.expiredFor(g) {
+		// Failed, busy, broken or out of time: keep them away for the rest
+		// of this run; the next run retries.
+		r.count(&r.rep.Skipped, len(recv))
 		hide := min(max(r.stopAt.Sub(r.s.d.now())+30*time.Second, 30*time.Second), 12*time.Hour)
 		r.queueErr(ctx, r.s.d.Queue.ChangeVisibility(ctx, handles(recv), hide))
 		return
@@ -269,7 +551,7 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 		}
 	}
 	if len(unknown) > 0 {
-		if err := r.work(ctx, g, unknown); err != nil {
+		if err := r.settle(ctx, g, unknown); err != nil {
 			r.fail(ctx, g, err)
 		}
 	}
@@ -279,8 +561,8 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 			done = append(done, m.Handle)
 		}
 	}
-	r.rep.Settled += len(done)
-	r.rep.Skipped += len(recv) - len(done)
+	r.count(&r.rep.Settled, len(done))
+	r.count(&r.rep.Skipped, len(recv)-len(done))
 	if len(done) > 0 {
 		r.queueErr(ctx, r.s.d.Queue.Delete(ctx, done))
 	}
@@ -293,11 +575,11 @@ func (r *run) queueErr(ctx context.Context, err error) {
 	}
 }
 
-// work settles the ids of the envelopes received for an ACTIVE
+// settle settles the ids of the envelopes received for an ACTIVE
 // integration: the first time in a run it sweeps the integration's
 // backlog, then it reads the ids the sweeps did not settle; a NEW one
 // among them starts another sweep.
-func (r *run) work(ctx context.Context, g *group, ids []string) error {
+func (r *run) settle(ctx context.Context, g *group, ids []string) error {
 	if !g.swept {
 		if ok, err := r.lease(ctx, g); !ok || err != nil {
 			return err
@@ -328,7 +610,7 @@ func (r *run) work(ctx context.Context, g *group, ids []string) error {
 		}
 		fresh = append(fresh, m)
 	}
-	if len(fresh) == 0 || r.expired() {
+	if len(fresh) == 0 || r.expiredFor(g) {
 		return nil
 	}
 	return r.sweep(ctx, g, fresh)
@@ -394,7 +676,7 @@ func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) erro
 		if err := send(false); err != nil {
 			return false, err
 		}
-		if r.expired() {
+		if r.expiredFor(g) {
 			stopped = true
 			return false, nil
 		}
@@ -434,11 +716,21 @@ func (r *run) post(ctx context.Context, g *group, batch []*outbox.Message) error
 	for i, m := range batch {
 		refs[i] = RefOf(g.key.tenant, m)
 	}
-	r.rep.Posts++
-	results, err := r.s.d.Tracker.Deliver(ctx, g.d, batch)
+	r.count(&r.rep.Posts, 1)
+	// The POST may take what is left of the integration's deadline (the
+	// HTTP client's timeout bounds each POST besides); running out of it is
+	// a failed POST like a timeout, not an error of the run.
+	budget := max(g.stopAt.Sub(r.s.d.now()), time.Second)
+	pctx, cancel := context.WithTimeout(ctx, budget)
+	results, err := r.s.d.Tracker.Deliver(pctx, g.d, batch)
+	timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded)
+	cancel()
+	if err != nil && timedOut && ctx.Err() == nil && !errors.As(err, new(*DeliveryError)) {
+		err = &DeliveryError{Err: fmt.Errorf("no answer within the integration's time budget in this sync run (%s)", budget.Round(time.Second))}
+	}
 	var de *DeliveryError
 	if errors.As(err, &de) {
-		r.rep.Failed++
+		r.count(&r.rep.Failed, 1)
 		g.state = groupFailed
 		if rerr := r.s.d.Outbox.RecordFailure(ctx, refs, de.LastResponse()); rerr != nil {
 			r.fail(ctx, g, fmt.Errorf("record a delivery failure: %w", rerr))
@@ -467,8 +759,8 @@ func (r *run) post(ctx context.Context, g *group, batch []*outbox.Message) error
 	for _, m := range batch {
 		g.settled[m.ID] = true
 	}
-	r.rep.Delivered += len(batch)
-	r.rep.Refused += len(refused)
+	r.count(&r.rep.Delivered, len(batch))
+	r.count(&r.rep.Refused, len(refused))
 	if len(refused) > 0 {
 		r.mail(ctx, g, fmt.Sprintf("The tracker at %s refused %d message(s); they are DONE with the error as their last response:\n\n%s",
 			g.d.URL(), len(refused), strings.Join(refused[:min(len(refused), 20)], "\n")))
@@ -501,7 +793,7 @@ func (r *run) mail(ctx context.Context, g *group, detail string) {
 			"service_id", g.key.serviceID, "error", err.Error())
 		return
 	}
-	r.rep.Mails++
+	r.count(&r.rep.Mails, 1)
 }
 
 // release ends the leases this run holds.

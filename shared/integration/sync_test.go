@@ -413,7 +413,7 @@ func TestPush(t *testing.T) {
 
 func TestBatchWireShape(t *testing.T) {
 	t.Parallel()
-	b := Batch([]*outbox.Message{
+	b := Batch(4, []*outbox.Message{
 		{Type: outbox.Moved, SpaceKey: "DEMO", Key: "R1", Baseline: 0, NewSpaceKey: "NEW", NewKey: "R1", NewURL: "/requirements/NEW/R1"},
 		{Type: outbox.Link, SpaceKey: "DEMO", Key: "R2", Baseline: 3, ObjectKey: "PROJ-1", Relationship: "tests", AuthorKey: "bob", AuthorName: "Bob"},
 	})

@@ -42,9 +42,13 @@ type Queue struct {
 	url string
 }
 
-var _ integration.Queue = (*Queue)(nil)
+var (
+	_ integration.Queue           = (*Queue)(nil)
+	_ integration.DeadLetterQueue = (*Queue)(nil) // a Queue at the dead-letter queue's URL
+)
 
-// New returns the queue at url.
+// New returns the queue at url (the outbound queue, or its dead-letter
+// queue: its messages are the same envelopes).
 func New(api API, url string) *Queue { return &Queue{api: api, url: url} }
 
 // body is the JSON of an envelope.

@@ -121,3 +121,44 @@ func TestQueueVisibilityAndAttributes(t *testing.T) {
 		t.Fatalf("hidden message received: %+v", recv)
 	}
 }
+
+// TestDeadLetterQueue: an envelope received maxReceiveCount times without
+// a delete reaches the dead-letter queue, where a Queue at the DLQ's URL
+// (the sync run's DeadLetterQueue) reads it back as an envelope and
+// deletes it.
+func TestDeadLetterQueue(t *testing.T) {
+	t.Parallel()
+	env := testenv.AWS(t)
+	ctx := context.Background()
+	q, dlq := queue.New(env.SQS, env.QueueURL), queue.New(env.SQS, env.DLQURL)
+	var _ integration.DeadLetterQueue = dlq
+	e := integration.Envelope{Tenant: "demo", ServiceID: "jira-1", IDs: []string{"00000000000000010000abcd", "00000000000000020000abcd"}}
+	if _, err := q.Publish(ctx, []integration.Envelope{e}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; ; i++ {
+		recv, err := q.Receive(ctx, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recv) == 0 {
+			break
+		}
+		if i > 10 {
+			t.Fatal("the envelope never reached the dead-letter queue")
+		}
+		if err := q.ChangeVisibility(ctx, []string{recv[0].Handle}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recv, err := dlq.Receive(ctx, 10, time.Second)
+	if err != nil || len(recv) != 1 || recv[0].Malformed || recv[0].Envelope.Tenant != "demo" || !slices.Equal(recv[0].Envelope.IDs, e.IDs) {
+		t.Fatalf("dead-letter Receive = %+v, %v", recv, err)
+	}
+	if err := dlq.Delete(ctx, []string{recv[0].Handle}); err != nil {
+		t.Fatal(err)
+	}
+	if recv, _ := dlq.Receive(ctx, 10, 0); len(recv) != 0 {
+		t.Fatalf("deleted dead letter received again: %+v", recv)
+	}
+}

@@ -18,7 +18,7 @@ type Registration struct {
 	// WikiToken sets the wiki credential; nil keeps the stored one, "" clears it.
 	WikiToken *string
 	// Mode and Version, when not nil, set them as PUT .../mode and
-	// PUT .../version would; a new applink defaults to AUTO and MaxVersion.
+	// PUT .../version would; a new applink defaults to AUTO and DefaultVersion.
 	Mode    *string
 	Version *int
 	// RotateToken replaces the incoming token (a new applink always gets one).
@@ -87,7 +87,7 @@ func (s *Service) Register(ctx context.Context, tenant, id string, reg Registrat
 	case err == nil:
 		prevp = &prev
 	case errors.Is(err, apperr.ErrNotFound):
-		prev = Applink{ID: id, Mode: Auto, Version: MaxVersion, CreatedAt: s.now().UTC()}
+		prev = Applink{ID: id, Mode: Auto, Version: DefaultVersion, CreatedAt: s.now().UTC()}
 	default:
 		return Registered{}, fmt.Errorf("register applink %s: %w", id, err)
 	}
@@ -166,14 +166,54 @@ func (s *Service) update(ctx context.Context, tenant, id string, change func(*Ap
 }
 
 // SetMode sets the mode of applink id (spec §3): mode must be AUTO, MANUAL
-// or DISABLED exactly. Pending MANUAL messages stay pending whatever the new
-// mode: only a sync applies them.
+// or DISABLED exactly. Setting AUTO also applies the applink's pending
+// (MANUAL) messages, in the order received, and drops them: a tracker taken
+// back to AUTO converges without a sync. Other modes leave them pending.
 func (s *Service) SetMode(ctx context.Context, tenant, id, mode string) (Applink, error) {
 	m, err := ParseMode(mode)
 	if err != nil {
 		return Applink{}, err
 	}
-	return s.update(ctx, tenant, id, func(a *Applink) { a.Mode = m })
+	a, err := s.update(ctx, tenant, id, func(a *Applink) { a.Mode = m })
+	if err != nil || m != Auto || s.pending == nil {
+		return a, err
+	}
+	if err := s.applyPending(ctx, tenant, a); err != nil {
+		return Applink{}, fmt.Errorf("mode AUTO: %w", err)
+	}
+	return a, nil
+}
+
+// applyPending applies the pending messages of applink a in order and
+// deletes them. A message that cannot apply (it was valid when received)
+// never will: it is dropped with the others, as a sync does.
+func (s *Service) applyPending(ctx context.Context, tenant string, a Applink) error {
+	all, err := s.pending.ListPending(ctx, tenant)
+	if err != nil {
+		return fmt.Errorf("pending messages: %w", err)
+	}
+	var done []Pending
+	var marked []ReqRef
+	defer func() { s.sendMarked(ctx, tenant, marked) }()
+	for _, p := range all {
+		if p.ApplinkID != a.ID {
+			continue
+		}
+		_, mk, err := s.apply(ctx, tenant, a, p.Message)
+		marked = append(marked, mk...)
+		if err != nil && apperr.CodeOf(err) == apperr.Internal {
+			// What was applied goes; the rest stays pending for a retry.
+			if derr := s.pending.DeletePending(ctx, tenant, done); derr != nil {
+				return errors.Join(err, derr)
+			}
+			return fmt.Errorf("apply pending message: %w", err)
+		}
+		done = append(done, p)
+	}
+	if err := s.pending.DeletePending(ctx, tenant, done); err != nil {
+		return fmt.Errorf("delete applied pending messages: %w", err)
+	}
+	return nil
 }
 
 // SetVersion sets the API version of applink id to the version the tracker

@@ -20,7 +20,7 @@ func TestRegister(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := got.Applink
-	if !got.Created || got.IncomingToken == "" || a.Mode != tracker.Auto || a.Version != tracker.MaxVersion ||
+	if !got.Created || got.IncomingToken == "" || a.Mode != tracker.Auto || a.Version != tracker.DefaultVersion ||
 		a.ServiceID != "wiki-2" || a.URL != "https://docs.example.com" || a.Name != "Docs" || a.WikiToken != "secret" {
 		t.Fatalf("created %+v", got)
 	}
@@ -111,7 +111,7 @@ func TestModeAndVersion(t *testing.T) {
 	if _, err := f.svc.SetMode(ctx, tenant, "wiki-1", "manual"); !errors.Is(err, apperr.ErrInvalid) {
 		t.Errorf("lower-case mode: %v", err)
 	}
-	for _, tc := range []struct{ in, want int }{{2, 2}, {7, 4}, {1, 1}} {
+	for _, tc := range []struct{ in, want int }{{2, 2}, {7, 5}, {5, 5}, {4, 4}, {1, 1}} {
 		a, err := f.svc.SetVersion(ctx, tenant, "wiki-1", tc.in)
 		if err != nil || a.Version != tc.want {
 			t.Errorf("SetVersion(%d) = %d, %v; want %d", tc.in, a.Version, err, tc.want)

@@ -22,7 +22,8 @@ func TestSearchNegotiatesVersion(t *testing.T) {
 		wantNegotiationFailures bool
 	}{
 		{name: "both 2, wiki max 4", tracker: 2, wiki: 2, wikiMax: 4, accepts: 4, wantSet: 4, wantTracker: 4},
-		{name: "wiki max 9", tracker: 2, wiki: 2, wikiMax: 9, accepts: 4, wantSet: 4, wantTracker: 4},
+		{name: "wiki max 9", tracker: 2, wiki: 2, wikiMax: 9, accepts: 5, wantSet: 5, wantTracker: 5},
+		{name: "wiki max 5", tracker: 4, wiki: 4, wikiMax: 5, accepts: 5, wantSet: 5, wantTracker: 5},
 		{name: "wiki max 3", tracker: 2, wiki: 2, wikiMax: 3, accepts: 3, wantSet: 3, wantTracker: 3},
 		{name: "wiki already 4", tracker: 2, wiki: 4, wikiMax: 4, wantTracker: 4},
 		{name: "tracker already 4", tracker: 4, wiki: 2, wikiMax: 4, accepts: 4, wantSet: 4, wantTracker: 4},

@@ -18,23 +18,37 @@ import (
 // TokenStore with the semantics the interfaces document. Its optional fail
 // hook makes one operation fail.
 type memStore struct {
-	mu       sync.Mutex
-	applinks map[string]tracker.Applink // tenant/id
-	links    map[string]map[tracker.Link]bool
-	reqs     map[string]map[tracker.ReqRef]tracker.Requirement
-	pending  map[string]map[string]tracker.Pending // tenant → applink#fingerprint
-	tokens   map[string]auth.Principal
-	writes   int
-	fail     func(op string) error
+	mu         sync.Mutex
+	applinks   map[string]tracker.Applink // tenant/id
+	states     map[string]map[tracker.ReqRef]tracker.LinkState
+	locks      map[string]memLock // tenant/issue
+	marks      map[string]map[tracker.ReqRef]tracker.Mark
+	markLeases map[string]memLock // tenant/ref
+	// beforeWrite, when set, runs inside WriteLinks before the revisions
+	// are checked (to simulate a concurrent writer).
+	beforeWrite func()
+	reqs        map[string]map[tracker.ReqRef]tracker.Requirement
+	pending     map[string]map[string]tracker.Pending // tenant → applink#fingerprint
+	tokens      map[string]auth.Principal
+	writes      int
+	fail        func(op string) error
+}
+
+type memLock struct {
+	owner string
+	until time.Time
 }
 
 func newMemStore() *memStore {
 	return &memStore{
-		applinks: map[string]tracker.Applink{},
-		links:    map[string]map[tracker.Link]bool{},
-		reqs:     map[string]map[tracker.ReqRef]tracker.Requirement{},
-		pending:  map[string]map[string]tracker.Pending{},
-		tokens:   map[string]auth.Principal{},
+		applinks:   map[string]tracker.Applink{},
+		states:     map[string]map[tracker.ReqRef]tracker.LinkState{},
+		locks:      map[string]memLock{},
+		marks:      map[string]map[tracker.ReqRef]tracker.Mark{},
+		markLeases: map[string]memLock{},
+		reqs:       map[string]map[tracker.ReqRef]tracker.Requirement{},
+		pending:    map[string]map[string]tracker.Pending{},
+		tokens:     map[string]auth.Principal{},
 	}
 }
 
@@ -100,57 +114,181 @@ func (m *memStore) DeleteToken(_ context.Context, hash string) error {
 	return nil
 }
 
-func (m *memStore) IssueLinks(_ context.Context, tenant, issueKey string) ([]tracker.Link, error) {
+func (m *memStore) IssueLinks(_ context.Context, tenant, issueKey string) ([]tracker.HeldLink, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.check("IssueLinks"); err != nil {
 		return nil, err
 	}
-	var out []tracker.Link
-	for l := range m.links[tenant] {
-		if l.IssueKey == issueKey {
-			out = append(out, l)
+	var out []tracker.HeldLink
+	for _, st := range m.states[tenant] {
+		for _, l := range st.Links() {
+			if l.IssueKey == issueKey {
+				out = append(out, l)
+			}
 		}
 	}
 	return out, nil
 }
 
-func (m *memStore) RequirementLinks(_ context.Context, tenant string, ref tracker.ReqRef) ([]tracker.Link, error) {
+func (m *memStore) LinkStates(_ context.Context, tenant string, refs []tracker.ReqRef) (map[tracker.ReqRef]tracker.LinkState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []tracker.Link
-	for l := range m.links[tenant] {
-		if l.Req == ref {
-			out = append(out, l)
+	if err := m.check("LinkStates"); err != nil {
+		return nil, err
+	}
+	out := map[tracker.ReqRef]tracker.LinkState{}
+	for _, r := range refs {
+		if st, ok := m.states[tenant][r]; ok {
+			out[r] = st.Clone()
 		}
 	}
 	return out, nil
 }
 
-func (m *memStore) PutLinks(_ context.Context, tenant string, links []tracker.Link) error {
+func (m *memStore) WriteLinks(_ context.Context, tenant string, writes []tracker.LinkWrite) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.check("PutLinks"); err != nil {
+	if err := m.check("WriteLinks"); err != nil {
 		return err
 	}
-	if m.links[tenant] == nil {
-		m.links[tenant] = map[tracker.Link]bool{}
+	if m.beforeWrite != nil {
+		m.beforeWrite()
 	}
-	for _, l := range links {
+	if m.states[tenant] == nil {
+		m.states[tenant] = map[tracker.ReqRef]tracker.LinkState{}
+	}
+	for _, w := range writes {
+		if m.states[tenant][w.New.Ref].Rev != w.Old.Rev {
+			return apperr.Conflictf("link state changed")
+		}
+	}
+	for _, w := range writes {
 		m.writes++
-		m.links[tenant][l] = true
+		st := w.New.Clone()
+		st.Rev = w.Old.Rev + 1
+		m.states[tenant][w.New.Ref] = st
+		if w.Mark {
+			if m.marks[tenant] == nil {
+				m.marks[tenant] = map[tracker.ReqRef]tracker.Mark{}
+			}
+			mk := m.marks[tenant][w.New.Ref]
+			mk.Tenant, mk.Ref = tenant, w.New.Ref
+			mk.Seq++
+			m.marks[tenant][w.New.Ref] = mk
+		}
 	}
 	return nil
 }
 
-func (m *memStore) DeleteLinks(_ context.Context, tenant string, links []tracker.Link) error {
+// put writes links with holds directly (test setup).
+func (m *memStore) put(tenant string, h tracker.Holds, links ...tracker.Link) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.states[tenant] == nil {
+		m.states[tenant] = map[tracker.ReqRef]tracker.LinkState{}
+	}
 	for _, l := range links {
-		m.writes++
-		delete(m.links[tenant], l)
+		st, ok := m.states[tenant][l.Req]
+		if !ok {
+			st = tracker.EmptyLinkState(l.Req)
+		}
+		st = st.Clone()
+		rel := tracker.IssueRelationship{IssueKey: l.IssueKey, Relationship: l.Relationship}
+		st.Set(rel, st.Holds(rel)|h)
+		st.Rev++
+		m.states[tenant][l.Req] = st
+	}
+}
+
+func (m *memStore) LockIssue(_ context.Context, tenant, issueKey, owner string, now, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := tenant + "/" + issueKey
+	if l, ok := m.locks[k]; ok && l.owner != owner && !l.until.Before(now) {
+		return apperr.Conflictf("locked")
+	}
+	m.locks[k] = memLock{owner, until}
+	return nil
+}
+
+func (m *memStore) UnlockIssue(_ context.Context, tenant, issueKey, owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := tenant + "/" + issueKey
+	if m.locks[k].owner == owner {
+		delete(m.locks, k)
 	}
 	return nil
+}
+
+func (m *memStore) PendingMarks(_ context.Context, limit int) ([]tracker.Mark, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []tracker.Mark
+	for _, byRef := range m.marks {
+		for _, mk := range byRef {
+			out = append(out, mk)
+		}
+	}
+	slices.SortFunc(out, func(a, b tracker.Mark) int { return cmp.Compare(a.Tenant+a.Ref.String(), b.Tenant+b.Ref.String()) })
+	return out[:min(limit, len(out))], nil
+}
+
+func (m *memStore) TakeMark(_ context.Context, tenant string, ref tracker.ReqRef, owner string, now, until time.Time) (tracker.Mark, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mk, ok := m.marks[tenant][ref]
+	k := tenant + "/" + ref.String()
+	if l, leased := m.markLeases[k]; !ok || leased && l.owner != owner && !l.until.Before(now) {
+		return tracker.Mark{}, apperr.Conflictf("no mark or leased")
+	}
+	m.markLeases[k] = memLock{owner, until}
+	return mk, nil
+}
+
+func (m *memStore) ClearMark(_ context.Context, tenant string, mk tracker.Mark, owner string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := tenant + "/" + mk.Ref.String()
+	cur, ok := m.marks[tenant][mk.Ref]
+	if m.markLeases[k].owner != owner {
+		return false, nil
+	}
+	delete(m.markLeases, k)
+	if !ok || cur.Seq != mk.Seq {
+		return false, nil
+	}
+	delete(m.marks[tenant], mk.Ref)
+	return true, nil
+}
+
+func (m *memStore) ReleaseMark(_ context.Context, tenant string, mk tracker.Mark, owner, reason string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := tenant + "/" + mk.Ref.String()
+	if m.markLeases[k].owner != owner {
+		return nil
+	}
+	delete(m.markLeases, k)
+	if cur, ok := m.marks[tenant][mk.Ref]; ok && reason != "" {
+		cur.Attempts++
+		cur.LastError = reason
+		m.marks[tenant][mk.Ref] = cur
+	}
+	return nil
+}
+
+// pendingMarks returns the refs marked in tenant, sorted.
+func (m *memStore) pendingMarks(tenant string) []tracker.ReqRef {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []tracker.ReqRef
+	for r := range m.marks[tenant] {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b tracker.ReqRef) int { return cmp.Compare(a.String(), b.String()) })
+	return out
 }
 
 func (m *memStore) GetRequirements(_ context.Context, tenant string, refs []tracker.ReqRef) (map[tracker.ReqRef]tracker.Requirement, error) {
@@ -178,14 +316,6 @@ func (m *memStore) PutRequirements(_ context.Context, tenant string, reqs []trac
 		m.writes++
 		m.reqs[tenant][r.Ref] = r
 	}
-	return nil
-}
-
-func (m *memStore) DeleteRequirement(_ context.Context, tenant string, ref tracker.ReqRef) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes++
-	delete(m.reqs[tenant], ref)
 	return nil
 }
 
@@ -228,20 +358,31 @@ func (m *memStore) DeletePending(_ context.Context, tenant string, ps []tracker.
 // state is a comparable snapshot of a tenant's links and requirements
 // (without times).
 func (m *memStore) state(tenant string) (links []tracker.Link, reqs []tracker.Requirement) {
+	for _, l := range m.held(tenant) {
+		links = append(links, l.Link)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for l := range m.links[tenant] {
-		links = append(links, l)
-	}
-	slices.SortFunc(links, func(a, b tracker.Link) int {
-		return cmp.Compare(a.IssueKey+a.Req.String()+a.Relationship, b.IssueKey+b.Req.String()+b.Relationship)
-	})
 	for _, r := range m.reqs[tenant] {
 		r.UpdatedAt = time.Time{}
 		reqs = append(reqs, r)
 	}
 	slices.SortFunc(reqs, func(a, b tracker.Requirement) int { return cmp.Compare(a.Ref.String(), b.Ref.String()) })
 	return links, reqs
+}
+
+// held returns a tenant's links with their holds, sorted.
+func (m *memStore) held(tenant string) []tracker.HeldLink {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []tracker.HeldLink
+	for _, st := range m.states[tenant] {
+		out = append(out, st.Links()...)
+	}
+	slices.SortFunc(out, func(a, b tracker.HeldLink) int {
+		return cmp.Compare(a.IssueKey+a.Req.String()+a.Relationship, b.IssueKey+b.Req.String()+b.Relationship)
+	})
+	return out
 }
 
 // fakeWiki is a WikiClient whose methods are function fields; a nil field
@@ -255,9 +396,16 @@ type fakeWiki struct {
 	putLinks     func(w tracker.WikiEndpoint, serviceID string, links []tracker.RequirementLinks) error
 	mu           sync.Mutex
 	requirements int
+	// anyRequirement answers every Requirement call ACTIVE (uncounted)
+	// while requirement is nil.
+	anyRequirement bool
 }
 
 func (f *fakeWiki) Requirement(_ context.Context, w tracker.WikiEndpoint, space, key string, baseline int) (tracker.WikiRequirement, error) {
+	if f.requirement == nil && f.anyRequirement {
+		// The check of links being made: every requirement exists.
+		return tracker.WikiRequirement{SpaceKey: space, Key: key, Baseline: baseline, Status: "ACTIVE"}, nil
+	}
 	if f.requirement == nil {
 		f.t.Fatalf("unexpected wiki call: Requirement %s/%s", space, key)
 	}
@@ -308,8 +456,8 @@ const tenant = "demo"
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	store := newMemStore()
-	wiki := &fakeWiki{t: t}
-	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: store, Links: store, Pending: store, Wiki: wiki})
+	wiki := &fakeWiki{t: t, anyRequirement: true}
+	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: store, Links: store, Pending: store, Locks: store, Outbox: store, Wiki: wiki})
 	tok := "wt"
 	if _, err := svc.Register(context.Background(), tenant, "wiki-1", tracker.Registration{URL: "http://wiki.test", WikiToken: &tok}); err != nil {
 		t.Fatal(err)

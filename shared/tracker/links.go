@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 )
@@ -14,7 +15,8 @@ import (
 const MaxLinkItems = 1000
 
 // IssueLinks returns the links of an issue with their requirements'
-// excerpts, limited to one relationship when relationship is not empty.
+// excerpts and origins, limited to one relationship when relationship is
+// not empty.
 func (s *Service) IssueLinks(ctx context.Context, tenant, issueKey, relationship string) ([]LinkView, error) {
 	if err := ValidateIssueKey(issueKey); err != nil {
 		return nil, err
@@ -24,108 +26,252 @@ func (s *Service) IssueLinks(ctx context.Context, tenant, issueKey, relationship
 		return nil, fmt.Errorf("links of issue %s: %w", issueKey, err)
 	}
 	if relationship != "" {
-		links = slices.DeleteFunc(links, func(l Link) bool { return l.Relationship != relationship })
+		links = slices.DeleteFunc(links, func(l HeldLink) bool { return l.Relationship != relationship })
 	}
 	return s.views(ctx, tenant, links)
 }
 
-// CreateLinks links an issue to requirements (spec 2.6). Existing links stay
-// (a link cannot exist twice); the excerpt and URL sent with an item replace
-// the requirement's stored ones, which every issue linked to it shows.
+// CreateLinks links an issue to requirements (spec 2.6) on the tracker's
+// side: each link gets the TRACKER hold (a link the page already holds
+// keeps its PAGE hold too). Every requirement is first checked with its
+// wiki (404 naming the first missing one, 502 when the wiki cannot be
+// asked; nothing written either way). The excerpt and URL sent with an
+// item replace the requirement's stored ones, which every issue linked to
+// it shows.
 func (s *Service) CreateLinks(ctx context.Context, tenant, issueKey string, items []LinkInput) ([]LinkView, error) {
-	if err := s.checkInputs(ctx, tenant, issueKey, items); err != nil {
+	applinks, err := s.checkInputs(ctx, tenant, issueKey, items)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.storeInputs(ctx, tenant, items); err != nil {
+	if err := s.checkWithWiki(ctx, items, applinks); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lockIssue(ctx, tenant, issueKey)
+	if err != nil {
+		return nil, err
+	}
+	marked, err := s.editIssue(ctx, tenant, issueKey, applinks, nil, func(held map[Link]Holds) ([]Link, []Link) {
+		return inputLinks(items), nil
+	})
+	if err == nil {
+		err = s.storeInputs(ctx, tenant, items)
+	}
+	var views []LinkView
+	if err == nil {
+		views, err = s.IssueLinks(ctx, tenant, issueKey, "")
+	}
+	unlock()
+	s.sendMarked(ctx, tenant, marked)
+	if err != nil {
 		return nil, fmt.Errorf("create links of issue %s: %w", issueKey, err)
 	}
-	return s.IssueLinks(ctx, tenant, issueKey, "")
+	return views, nil
 }
 
-// ReplaceLinks makes items the links of an issue: the issue's other links
-// are removed, only those of relationship when it is not empty. New links
-// are written before old ones are removed, so a failure never leaves the
-// issue with fewer links than either its old or its new set.
+// ReplaceLinks makes items the TRACKER links of an issue: the tracker's
+// hold on the issue's other links is dropped (only those of relationship
+// when it is not empty). Removing a link the page holds is refused at
+// version 5 (409 naming the page; only the tracker's own hold on it is
+// dropped) and done as before at version 4. The whole edit holds the
+// issue's lease, so concurrent replaces leave exactly one of their sets.
 func (s *Service) ReplaceLinks(ctx context.Context, tenant, issueKey, relationship string, items []LinkInput) ([]LinkView, error) {
 	if relationship != "" {
 		if err := validateName("relationship", relationship); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.checkInputs(ctx, tenant, issueKey, items); err != nil {
+	applinks, err := s.checkInputs(ctx, tenant, issueKey, items)
+	if err != nil {
 		return nil, err
 	}
-	old, err := s.links.IssueLinks(ctx, tenant, issueKey)
-	if err != nil {
-		return nil, fmt.Errorf("replace links of issue %s: %w", issueKey, err)
+	if err := s.checkWithWiki(ctx, items, applinks); err != nil {
+		return nil, err
 	}
-	keep := make(map[Link]bool, len(items))
+	unlock, err := s.lockIssue(ctx, tenant, issueKey)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[Link]bool{}
 	for _, it := range items {
 		keep[it.Link] = true
 	}
-	var remove []Link
-	for _, l := range old {
-		if !keep[l] && (relationship == "" || l.Relationship == relationship) {
-			remove = append(remove, l)
+	marked, err := s.editIssue(ctx, tenant, issueKey, applinks, nil, func(held map[Link]Holds) ([]Link, []Link) {
+		var remove []Link
+		for l := range held {
+			if !keep[l] && (relationship == "" || l.Relationship == relationship) {
+				remove = append(remove, l)
+			}
 		}
+		return inputLinks(items), remove
+	})
+	if err == nil {
+		err = s.storeInputs(ctx, tenant, items)
 	}
-	if err := s.storeInputs(ctx, tenant, items); err != nil {
+	var views []LinkView
+	if err == nil {
+		views, err = s.IssueLinks(ctx, tenant, issueKey, "")
+	}
+	unlock()
+	s.sendMarked(ctx, tenant, marked)
+	if err != nil {
 		return nil, fmt.Errorf("replace links of issue %s: %w", issueKey, err)
 	}
-	if err := s.links.DeleteLinks(ctx, tenant, remove); err != nil {
-		return nil, fmt.Errorf("replace links of issue %s: %w", issueKey, err)
-	}
-	return s.IssueLinks(ctx, tenant, issueKey, "")
+	return views, nil
 }
 
-// DeleteLinks removes links of an issue (spec 2.7); absent links are not an
-// error. The requirements' excerpts stay: other issues may show them.
+// DeleteLinks removes the tracker's links of an issue (spec 2.7); absent
+// links are not an error. A link the page holds is refused at version 5
+// (409 naming the page; only the tracker's own hold on it is dropped). The
+// requirements' excerpts stay: other issues may show them.
 func (s *Service) DeleteLinks(ctx context.Context, tenant, issueKey string, refs []Link) error {
 	items := make([]LinkInput, len(refs))
 	for i, l := range refs {
 		items[i] = LinkInput{Link: l}
 	}
-	if err := s.checkInputs(ctx, tenant, issueKey, items); err != nil {
+	applinks, err := s.checkInputs(ctx, tenant, issueKey, items)
+	if err != nil {
 		return err
 	}
-	for i := range refs {
-		refs[i].IssueKey = issueKey
+	unlock, err := s.lockIssue(ctx, tenant, issueKey)
+	if err != nil {
+		return err
 	}
-	if err := s.links.DeleteLinks(ctx, tenant, refs); err != nil {
+	marked, err := s.editIssue(ctx, tenant, issueKey, applinks, inputRefs(items), func(map[Link]Holds) ([]Link, []Link) {
+		return nil, inputLinks(items)
+	})
+	unlock()
+	s.sendMarked(ctx, tenant, marked)
+	if err != nil {
 		return fmt.Errorf("delete links of issue %s: %w", issueKey, err)
 	}
 	return nil
 }
 
+func inputLinks(items []LinkInput) []Link {
+	out := make([]Link, len(items))
+	for i, it := range items {
+		out[i] = it.Link
+	}
+	return out
+}
+
+func inputRefs(items []LinkInput) []ReqRef {
+	out := make([]ReqRef, len(items))
+	for i, it := range items {
+		out[i] = it.Req
+	}
+	return out
+}
+
+// editIssue changes the TRACKER holds of an issue's links: decide gets the
+// issue's current links (with their holds) and answers the links to hold
+// and the links to drop. Links the page holds cannot be dropped at version
+// 5: then only the tracker's hold on them is dropped and the answer is a
+// 409 naming the page. extra names requirements to read besides those of
+// the issue's links and of the answer.
+func (s *Service) editIssue(ctx context.Context, tenant, issueKey string, applinks map[string]Applink, extra []ReqRef,
+	decide func(held map[Link]Holds) (add, remove []Link)) ([]ReqRef, error) {
+	current, err := s.links.IssueLinks(ctx, tenant, issueKey)
+	if err != nil {
+		return nil, fmt.Errorf("links of issue %s: %w", issueKey, err)
+	}
+	refs := append([]ReqRef(nil), extra...)
+	for _, l := range current {
+		refs = append(refs, l.Req)
+	}
+	held := map[Link]Holds{}
+	for _, l := range current {
+		held[l.Link] = l.Holds
+	}
+	add, remove := decide(held)
+	for _, l := range add {
+		refs = append(refs, l.Req)
+	}
+	for _, l := range remove {
+		refs = append(refs, l.Req)
+	}
+	version := func(r ReqRef) int {
+		if a, ok := applinks[r.ApplinkID]; ok {
+			return a.Version
+		}
+		return DefaultVersion // an applink gone since: as version 4, the tracker decides alone
+	}
+	mark := func(r ReqRef) bool { return version(r) >= LinksVersion }
+	rel := func(l Link) IssueRelationship {
+		return IssueRelationship{IssueKey: l.IssueKey, Relationship: l.Relationship}
+	}
+	return s.changeLinks(ctx, tenant, refs, mark, func(states map[ReqRef]*LinkState) error {
+		var refused []Link
+		for _, l := range remove {
+			if states[l.Req].Page[rel(l)] && version(l.Req) >= LinksVersion {
+				refused = append(refused, l)
+			}
+		}
+		if len(refused) > 0 {
+			// Nothing is written but the tracker's own hold on those links
+			// (they stay, as PAGE links).
+			for _, l := range refused {
+				delete(states[l.Req].Tracker, rel(l))
+			}
+			return pageLinkRefused(states[refused[0].Req].Origin)
+		}
+		for _, l := range remove {
+			states[l.Req].Set(rel(l), 0) // at version 4 the tracker removes page links too, as before
+		}
+		for _, l := range add {
+			states[l.Req].Tracker[rel(l)] = true
+		}
+		return nil
+	})
+}
+
+// pageLinkRefused is the 409 of removing a link a wiki page defines.
+func pageLinkRefused(o PageOrigin) error {
+	if o.PageID == "" && o.Title == "" {
+		return apperr.Conflictf("defined on a wiki page: edit the page")
+	}
+	return apperr.Conflictf("defined on wiki page '%s' (%s): edit the page", o.Title, o.PageID)
+}
+
 // checkInputs validates items for issueKey (setting their IssueKey) and
-// checks that each applink exists in the tenant.
-func (s *Service) checkInputs(ctx context.Context, tenant, issueKey string, items []LinkInput) error {
+// checks that each applink exists in the tenant; it returns the applinks.
+func (s *Service) checkInputs(ctx context.Context, tenant, issueKey string, items []LinkInput) (map[string]Applink, error) {
 	if err := ValidateIssueKey(issueKey); err != nil {
-		return err
+		return nil, err
 	}
 	if len(items) > MaxLinkItems {
-		return apperr.Invalidf("too many items: at most %d per request", MaxLinkItems)
+		return nil, apperr.Invalidf("too many items: at most %d per request", MaxLinkItems)
 	}
-	seen := map[string]bool{}
+	applinks := map[string]Applink{}
 	for i := range items {
 		it := &items[i]
 		it.IssueKey = issueKey
 		if err := it.Validate(); err != nil {
-			return itemError(i, err)
+			return nil, itemError(i, err)
 		}
 		if it.GenericURL != nil {
 			if err := validateGenericURL(*it.GenericURL); err != nil {
-				return itemError(i, err)
+				return nil, itemError(i, err)
 			}
 		}
-		if id := it.Req.ApplinkID; !seen[id] {
-			if _, err := s.Applink(ctx, tenant, id); err != nil {
-				return itemError(i, err)
+		if it.HTMLExcerpt != nil {
+			// Checked (and sanitized, which is idempotent) before anything
+			// is written.
+			clean, err := s.sanitizeExcerpt(*it.HTMLExcerpt)
+			if err != nil {
+				return nil, itemError(i, err)
 			}
-			seen[id] = true
+			it.HTMLExcerpt = &clean
+		}
+		if id := it.Req.ApplinkID; applinks[id].ID == "" {
+			a, err := s.Applink(ctx, tenant, id)
+			if err != nil {
+				return nil, itemError(i, err)
+			}
+			applinks[id] = a
 		}
 	}
-	return nil
+	return applinks, nil
 }
 
 // itemError names the item of a request an error is about.
@@ -138,7 +284,53 @@ func itemError(i int, err error) error {
 	return err
 }
 
-// storeInputs writes the requirements' excerpts, then the links.
+// checkWithWiki asks each requirement of items from its wiki (the current
+// version or the baseline given), a few at a time, before anything is
+// written: the first requirement (in item order) the wiki does not have is
+// a 404 naming it; a wiki that cannot answer is a 502.
+func (s *Service) checkWithWiki(ctx context.Context, items []LinkInput, applinks map[string]Applink) error {
+	refs := uniqueRefs(inputRefs(items))
+	if len(refs) == 0 {
+		return nil
+	}
+	for _, r := range refs {
+		if a := applinks[r.ApplinkID]; a.WikiToken == "" {
+			return apperr.Conflictf("application link %s has no wiki token, so links to its requirements cannot be checked: a tracker admin must PUT /rest/reqs/1/api/%s with \"token\"", a.ID, a.ID)
+		}
+	}
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, wikiParallelism)
+	for i, r := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, errs[i] = s.wiki.Requirement(ctx, applinks[r.ApplinkID].Wiki(), r.SpaceKey, r.Key, r.Baseline)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs { // in item order: the first missing one is named
+		r := refs[i]
+		switch {
+		case err == nil:
+		case isNotFound(err):
+			if r.Baseline > 0 {
+				return apperr.NotFoundf("requirement %s/%s (baseline %d) not found in wiki '%s'", r.SpaceKey, r.Key, r.Baseline, r.ApplinkID)
+			}
+			return apperr.NotFoundf("requirement %s/%s not found in wiki '%s'", r.SpaceKey, r.Key, r.ApplinkID)
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			r := refs[i]
+			return wikiFailed(err, fmt.Sprintf("cannot check requirement %s/%s with the wiki of application link %s; nothing was changed", r.SpaceKey, r.Key, r.ApplinkID))
+		}
+	}
+	return nil
+}
+
+// storeInputs writes the requirements' excerpts and URLs that items carry.
 func (s *Service) storeInputs(ctx context.Context, tenant string, items []LinkInput) error {
 	changes := map[ReqRef]LinkInput{}
 	var order []ReqRef
@@ -158,43 +350,37 @@ func (s *Service) storeInputs(ctx context.Context, tenant string, items []LinkIn
 		}
 		changes[it.Req] = it
 	}
-	if len(order) > 0 {
-		stored, err := s.links.GetRequirements(ctx, tenant, order)
-		if err != nil {
-			return err
-		}
-		reqs := make([]Requirement, 0, len(order))
-		for _, ref := range order {
-			r, ok := stored[ref]
-			if !ok {
-				r = Requirement{Ref: ref}
-			}
-			c := changes[ref]
-			if c.HTMLExcerpt != nil {
-				if r.HTMLExcerpt, err = s.sanitizeExcerpt(*c.HTMLExcerpt); err != nil {
-					return err
-				}
-			}
-			if c.GenericURL != nil {
-				r.GenericURL = *c.GenericURL
-			}
-			r.UpdatedAt = s.now().UTC()
-			reqs = append(reqs, r)
-		}
-		if err := s.links.PutRequirements(ctx, tenant, reqs); err != nil {
-			return err
-		}
+	if len(order) == 0 {
+		return nil
 	}
-	links := make([]Link, len(items))
-	for i, it := range items {
-		links[i] = it.Link
+	stored, err := s.links.GetRequirements(ctx, tenant, order)
+	if err != nil {
+		return err
 	}
-	return s.links.PutLinks(ctx, tenant, links)
+	reqs := make([]Requirement, 0, len(order))
+	for _, ref := range order {
+		r, ok := stored[ref]
+		if !ok {
+			r = Requirement{Ref: ref}
+		}
+		c := changes[ref]
+		if c.HTMLExcerpt != nil {
+			if r.HTMLExcerpt, err = s.sanitizeExcerpt(*c.HTMLExcerpt); err != nil {
+				return err
+			}
+		}
+		if c.GenericURL != nil {
+			r.GenericURL = *c.GenericURL
+		}
+		r.UpdatedAt = s.now().UTC()
+		reqs = append(reqs, r)
+	}
+	return s.links.PutRequirements(ctx, tenant, reqs)
 }
 
 // views joins links with their requirements, sorted by requirement then
 // relationship.
-func (s *Service) views(ctx context.Context, tenant string, links []Link) ([]LinkView, error) {
+func (s *Service) views(ctx context.Context, tenant string, links []HeldLink) ([]LinkView, error) {
 	refs := make([]ReqRef, 0, len(links))
 	seen := map[ReqRef]bool{}
 	for _, l := range links {
@@ -219,7 +405,7 @@ func (s *Service) views(ctx context.Context, tenant string, links []Link) ([]Lin
 			// at the requirement: the wiki's generic address of it.
 			url = "/requirements/" + l.Req.SpaceKey + "/" + l.Req.Key
 		}
-		out[i] = LinkView{Link: l, HTMLExcerpt: r.HTMLExcerpt, GenericURL: url, Deleted: r.Deleted}
+		out[i] = LinkView{Link: l.Link, Holds: l.Holds, HTMLExcerpt: r.HTMLExcerpt, GenericURL: url, Deleted: r.Deleted}
 	}
 	slices.SortFunc(out, func(a, b LinkView) int { return compareLinks(a.Link, b.Link) })
 	return out, nil

@@ -24,7 +24,13 @@ const (
 	// LinkMessage: a wiki page links the requirement to issue objectKey with
 	// relationship.
 	LinkMessage MessageType = "LINK"
+	// LinksMessage (version 5): Links is the whole set of the requirement's
+	// PAGE links to this tracker, at version LinksVersion.
+	LinksMessage MessageType = "LINKS"
 )
+
+// MaxMessageLinks is the most links one LINKS message may carry.
+const MaxMessageLinks = 1000
 
 // Estate is the only estate of an issue tracker (spec 2.5).
 const Estate = "_"
@@ -50,6 +56,15 @@ type Message struct {
 	NewKey         string
 	NewBaseline    *int
 	NewURL         *string
+	// LINKS (version 5): the PAGE links (nil when absent, which is an
+	// error), their version and the page defining them.
+	Links        []IssueRelationship
+	LinksVersion *int
+	Origin       PageOrigin
+	// UPDATED (version 5): which fields changed, and whether the wiki
+	// flags the requirement suspect. Accepted and kept; not used.
+	ChangedFields []string
+	Suspect       *bool
 }
 
 // Ref returns the requirement the message is about, on applink applinkID.
@@ -73,11 +88,11 @@ func (m Message) Validate(applinkID string) error {
 		return apperr.Invalidf("id is required")
 	}
 	switch m.Type {
-	case Updated, Deleted, Moved, LinkMessage:
+	case Updated, Deleted, Moved, LinkMessage, LinksMessage:
 	case "":
-		return apperr.Invalidf("type is required: UPDATED, DELETED, MOVED or LINK")
+		return apperr.Invalidf("type is required: UPDATED, DELETED, MOVED, LINK or LINKS")
 	default:
-		return apperr.Invalidf("unknown message type %q: use UPDATED, DELETED, MOVED or LINK", m.Type)
+		return apperr.Invalidf("unknown message type %q: use UPDATED, DELETED, MOVED, LINK or LINKS", m.Type)
 	}
 	if m.Estate != "" && m.Estate != Estate {
 		return apperr.Invalidf("estate %q is not the issue tracker's: want %q", m.Estate, Estate)
@@ -115,6 +130,27 @@ func (m Message) Validate(applinkID string) error {
 		if err := validateName("relationship", m.Relationship); err != nil {
 			return err
 		}
+	case LinksMessage:
+		if m.Links == nil {
+			return apperr.Invalidf("a LINKS message needs links (an empty array when the page links no issue)")
+		}
+		if len(m.Links) > MaxMessageLinks {
+			return apperr.Invalidf("too many links: at most %d per LINKS message", MaxMessageLinks)
+		}
+		for i, l := range m.Links {
+			if err := validateIssue("objectKey", l.IssueKey); err != nil {
+				return apperr.Invalidf("links[%d]: %s", i, apperr.As(err).Message)
+			}
+			if err := validateName("relationship", l.Relationship); err != nil {
+				return apperr.Invalidf("links[%d]: %s", i, apperr.As(err).Message)
+			}
+		}
+		if m.LinksVersion == nil || *m.LinksVersion < 0 {
+			return apperr.Invalidf("a LINKS message needs version, an integer >= 0")
+		}
+		if len(m.Origin.PageID) > maxName || len(m.Origin.Title) > maxName*4 {
+			return apperr.Invalidf("origin is too long")
+		}
 	}
 	return nil
 }
@@ -137,6 +173,17 @@ func (m Message) Fingerprint() string {
 		strconv.Itoa(m.Baseline), m.Estate, m.ObjectKey, m.Relationship, opt(m.NewHTMLExcerpt),
 		m.NewSpaceKey, m.NewKey, nb, opt(m.NewURL)} {
 		fmt.Fprintf(h, "%d:%s;", len(f), f)
+	}
+	if m.Type == LinksMessage {
+		// Two LINKS differ by their set, version and origin.
+		lv := "\x00"
+		if m.LinksVersion != nil {
+			lv = strconv.Itoa(*m.LinksVersion)
+		}
+		fmt.Fprintf(h, "%d:%s;%d:%s;%d:%s;%d;", len(lv), lv, len(m.Origin.PageID), m.Origin.PageID, len(m.Origin.Title), m.Origin.Title, len(m.Links))
+		for _, l := range m.Links {
+			fmt.Fprintf(h, "%d:%s;%d:%s;", len(l.IssueKey), l.IssueKey, len(l.Relationship), l.Relationship)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }

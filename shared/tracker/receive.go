@@ -2,23 +2,24 @@ package tracker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 )
 
-// Receive handles a batch of version-4 messages sent by the wiki of applink
-// applinkID (the caller's credential names it, so a wiki can only ever write
-// its own applink of its own tenant).
+// Receive handles a batch of messages sent by the wiki of applink applinkID
+// (the caller's credential names it, so a wiki can only ever write its own
+// applink of its own tenant).
 //
 // Each message is answered on its own: an invalid one is ERROR with the
 // reason and does not stop the others. In AUTO mode valid messages are
 // applied in order; in MANUAL mode they are stored as pending (OK,
-// "pending") until a sync covering them; in DISABLED mode the whole batch is
-// refused with a conflict, so the wiki keeps it queued. An unexpected
-// (storage) error fails the whole request: the wiki retries the batch, and
-// every effect is idempotent, so messages applied before the failure are
-// simply applied again.
+// "pending") until a sync covering them or the applink's return to AUTO;
+// in DISABLED mode the whole batch is refused with a conflict, so the wiki
+// keeps it queued. An unexpected (storage) error fails the whole request:
+// the wiki retries the batch, and every effect is idempotent, so messages
+// applied before the failure are simply applied again.
 func (s *Service) Receive(ctx context.Context, tenant, applinkID string, msgs []Message) ([]Result, error) {
 	if len(msgs) > MaxBatch {
 		return nil, apperr.Invalidf("too many messages: at most %d per request", MaxBatch)
@@ -32,6 +33,7 @@ func (s *Service) Receive(ctx context.Context, tenant, applinkID string, msgs []
 	}
 	results := make([]Result, len(msgs))
 	var pending []Pending
+	var marked []ReqRef
 	now := s.now().UTC()
 	for i, m := range msgs {
 		results[i] = Result{ID: m.ID, Status: OK}
@@ -44,20 +46,23 @@ func (s *Service) Receive(ctx context.Context, tenant, applinkID string, msgs []
 			results[i].Message = PendingNotice
 			continue
 		}
-		if err := s.apply(ctx, tenant, applinkID, m); err != nil {
+		msg, mk, err := s.apply(ctx, tenant, a, m)
+		marked = append(marked, mk...)
+		if err != nil {
 			if apperr.CodeOf(err) == apperr.Internal {
 				return nil, fmt.Errorf("message %d: %w", i, err)
 			}
 			results[i] = failed(m, err)
 			continue
 		}
-		results[i].Message = Applied
+		results[i].Message = msg
 	}
 	if len(pending) > 0 {
 		if err := s.pending.AddPending(ctx, tenant, pending); err != nil {
 			return nil, fmt.Errorf("keep messages pending: %w", err)
 		}
 	}
+	s.sendMarked(ctx, tenant, marked)
 	return results, nil
 }
 
@@ -69,10 +74,18 @@ func failed(m Message, err error) Result {
 	return Result{ID: m.ID, Status: Error, Message: msg}
 }
 
-// apply carries out one valid message. Every effect is idempotent: applying
-// a message twice gives the state of applying it once.
-func (s *Service) apply(ctx context.Context, tenant, applinkID string, m Message) error {
-	ref := m.Ref(applinkID)
+// marksFor says which requirements' TRACKER sets go to the wiki after a
+// change: those of applinks at version 5 (at version 4 only PUT /sync
+// sends links).
+func marksFor(a Applink) func(ReqRef) bool {
+	return func(r ReqRef) bool { return r.ApplinkID == a.ID && a.Version >= LinksVersion }
+}
+
+// apply carries out one valid message of applink a and returns the result
+// message and the requirements it marked for the outbox. Every effect is
+// idempotent: applying a message twice gives the state of applying it once.
+func (s *Service) apply(ctx context.Context, tenant string, a Applink, m Message) (string, []ReqRef, error) {
+	ref := m.Ref(a.ID)
 	switch m.Type {
 	case Updated:
 		// An UPDATED message carries the requirement's new state: an absent
@@ -82,7 +95,7 @@ func (s *Service) apply(ctx context.Context, tenant, applinkID string, m Message
 		if excerpt == nil {
 			excerpt = new(string)
 		}
-		return s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
+		return Applied, nil, s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
 			r.Deleted = false
 			return s.setData(r, excerpt, m.NewURL)
 		})
@@ -90,27 +103,79 @@ func (s *Service) apply(ctx context.Context, tenant, applinkID string, m Message
 		// The links stay: the issue's users see the requirement flagged
 		// deleted and decide what the issue should now point at. An UPDATED
 		// message (the requirement restored) clears the flag.
-		return s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
+		return Applied, nil, s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
 			r.Deleted = true
 			return nil
 		})
 	case Moved:
-		return s.move(ctx, tenant, ref, m.Target(applinkID), m.NewHTMLExcerpt, m.NewURL)
+		marked, err := s.move(ctx, tenant, a, ref, m.Target(a.ID), m.NewHTMLExcerpt, m.NewURL)
+		return Applied, marked, err
 	case LinkMessage:
-		if m.NewHTMLExcerpt != nil || m.NewURL != nil {
-			if err := s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
-				return s.setData(r, m.NewHTMLExcerpt, m.NewURL)
-			}); err != nil {
-				return err
-			}
+		if err := s.messageData(ctx, tenant, ref, m); err != nil {
+			return "", nil, err
 		}
-		l := Link{IssueKey: m.ObjectKey, Req: ref, Relationship: m.Relationship}
-		if err := s.links.PutLinks(ctx, tenant, []Link{l}); err != nil {
-			return fmt.Errorf("link %s to %s: %w", m.ObjectKey, ref, err)
+		// A page link, at any version: a later LINKS (version 5) can
+		// remove it.
+		rel := IssueRelationship{IssueKey: m.ObjectKey, Relationship: m.Relationship}
+		if _, err := s.changeLinks(ctx, tenant, []ReqRef{ref}, nil, func(st map[ReqRef]*LinkState) error {
+			st[ref].Page[rel] = true
+			return nil
+		}); err != nil {
+			return "", nil, fmt.Errorf("link %s to %s: %w", m.ObjectKey, ref, err)
+		}
+		return Applied, nil, nil
+	case LinksMessage:
+		return s.applyLinks(ctx, tenant, ref, m)
+	}
+	return "", nil, apperr.Invalidf("unknown message type %q", m.Type)
+}
+
+// errOlder stops a LINKS older than the applied one.
+type errOlder struct{ version int }
+
+func (e errOlder) Error() string { return fmt.Sprintf("ignored: older than version %d", e.version) }
+
+// applyLinks makes the requirement's PAGE links exactly m.Links (version
+// 5), unless a newer LINKS was applied already; TRACKER holds are never
+// touched. Links left without a hold are deleted.
+func (s *Service) applyLinks(ctx context.Context, tenant string, ref ReqRef, m Message) (string, []ReqRef, error) {
+	want := make(map[IssueRelationship]bool, len(m.Links))
+	for _, l := range m.Links {
+		want[l] = true
+	}
+	_, err := s.changeLinks(ctx, tenant, []ReqRef{ref}, nil, func(states map[ReqRef]*LinkState) error {
+		st := states[ref]
+		if *m.LinksVersion < st.Version {
+			return errOlder{st.Version}
+		}
+		st.Page = want
+		st.Version = *m.LinksVersion
+		if m.Origin != (PageOrigin{}) {
+			st.Origin = m.Origin
 		}
 		return nil
+	})
+	var older errOlder
+	if errors.As(err, &older) {
+		return older.Error(), nil, nil
 	}
-	return apperr.Invalidf("unknown message type %q", m.Type)
+	if err != nil {
+		return "", nil, fmt.Errorf("links of %s: %w", ref, err)
+	}
+	if err := s.messageData(ctx, tenant, ref, m); err != nil {
+		return "", nil, err
+	}
+	return Applied, nil, nil
+}
+
+// messageData stores a LINK or LINKS message's excerpt and URL, when given.
+func (s *Service) messageData(ctx context.Context, tenant string, ref ReqRef, m Message) error {
+	if m.NewHTMLExcerpt == nil && m.NewURL == nil {
+		return nil
+	}
+	return s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
+		return s.setData(r, m.NewHTMLExcerpt, m.NewURL)
+	})
 }
 
 // setData sets the excerpt (sanitized) and the URL when given.
@@ -149,19 +214,16 @@ func (s *Service) changeRequirement(ctx context.Context, tenant string, ref ReqR
 	return nil
 }
 
-// move re-keys every link of from to to, and carries the stored excerpt
-// along (overridden by excerpt and url when given). The new links are
-// written before the old ones are removed, so an interrupted move is
-// completed by applying it again, and a second application finds nothing
-// left at from.
-func (s *Service) move(ctx context.Context, tenant string, from, to ReqRef, excerpt, url *string) error {
-	links, err := s.links.RequirementLinks(ctx, tenant, from)
-	if err != nil {
-		return fmt.Errorf("move %s: %w", from, err)
-	}
+// move re-keys every link of from to to, with its holds, and carries the
+// stored excerpt along (overridden by excerpt and url when given). The
+// target keeps the higher LINKS version of both; the source keeps its
+// version (with no links), so a late LINKS for the old key changes nothing.
+// Links and holds move in one write, so an interrupted move is completed by
+// applying it again.
+func (s *Service) move(ctx context.Context, tenant string, a Applink, from, to ReqRef, excerpt, url *string) ([]ReqRef, error) {
 	got, err := s.links.GetRequirements(ctx, tenant, []ReqRef{from, to})
 	if err != nil {
-		return fmt.Errorf("move %s: %w", from, err)
+		return nil, fmt.Errorf("move %s: %w", from, err)
 	}
 	src, hasSrc := got[from]
 	dst := got[to]
@@ -171,27 +233,33 @@ func (s *Service) move(ctx context.Context, tenant string, from, to ReqRef, exce
 		}
 		dst.Ref, dst.Deleted = to, false // it lives on at its new key
 		if err := s.setData(&dst, excerpt, url); err != nil {
-			return err
+			return nil, err
 		}
 		dst.UpdatedAt = s.now().UTC()
 		if err := s.links.PutRequirements(ctx, tenant, []Requirement{dst}); err != nil {
-			return fmt.Errorf("move %s: %w", from, err)
+			return nil, fmt.Errorf("move %s: %w", from, err)
 		}
 	}
-	moved := make([]Link, len(links))
-	for i, l := range links {
-		moved[i] = Link{IssueKey: l.IssueKey, Req: to, Relationship: l.Relationship}
-	}
-	if err := s.links.PutLinks(ctx, tenant, moved); err != nil {
-		return fmt.Errorf("move %s: %w", from, err)
-	}
-	if err := s.links.DeleteLinks(ctx, tenant, links); err != nil {
-		return fmt.Errorf("move %s: %w", from, err)
-	}
-	if hasSrc {
-		if err := s.links.DeleteRequirement(ctx, tenant, from); err != nil {
-			return fmt.Errorf("move %s: %w", from, err)
+	// Only the target's TRACKER set is news for the wiki (the source keeps
+	// none).
+	markTo := func(r ReqRef) bool { return r == to && marksFor(a)(r) }
+	marked, err := s.changeLinks(ctx, tenant, []ReqRef{from, to}, markTo, func(states map[ReqRef]*LinkState) error {
+		f, t := states[from], states[to]
+		for rel := range f.Page {
+			t.Page[rel] = true
 		}
+		for rel := range f.Tracker {
+			t.Tracker[rel] = true
+		}
+		t.Version = max(t.Version, f.Version)
+		if t.Origin == (PageOrigin{}) {
+			t.Origin = f.Origin
+		}
+		f.Page, f.Tracker = map[IssueRelationship]bool{}, map[IssueRelationship]bool{}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("move %s: %w", from, err)
 	}
-	return nil
+	return marked, nil
 }

@@ -31,24 +31,75 @@ type TokenStore interface {
 	DeleteToken(ctx context.Context, hash string) error
 }
 
-// LinkStore persists issue links and the requirement excerpts they show.
+// LinkStore persists issue links, their holds, the link state of each
+// requirement (its PAGE and TRACKER sets, the last LINKS version applied and
+// the page that defines its PAGE links) and the requirement excerpts.
+//
+// A requirement's LinkState is the authority on the holds of its links; the
+// link items mirror it (so that an issue's links and their origins are one
+// read) and are written in the same transactions.
 type LinkStore interface {
-	// IssueLinks returns the links of an issue (none is not an error).
-	IssueLinks(ctx context.Context, tenant, issueKey string) ([]Link, error)
-	// RequirementLinks returns every link of a requirement, whatever the
-	// issue (none is not an error).
-	RequirementLinks(ctx context.Context, tenant string, ref ReqRef) ([]Link, error)
-	// PutLinks creates links; existing ones are left as they are.
-	PutLinks(ctx context.Context, tenant string, links []Link) error
-	// DeleteLinks removes links; absent ones are not an error.
-	DeleteLinks(ctx context.Context, tenant string, links []Link) error
+	// IssueLinks returns the links of an issue with their holds (none is
+	// not an error). The read is strongly consistent.
+	IssueLinks(ctx context.Context, tenant, issueKey string) ([]HeldLink, error)
+	// LinkStates returns the link state of each of refs, strongly
+	// consistent; a requirement never written has an empty state (Version
+	// -1, Rev 0). Links stored before holds existed are read as TRACKER.
+	LinkStates(ctx context.Context, tenant string, refs []ReqRef) (map[ReqRef]LinkState, error)
+	// WriteLinks makes each requirement's state New and its link items
+	// follow, and marks the requirements whose Mark is set dirty for the
+	// tracker outbox, in the same transaction as their links. It answers
+	// apperr.ErrConflict (writing nothing of that requirement) when a
+	// requirement's Rev is no longer Old.Rev: the caller reads again.
+	WriteLinks(ctx context.Context, tenant string, writes []LinkWrite) error
 	// GetRequirements returns the stored requirements among refs; absent
 	// ones are missing from the map.
 	GetRequirements(ctx context.Context, tenant string, refs []ReqRef) (map[ReqRef]Requirement, error)
-	// PutRequirements creates or replaces requirements.
+	// PutRequirements creates requirements or sets their excerpt, URL and
+	// deleted flag; it never touches their link state.
 	PutRequirements(ctx context.Context, tenant string, reqs []Requirement) error
-	// DeleteRequirement removes a requirement; absent is not an error.
-	DeleteRequirement(ctx context.Context, tenant string, ref ReqRef) error
+}
+
+// IssueLockStore keeps the short lease that makes the edits of one issue's
+// links (POST, PUT, DELETE issuelinks) atomic against each other.
+type IssueLockStore interface {
+	// LockIssue takes the lease of an issue for owner until until. It
+	// answers apperr.ErrConflict while another owner holds an unexpired
+	// lease.
+	LockIssue(ctx context.Context, tenant, issueKey, owner string, now, until time.Time) error
+	// UnlockIssue releases owner's lease; a lease owner no longer holds is
+	// not an error.
+	UnlockIssue(ctx context.Context, tenant, issueKey, owner string) error
+}
+
+// Mark says that requirement Ref's TRACKER link set must be sent to its
+// wiki (the tracker outbox). Seq grows with every edit that marks it again.
+type Mark struct {
+	Tenant    string
+	Ref       ReqRef
+	Seq       int64
+	Attempts  int
+	LastError string
+	MarkedAt  time.Time
+}
+
+// OutboxStore keeps the tracker outbox's marks. Marks are written by
+// LinkStore.WriteLinks; this is the sending half.
+type OutboxStore interface {
+	// PendingMarks lists the marks of every tenant (at most limit),
+	// eventually consistent.
+	PendingMarks(ctx context.Context, limit int) ([]Mark, error)
+	// TakeMark leases the mark of ref to owner until until and returns it.
+	// It answers apperr.ErrConflict when there is no mark or another owner
+	// holds an unexpired lease on it.
+	TakeMark(ctx context.Context, tenant string, ref ReqRef, owner string, now, until time.Time) (Mark, error)
+	// ClearMark deletes the mark if it is still m (same Seq) and leased to
+	// owner, and reports whether it did; a mark marked again meanwhile is
+	// only released.
+	ClearMark(ctx context.Context, tenant string, m Mark, owner string) (bool, error)
+	// ReleaseMark releases owner's lease on m and records why sending
+	// failed (attempts grow by one when reason is not empty).
+	ReleaseMark(ctx context.Context, tenant string, m Mark, owner, reason string) error
 }
 
 // Pending is a message received in MANUAL mode, waiting for a sync.

@@ -50,9 +50,10 @@ type syncReq struct {
 //  3. apply the covered pending messages, then store the fetched excerpts
 //     and URLs (a requirement the wiki no longer has, 404, or reports
 //     DELETED is flagged deleted; one it reports MOVED is re-keyed);
-//  4. send each wiki the full link set of each of its requirements. A
-//     failure here is a 502 too; the tracker's own state is then already
-//     correct and a new sync sends the links again.
+//  4. send each wiki the link set of each of its requirements: at version
+//     5 its TRACKER links (the wiki keeps the PAGE links itself), at
+//     version 4 all of them. A failure here is a 502 too; the tracker's own
+//     state is then already correct and a new sync sends the links again.
 //
 // Applinks in DISABLED mode are left out (their pending messages stay). A
 // requirement the wiki does not know (404) is not sent.
@@ -141,11 +142,15 @@ func (s *Service) Sync(ctx context.Context, tenant string, issues []string) (Syn
 
 	// 3. Local changes: pending messages first, then the wiki's latest data.
 	var done []Pending
+	var marked []ReqRef
+	defer func() { s.sendMarked(ctx, tenant, marked) }()
 	for i, p := range all {
 		if !covered[i] || applinks[p.ApplinkID] == nil {
 			continue
 		}
-		if err := s.apply(ctx, tenant, p.ApplinkID, p.Message); err != nil && apperr.CodeOf(err) == apperr.Internal {
+		_, mk, err := s.apply(ctx, tenant, *applinks[p.ApplinkID], p.Message)
+		marked = append(marked, mk...)
+		if err != nil && apperr.CodeOf(err) == apperr.Internal {
 			return SyncResult{}, fmt.Errorf("sync: apply pending message: %w", err)
 		}
 		// A message that cannot apply (it was valid when received) never
@@ -159,14 +164,15 @@ func (s *Service) Sync(ctx context.Context, tenant string, issues []string) (Syn
 	sets := map[string][]RequirementLinks{}
 	sent := map[ReqRef]bool{}
 	for _, q := range reqs {
-		links, err := s.links.RequirementLinks(ctx, tenant, q.ref)
+		st, err := s.linkState(ctx, tenant, q.ref)
 		if err != nil {
 			return SyncResult{}, fmt.Errorf("sync: links of %s: %w", q.ref, err)
 		}
-		if len(links) == 0 {
+		if len(st.Links()) == 0 {
 			continue // moved away by a pending message: nothing to refresh or send
 		}
-		final, err := s.refresh(ctx, tenant, q)
+		final, mk, err := s.refresh(ctx, tenant, q)
+		marked = append(marked, mk...)
 		if err != nil {
 			return SyncResult{}, fmt.Errorf("sync: refresh %s: %w", q.ref, err)
 		}
@@ -175,16 +181,22 @@ func (s *Service) Sync(ctx context.Context, tenant string, issues []string) (Syn
 		}
 		res.Requirements++
 		if final != q.ref {
-			if links, err = s.links.RequirementLinks(ctx, tenant, final); err != nil {
+			if st, err = s.linkState(ctx, tenant, final); err != nil {
 				return SyncResult{}, fmt.Errorf("sync: links of %s: %w", final, err)
 			}
 		}
 		sent[final] = true
+		// At version 5 the wiki's links callback replaces the TRACKER links
+		// only: the tracker sends its own set. At version 4 it sends them
+		// all, as before.
+		trackerOnly := q.applink.Version >= LinksVersion
 		set := RequirementLinks{SpaceKey: final.SpaceKey, Key: final.Key, Baseline: final.Baseline, Links: []IssueRelationship{}}
-		slices.SortFunc(links, compareLinks)
-		for _, l := range links {
+		for _, l := range st.Links() {
+			if trackerOnly && l.Holds&TrackerHold == 0 {
+				continue
+			}
 			set.Links = append(set.Links, IssueRelationship{IssueKey: l.IssueKey, Relationship: l.Relationship})
-			res.Links = append(res.Links, l)
+			res.Links = append(res.Links, l.Link)
 		}
 		sets[final.ApplinkID] = append(sets[final.ApplinkID], set)
 	}
@@ -272,10 +284,11 @@ func (s *Service) fetch(ctx context.Context, reqs []syncReq) error {
 }
 
 // refresh stores what the wiki answered for a requirement and returns where
-// the requirement now is (its new key when the wiki reports it MOVED).
-func (s *Service) refresh(ctx context.Context, tenant string, q syncReq) (ReqRef, error) {
+// the requirement now is (its new key when the wiki reports it MOVED) and
+// the requirements marked for the outbox.
+func (s *Service) refresh(ctx context.Context, tenant string, q syncReq) (ReqRef, []ReqRef, error) {
 	if !q.found {
-		return q.ref, s.changeRequirement(ctx, tenant, q.ref, func(r *Requirement) error {
+		return q.ref, nil, s.changeRequirement(ctx, tenant, q.ref, func(r *Requirement) error {
 			r.Deleted = true
 			return nil
 		})
@@ -288,13 +301,26 @@ func (s *Service) refresh(ctx context.Context, tenant string, q syncReq) (ReqRef
 	if strings.EqualFold(w.Status, "MOVED") && w.NewSpaceKey != "" && w.NewKey != "" {
 		to := ReqRef{ApplinkID: q.ref.ApplinkID, SpaceKey: w.NewSpaceKey, Key: w.NewKey, Baseline: q.ref.Baseline}
 		if to.Validate() == nil && to != q.ref {
-			return to, s.move(ctx, tenant, q.ref, to, &w.HTMLExcerpt, url)
+			marked, err := s.move(ctx, tenant, q.applink, q.ref, to, &w.HTMLExcerpt, url)
+			return to, marked, err
 		}
 	}
-	return q.ref, s.changeRequirement(ctx, tenant, q.ref, func(r *Requirement) error {
+	return q.ref, nil, s.changeRequirement(ctx, tenant, q.ref, func(r *Requirement) error {
 		r.Deleted = strings.EqualFold(w.Status, "DELETED")
 		return s.setData(r, &w.HTMLExcerpt, url)
 	})
+}
+
+// linkState reads one requirement's link state.
+func (s *Service) linkState(ctx context.Context, tenant string, ref ReqRef) (LinkState, error) {
+	got, err := s.links.LinkStates(ctx, tenant, []ReqRef{ref})
+	if err != nil {
+		return LinkState{}, err
+	}
+	if st, ok := got[ref]; ok {
+		return st, nil
+	}
+	return EmptyLinkState(ref), nil
 }
 
 func optional(s string) *string {

@@ -225,11 +225,12 @@ func TestSyncRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want invalid", name, err)
 		}
 	}
-	// No wiki token: a conflict naming the fix.
+	// No wiki token: a conflict naming the fix. (The link is made while
+	// the token is there: creating links checks them with the wiki.)
+	mustCreate(t, f, "A-1", "R1")
 	if _, err := f.svc.Register(ctx, tenant, "wiki-1", tracker.Registration{URL: "http://wiki.test", WikiToken: ptr("")}); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, f, "A-1", "R1")
 	if _, err := f.svc.Sync(ctx, tenant, []string{"A-1"}); !errors.Is(err, apperr.ErrConflict) {
 		t.Errorf("no wiki token: %v", err)
 	}

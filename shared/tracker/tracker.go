@@ -56,9 +56,17 @@ func ParseMode(s string) (Mode, error) {
 // The API versions the tracker supports. Version 0 (an integration without
 // endpoint, spec §9) is meaningless for a tracker that is being called at its
 // endpoint, so the tracker accepts 1 to MaxVersion.
+//
+// Version 5 (reqtrace's extension) adds the LINKS message, link holds and
+// the tracker outbox; a new applink starts at DefaultVersion and moves to 5
+// through the link dialog's negotiation or PUT .../version.
 const (
-	MinVersion = 1
-	MaxVersion = 4
+	MinVersion     = 1
+	MaxVersion     = 5
+	DefaultVersion = 4
+	// LinksVersion is the first version with LINKS messages, the 409 on
+	// removing a PAGE link and the tracker outbox.
+	LinksVersion = 5
 )
 
 // AcceptVersion returns the version the tracker accepts when asked for v:
@@ -232,6 +240,7 @@ type Requirement struct {
 // LinkView is a link with its requirement's excerpt, as issue users see it.
 type LinkView struct {
 	Link
+	Holds       Holds
 	HTMLExcerpt string
 	GenericURL  string
 	Deleted     bool

@@ -39,7 +39,7 @@ func TestAcceptVersion(t *testing.T) {
 		in, want int
 		ok       bool
 	}{
-		{1, 1, true}, {2, 2, true}, {4, 4, true}, {7, 4, true}, {0, 0, false}, {-3, 0, false},
+		{1, 1, true}, {2, 2, true}, {4, 4, true}, {5, 5, true}, {7, 5, true}, {0, 0, false}, {-3, 0, false},
 	} {
 		got, err := tracker.AcceptVersion(tc.in)
 		if tc.ok != (err == nil) || got != tc.want {

@@ -10,9 +10,10 @@ import (
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
-// messageDTO is a version-4 message on the wire (spec 2.5). Unknown fields
-// are ignored: the wire format is the wiki's, and the spec allows it to
-// gain fields; the required fields of each type catch a misspelt one.
+// messageDTO is a message on the wire (spec 2.5, and version 5's LINKS and
+// UPDATED fields). Unknown fields are ignored: the wire format is the
+// wiki's, and the spec allows it to gain fields; the required fields of
+// each type catch a misspelt one.
 type messageDTO struct {
 	ID             *int64  `json:"id"`
 	Type           string  `json:"type"`
@@ -29,6 +30,44 @@ type messageDTO struct {
 	NewKey         string  `json:"newKey"`
 	NewBaseline    *int    `json:"newBaseline"`
 	NewURL         *string `json:"newUrl"`
+	// Version 5.
+	Links         []linkRefDTO `json:"links"`
+	Version       *int         `json:"version"`
+	Origin        *originDTO   `json:"origin"`
+	ChangedFields []string     `json:"changedFields"`
+	Suspect       *bool        `json:"suspect"`
+}
+
+// linkRefDTO is one PAGE link of a LINKS message.
+type linkRefDTO struct {
+	ObjectKey    string `json:"objectKey"`
+	Relationship string `json:"relationship"`
+}
+
+// originDTO is the page defining a LINKS message's links. pageId is a
+// string; a number is accepted too.
+type originDTO struct {
+	PageID json.RawMessage `json:"pageId"`
+	Title  string          `json:"title"`
+}
+
+func (o *originDTO) entity() (tracker.PageOrigin, error) {
+	if o == nil {
+		return tracker.PageOrigin{}, nil
+	}
+	out := tracker.PageOrigin{Title: o.Title}
+	if len(o.PageID) > 0 && string(o.PageID) != "null" {
+		var s string
+		if err := json.Unmarshal(o.PageID, &s); err == nil {
+			out.PageID = s
+		} else if n := json.Number(o.PageID); n.String() != "" {
+			if _, err := n.Int64(); err != nil {
+				return tracker.PageOrigin{}, apperr.Invalidf("origin.pageId must be a string or an integer")
+			}
+			out.PageID = n.String()
+		}
+	}
+	return out, nil
 }
 
 func (d messageDTO) entity() tracker.Message {
@@ -38,6 +77,13 @@ func (d messageDTO) entity() tracker.Message {
 	if d.Baseline != nil {
 		m.Baseline = *d.Baseline // null and 0 both name the current version
 	}
+	if d.Links != nil {
+		m.Links = make([]tracker.IssueRelationship, len(d.Links))
+		for i, l := range d.Links {
+			m.Links[i] = tracker.IssueRelationship{IssueKey: l.ObjectKey, Relationship: requirement.NormalizeRelationship(l.Relationship)}
+		}
+	}
+	m.LinksVersion, m.ChangedFields, m.Suspect = d.Version, d.ChangedFields, d.Suspect
 	return m
 }
 
@@ -74,6 +120,11 @@ func decodeMessages(body []byte) ([]tracker.Message, error) {
 			return nil, apperr.Invalidf("message %d: malformed JSON: %s", i, err.Error())
 		}
 		msgs[i] = d.entity()
+		origin, err := d.Origin.entity()
+		if err != nil {
+			return nil, apperr.Invalidf("message %d: %s", i, apperr.As(err).Message)
+		}
+		msgs[i].Origin = origin
 	}
 	return msgs, nil
 }
@@ -85,6 +136,10 @@ func jsonType(goType string) string {
 		return "integer"
 	case "string", "*string":
 		return "string"
+	case "[]string":
+		return "array of strings"
+	case "bool", "*bool":
+		return "boolean"
 	}
 	return goType
 }

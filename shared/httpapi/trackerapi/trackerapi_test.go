@@ -154,7 +154,7 @@ func TestModeAndVersion(t *testing.T) {
 	for _, tc := range []struct {
 		body string
 		want int
-	}{{"7", 4}, {"4", 4}, {"2", 2}, {"1", 1}} {
+	}{{"7", 5}, {"5", 5}, {"4", 4}, {"2", 2}, {"1", 1}} {
 		h.Expect("PUT", version, demoAdmin, tc.body, 200, fmt.Sprintf(`{"applinkId":"wiki-1","version":%d}`, tc.want))
 	}
 	h.Expect("PUT", version, h.Link, "3", 200, `"version":3`) // the wiki's own credential
@@ -182,15 +182,15 @@ func TestInfo(t *testing.T) {
 	for _, tc := range []struct {
 		name, query, token, want string
 	}{
-		{"anonymous", "", "", `{"user":null,"versions":{"min":1,"max":4}}`},
-		{"user", "", demoUser, `{"user":"bob","versions":{"min":1,"max":4}}`},
-		{"anonymous asks", "?applinkId=wiki-1", "", `{"user":null,"versions":{"min":1,"max":4},"applinkRecognized":false}`},
+		{"anonymous", "", "", `{"user":null,"versions":{"min":1,"max":5}}`},
+		{"user", "", demoUser, `{"user":"bob","versions":{"min":1,"max":5}}`},
+		{"anonymous asks", "?applinkId=wiki-1", "", `{"user":null,"versions":{"min":1,"max":5},"applinkRecognized":false}`},
 		{"user by id", "?applinkId=wiki-1", demoUser, `"applinkRecognized":true`},
 		{"user by url", "?url=" + enc, demoUser, `"applinkRecognized":true`},
 		{"user, id and other url", "?applinkId=wiki-1&url=http://other.test", demoUser, `"applinkRecognized":false`},
 		{"user unknown", "?applinkId=wiki-9", demoUser, `"applinkRecognized":false`},
 		{"other tenant", "?applinkId=wiki-1", acmeUser, `"applinkRecognized":false`},
-		{"own link", "?applinkId=wiki-1", h.Link, `{"user":"link:wiki-1","versions":{"min":1,"max":4},"applinkRecognized":true}`},
+		{"own link", "?applinkId=wiki-1", h.Link, `{"user":"link:wiki-1","versions":{"min":1,"max":5},"applinkRecognized":true}`},
 		{"own link by url", "?url=" + enc, h.Link, `"applinkRecognized":true`},
 		{"other tenant's link", "?applinkId=wiki-1", acme, `"applinkRecognized":false`},
 		{"bad token", "", "nope", `invalid bearer token`},

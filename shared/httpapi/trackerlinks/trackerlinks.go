@@ -43,7 +43,8 @@ func tenant(r *http.Request) string {
 
 // linkInDTO is an issue link item (spec 2.6) or reference (2.7). The
 // fields the GET answer adds are accepted, so a client can send back what
-// it read: issueKey must then be the path's, requirementDeleted is ignored.
+// it read: issueKey must then be the path's, requirementDeleted and origin
+// are ignored (a link made here is always the tracker's).
 type linkInDTO struct {
 	ApplinkID          string  `json:"applinkId"`
 	SpaceKey           string  `json:"spaceKey"`
@@ -54,6 +55,7 @@ type linkInDTO struct {
 	HTMLExcerpt        *string `json:"htmlExcerpt"`
 	IssueKey           *string `json:"issueKey"`
 	RequirementDeleted *bool   `json:"requirementDeleted"`
+	Origin             *string `json:"origin"`
 }
 
 func (d linkInDTO) entity(issueKey string) tracker.LinkInput {
@@ -67,8 +69,9 @@ func (d linkInDTO) entity(issueKey string) tracker.LinkInput {
 	}
 }
 
-// linkDTO is an issue link as the API shows it: spec 2.6 plus issueKey and
-// whether the wiki deleted the requirement.
+// linkDTO is an issue link as the API shows it: spec 2.6 plus issueKey,
+// whether the wiki deleted the requirement, and its origin ("PAGE" when a
+// wiki page holds it, else "TRACKER").
 type linkDTO struct {
 	IssueKey           string `json:"issueKey"`
 	ApplinkID          string `json:"applinkId"`
@@ -79,6 +82,7 @@ type linkDTO struct {
 	GenericURL         string `json:"genericUrl"`
 	HTMLExcerpt        string `json:"htmlExcerpt"`
 	RequirementDeleted bool   `json:"requirementDeleted"`
+	Origin             string `json:"origin"`
 }
 
 func baselineNumber(b int) *int {
@@ -93,7 +97,7 @@ func toLinkDTOs(views []tracker.LinkView) []linkDTO {
 	for i, v := range views {
 		out[i] = linkDTO{IssueKey: v.IssueKey, ApplinkID: v.Req.ApplinkID, SpaceKey: v.Req.SpaceKey, Key: v.Req.Key,
 			BaselineNumber: baselineNumber(v.Req.Baseline), Relationship: v.Relationship, GenericURL: v.GenericURL,
-			HTMLExcerpt: v.HTMLExcerpt, RequirementDeleted: v.Deleted}
+			HTMLExcerpt: v.HTMLExcerpt, RequirementDeleted: v.Deleted, Origin: v.Holds.Origin()}
 	}
 	return out
 }

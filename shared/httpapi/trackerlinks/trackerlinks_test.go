@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -78,6 +80,9 @@ func TestIssueLinksCRUD(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	path := "/rest/reqs/1/issuelinks/PROJ-1"
+	wikiHas(h, "REQ-1", "REQ-2", "REQ-3", "REQ-4", "REQ-5")
+	two := 2
+	h.Wiki.Put(trackertest.Requirement{SpaceKey: "DEMO", Key: "REQ-2", Baseline: &two, Status: "ACTIVE"})
 
 	var got []link
 	h.JSON("POST", path, demoUser, "["+
@@ -199,15 +204,17 @@ func (s syncAnswer) pairs() string {
 // and gives the wiki new texts.
 func setupSyncRule(h *trackertest.Harness) {
 	h.T.Helper()
+	// The wiki has them (links are checked with it); the sync brings the
+	// wiki's excerpts.
+	for _, k := range []string{"R1", "R2", "R3"} {
+		h.Wiki.SetRequirement("DEMO", k, "<p>new "+k+"</p>")
+	}
 	for issue, keys := range map[string][]string{"A-1": {"R1", "R2"}, "B-1": {"R2"}, "C-1": {"R3"}} {
 		var items []string
 		for _, k := range keys {
 			items = append(items, item(k, "implements", `,"htmlExcerpt":"<p>old `+k+`</p>"`))
 		}
 		h.JSON("POST", "/rest/reqs/1/issuelinks/"+issue, demoUser, "["+strings.Join(items, ",")+"]", 200, nil)
-	}
-	for _, k := range []string{"R1", "R2", "R3"} {
-		h.Wiki.SetRequirement("DEMO", k, "<p>new "+k+"</p>")
 	}
 }
 
@@ -258,8 +265,11 @@ func TestSyncRule(t *testing.T) {
 		t.Errorf("second sync %+v", res)
 	}
 
-	// A requirement the wiki lost: flagged, not sent.
+	// A requirement the wiki lost (after the link was made): flagged, not
+	// sent.
+	wikiHas(h, "GONE")
 	h.JSON("POST", "/rest/reqs/1/issuelinks/A-1", demoUser, "["+item("GONE", "implements", "")+"]", 200, nil)
+	h.Wiki.Delete("DEMO", "GONE")
 	h.JSON("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
 	if res.pairs() != "A-1:R1 A-1:R2 B-1:R2" {
 		t.Errorf("sync with a lost requirement: %s", res.pairs())
@@ -335,6 +345,7 @@ func TestRelationshipsAreNormalised(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	path := "/rest/reqs/1/issuelinks/PROJ-4"
+	wikiHas(h, "REQ-1")
 	var got []link
 	h.JSON("POST", path, demoUser, "["+item("REQ-1", "Is Implemented  By", "")+"]", 200, &got)
 	if len(got) != 1 || got[0].Relationship != "is_implemented_by" {
@@ -348,5 +359,127 @@ func TestRelationshipsAreNormalised(t *testing.T) {
 	h.JSON("GET", path, demoUser, "", 200, &got)
 	if len(got) != 0 {
 		t.Fatalf("delete by the header form left %+v", got)
+	}
+}
+
+// wikiHas makes the fake wiki serve requirements DEMO/<key>.
+func wikiHas(h *trackertest.Harness, keys ...string) {
+	for _, k := range keys {
+		h.Wiki.SetRequirement("DEMO", k, "<p>"+k+"</p>")
+	}
+}
+
+// TestConcurrentReplaces runs concurrent PUTs of one issue on DynamoDB
+// Local: the issue's links end as exactly one of the sets sent.
+func TestConcurrentReplaces(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	wikiHas(h, "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8")
+	path := "/rest/reqs/1/issuelinks/CON-1"
+	sets := [][]string{{"C1", "C2", "C3"}, {"C4"}, {"C5", "C6"}, {"C7", "C8", "C1", "C4"}, {"C2", "C5", "C8"}, {"C3", "C6"}}
+	for round := range 3 {
+		var wg sync.WaitGroup
+		codes := make([]int, len(sets))
+		for i, keys := range sets {
+			wg.Go(func() {
+				var items []string
+				for _, k := range keys {
+					items = append(items, item(k, "implements", ""))
+				}
+				codes[i] = h.Do("PUT", path, demoUser, "["+strings.Join(items, ",")+"]").Code
+			})
+		}
+		wg.Wait()
+		var sent [][]string
+		for i, c := range codes {
+			switch c {
+			case 200:
+				s := slices.Clone(sets[i])
+				slices.Sort(s)
+				sent = append(sent, s)
+			case 409: // waited too long for the issue's lease: nothing written
+			default:
+				t.Fatalf("round %d: PUT %v answered %d", round, sets[i], c)
+			}
+		}
+		var got []link
+		h.JSON("GET", path, demoUser, "", 200, &got)
+		var keys []string
+		for _, l := range got {
+			keys = append(keys, l.Key)
+		}
+		slices.Sort(keys)
+		if !slices.ContainsFunc(sent, func(s []string) bool { return slices.Equal(s, keys) }) {
+			t.Fatalf("round %d: links %v are none of the sets sent %v", round, keys, sent)
+		}
+	}
+}
+
+// TestLinkOrigins goes through the version-5 rules over HTTP: origins,
+// the 409 on removing a page link, POST adding the tracker's hold, the 404
+// of a requirement the wiki lacks, and the TRACKER set sent to the wiki.
+func TestLinkOrigins(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	wikiHas(h, "REQ-1", "REQ-2")
+	h.JSON("PUT", "/rest/reqs/1/api/wiki-1/version", demoAdmin, "5", 200, nil)
+	h.JSON("POST", "/rest/reqs/1/api", h.Link, `[{"id":1,"type":"LINKS","spaceKey":"DEMO","key":"REQ-1","baseline":null,"estate":"_",
+		"links":[{"objectKey":"PROJ-1","relationship":"implements"}],"version":3,"origin":{"pageId":"123","title":"Specs"}}]`, 200, nil)
+	path := "/rest/reqs/1/issuelinks/PROJ-1"
+	h.Expect("GET", path, demoUser, "", 200, `"origin":"PAGE"`)
+	h.Expect("DELETE", path, demoUser, "["+item("REQ-1", "implements", "")+"]", 409, "defined on wiki page 'Specs' (123): edit the page")
+	h.Expect("PUT", path, demoUser, "["+item("REQ-2", "tests", "")+"]", 409, "defined on wiki page 'Specs' (123)")
+	var got []link
+	h.JSON("GET", path, demoUser, "", 200, &got)
+	if names(got) != "PROJ-1:DEMO/REQ-1@-:implements" {
+		t.Fatalf("a refused PUT wrote: %s", names(got))
+	}
+	// The page's link made on the tracker too: both hold it.
+	h.JSON("POST", path, demoUser, "["+item("REQ-1", "implements", "")+","+item("REQ-2", "tests", "")+"]", 200, nil)
+	calls := h.Wiki.LinkCalls()
+	if len(calls) == 0 {
+		t.Fatal("the edit sent nothing to the wiki")
+	}
+	last := calls[len(calls)-1]
+	var sentSets []string
+	for _, s := range last {
+		var issues []string
+		for _, l := range s.Links {
+			issues = append(issues, l.IssueKey+"/"+l.Relationship)
+		}
+		sentSets = append(sentSets, s.Key+"="+strings.Join(issues, ","))
+	}
+	if strings.Join(sentSets, " ") != "REQ-1=PROJ-1/implements REQ-2=PROJ-1/tests" {
+		t.Errorf("sent %v", sentSets)
+	}
+	// The page drops it: the tracker's hold stays.
+	h.JSON("POST", "/rest/reqs/1/api", h.Link, `[{"id":2,"type":"LINKS","spaceKey":"DEMO","key":"REQ-1","links":[],"version":4}]`, 200, nil)
+	h.Expect("GET", path, demoUser, "", 200, `"key":"REQ-1","baselineNumber":null,"relationship":"implements"`, `"origin":"TRACKER"`)
+	// An older LINKS is ignored.
+	var res struct {
+		Results []struct{ Message string } `json:"results"`
+	}
+	h.JSON("POST", "/rest/reqs/1/api", h.Link, `[{"id":3,"type":"LINKS","spaceKey":"DEMO","key":"REQ-1","links":[{"objectKey":"PROJ-9","relationship":"implements"}],"version":2}]`, 200, &res)
+	if len(res.Results) != 1 || res.Results[0].Message != "ignored: older than version 4" {
+		t.Errorf("older LINKS: %+v", res)
+	}
+	// Requirements the wiki lacks, or a wiki down: nothing written.
+	h.Expect("POST", "/rest/reqs/1/issuelinks/PROJ-7", demoUser, "["+item("REQ-1", "tests", "")+","+item("REQ-9", "tests", "")+"]", 404, "requirement DEMO/REQ-9 not found in wiki 'wiki-1'")
+	h.Wiki.SetDown(true)
+	h.Expect("PUT", "/rest/reqs/1/issuelinks/PROJ-7", demoUser, "["+item("REQ-1", "tests", "")+"]", 502)
+	h.Wiki.SetDown(false)
+	h.JSON("GET", "/rest/reqs/1/issuelinks/PROJ-7", demoUser, "", 200, &got)
+	if len(got) != 0 {
+		t.Errorf("refused requests wrote %s", names(got))
+	}
+	// A wiki refusing the callback (403: DISABLED integration): the edit
+	// is done, the set waits in the outbox.
+	h.Wiki.SetLinksStatus(403)
+	h.JSON("POST", "/rest/reqs/1/issuelinks/PROJ-8", demoUser, "["+item("REQ-2", "tests", "")+"]", 200, nil)
+	h.Wiki.SetLinksStatus(0)
+	n := len(h.Wiki.LinkCalls())
+	rep, err := h.Svc.RunOutbox(context.Background())
+	if err != nil || rep.Sent < 1 || len(h.Wiki.LinkCalls()) <= n {
+		t.Errorf("outbox run: %+v, %v", rep, err)
 	}
 }

@@ -61,7 +61,8 @@ func NewHarness(t *testing.T, register func(*httpapi.Router, *tracker.Service)) 
 	}
 	store := dynamo.NewTrackerStore(env.DynamoDB, env.TrackerTable)
 	wiki := NewWiki(t, WikiToken, "jira-1")
-	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: authStore, Links: store, Pending: store, Wiki: wikiclient.New(2 * time.Second)})
+	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: authStore, Links: store, Pending: store, Locks: store, Outbox: store,
+		Wiki: wikiclient.New(2 * time.Second)})
 	rt := httpapi.NewRouter(auth.Tracker, auth.NewAuthenticator(authStore, 0))
 	rt.Logger = slog.New(slog.DiscardHandler)
 	register(rt, svc)

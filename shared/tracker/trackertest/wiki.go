@@ -1,7 +1,9 @@
 // Package trackertest provides a fake wiki for tests of the tracker side: an
 // httptest server that speaks the parts of the wiki API the tracker calls
 // (requirement read and search, the integration's version endpoint and the
-// links callback), checks the bearer token, and records what it was sent.
+// links callback), checks the bearer token, and records what it was sent
+// (requirement reads, searches, links callbacks). The callback can be made
+// to fail (SetLinksStatus) and the whole wiki to be down (SetDown).
 package trackertest
 
 import (
@@ -55,6 +57,8 @@ type Wiki struct {
 	down         bool
 	searches     []string // raw query strings
 	linkCalls    [][]LinkSet
+	linksStatus  int      // status of the links callback (0: 204)
+	reads        []string // "space/key[@b]" of each requirement GET
 }
 
 // NewWiki starts a fake wiki that accepts bearer token and knows the
@@ -109,6 +113,30 @@ func (w *Wiki) LinkCalls() [][]LinkSet {
 	return append([][]LinkSet(nil), w.linkCalls...)
 }
 
+// SetLinksStatus makes the links callback answer status (a 403 is what a
+// DISABLED integration answers); 0 restores 204. Refused calls are not
+// recorded in LinkCalls.
+func (w *Wiki) SetLinksStatus(status int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.linksStatus = status
+}
+
+// Delete makes the wiki forget a requirement (its GET answers 404).
+func (w *Wiki) Delete(space, key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.requirements, reqKey(space, key, nil))
+}
+
+// Reads returns the requirements read so far ("space/key", "@b" for a
+// baseline), in order.
+func (w *Wiki) Reads() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.reads...)
+}
+
 // Searches returns the query strings of the searches received so far.
 func (w *Wiki) Searches() []string {
 	w.mu.Lock()
@@ -155,6 +183,7 @@ func (w *Wiki) serve(rw http.ResponseWriter, r *http.Request) {
 			n, _ := strconv.Atoi(v)
 			b = &n
 		}
+		w.reads = append(w.reads, reqKey(parts[1], parts[2], b))
 		req, ok := w.requirements[reqKey(parts[1], parts[2], b)]
 		if !ok {
 			fail(rw, http.StatusNotFound, "requirement "+parts[1]+"/"+parts[2]+" not found")
@@ -190,6 +219,10 @@ func (w *Wiki) serve(rw http.ResponseWriter, r *http.Request) {
 			fail(rw, http.StatusMethodNotAllowed, "method not allowed")
 		}
 	case len(parts) == 3 && parts[0] == "integration" && parts[1] == w.serviceID && parts[2] == "links" && r.Method == http.MethodPut:
+		if w.linksStatus != 0 {
+			fail(rw, w.linksStatus, "links refused with "+strconv.Itoa(w.linksStatus))
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		var sets []LinkSet
 		if err := json.Unmarshal(body, &sets); err != nil {
