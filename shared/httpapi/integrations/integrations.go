@@ -125,6 +125,7 @@ type descriptorInput struct {
 	RotateToken               bool    `json:"rotateToken"`
 	// Read-only: ignored.
 	CountMessagesInQueue json.RawMessage `json:"countMessagesInQueue"`
+	PendingRemovals      json.RawMessage `json:"pendingRemovals"`
 	HasToken             json.RawMessage `json:"hasToken"`
 	IncomingToken        json.RawMessage `json:"incomingToken"`
 }
