@@ -56,13 +56,16 @@ func run(ctx context.Context) error {
 	if from := deps.Config.ErrorEmailFrom; from != "" {
 		mailer = mail.NewSES(sesv2.NewFromConfig(deps.AWS), from)
 	}
-	s := integration.NewSync(integration.Deps{
-		Store: dynamo.NewIntegrationStore(db, table), Outbox: ob, Queue: q,
+	store := dynamo.NewIntegrationStore(db, table)
+	d := integration.Deps{
+		Store: store, Outbox: ob, Queue: q, ReconcileStore: store,
 		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: deps.Config.HTTPTimeout}},
 		Publisher: integration.NewPublisher(q, ob),
 		Mailer:    mailer,
 		Logger:    deps.Logger,
-	}, opts)
+	}
+	d.Reconciler = integration.NewReconciler(d, store)
+	s := integration.NewSync(d, opts)
 	lambda.Start(func(ctx context.Context, ev events.EventBridgeEvent) error {
 		rep, err := s.Run(ctx)
 		deps.Logger.InfoContext(ctx, "sync run", "event_id", ev.ID, "reenqueued", rep.Reenqueued,

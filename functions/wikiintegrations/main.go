@@ -46,7 +46,7 @@ func run(ctx context.Context) error {
 	ob := dynamo.NewOutboxStore(db, table)
 	q := queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL)
 	svc := integration.NewService(integration.Deps{
-		Store: store, Outbox: ob, Links: store,
+		Store: store, Outbox: ob, Links: store, ReconcileStore: store,
 		Tokens:    dynamo.NewAuthStore(db, deps.Config.AuthTable),
 		Settings:  dynamo.NewSettingsStore(db, table),
 		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: deps.Config.HTTPTimeout}},

@@ -256,10 +256,16 @@ func (t *timedStore) Requirements(ctx context.Context, tenant string, ids []wiki
 	return t.WikiStore.Requirements(ctx, tenant, ids)
 }
 
-// ServiceIDs implements wiki.Store.
-func (t *timedStore) ServiceIDs(ctx context.Context, tenant string) ([]string, error) {
+// Integrations implements wiki.Store.
+func (t *timedStore) Integrations(ctx context.Context, tenant string) ([]wiki.Integration, error) {
 	defer t.since(time.Now())
-	return t.WikiStore.ServiceIDs(ctx, tenant)
+	return t.WikiStore.Integrations(ctx, tenant)
+}
+
+// AddPendingRemovals implements wiki.Store.
+func (t *timedStore) AddPendingRemovals(ctx context.Context, tenant string, counts map[string]int) error {
+	defer t.since(time.Now())
+	return t.WikiStore.AddPendingRemovals(ctx, tenant, counts)
 }
 
 // Commit implements wiki.Store.

@@ -63,6 +63,9 @@ type igItem struct {
 	LastMail     int64  `dynamodbav:"lastErrorMailAt,omitempty"` // unix ms
 	LeaseOwner   string `dynamodbav:"leaseOwner,omitempty"`
 	LeaseUntil   int64  `dynamodbav:"leaseUntil,omitempty"` // unix ms
+	// PendingRemovals is counted by page saves (WikiStore.AddPendingRemovals)
+	// and reset by a version-5 reconcile; read-only here.
+	PendingRemovals int `dynamodbav:"pendingRemovals,omitempty"`
 }
 
 func igPK(tenant string) string { return tenantPrefix(tenant) + "INTEG" }
@@ -98,7 +101,7 @@ func (it *igItem) entity() *integration.Descriptor {
 		RPCURL: it.RPCURL, Endpoint: it.Endpoint, SendErrorsToEmail: it.Email, SendErrorsToEmailThrottle: it.Throttle,
 		UserKey: it.UserKey, Username: it.Username, Version: it.Version, Status: integration.Status(it.Status),
 		Token: it.Token, IncomingTokenHash: it.IncomingHash, SweepFrom: it.SweepFrom, Rev: it.Rev,
-		CreatedAt: created, UpdatedAt: updated,
+		CreatedAt: created, UpdatedAt: updated, PendingRemovals: it.PendingRemovals,
 	}
 	if it.LastMail > 0 {
 		d.LastErrorMail = time.UnixMilli(it.LastMail).UTC()

@@ -327,7 +327,7 @@ func TestReplaceIssueLinks(t *testing.T) {
 	ctx := context.Background()
 	reqs := []*requirement.Requirement{
 		{SpaceKey: "DEMO", Key: "REQ-1", Status: requirement.Active, Issues: []requirement.IssueLink{
-			{IssueKey: "PROJ-1", Relationship: "implements"}, {ServiceID: "j", IssueKey: "PROJ-2", Relationship: "tests"}}},
+			{IssueKey: "PROJ-1", Relationship: "implements", Page: true}, {ServiceID: "j", IssueKey: "PROJ-2", Relationship: "tests", Tracker: true}}},
 		{SpaceKey: "DEMO", Key: "REQ-2", Status: requirement.Deleted},
 		{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 3, Status: requirement.Archived},
 	}
@@ -384,7 +384,9 @@ func TestReplaceIssueLinks(t *testing.T) {
 		t.Fatalf("ReplaceIssueLinks = %d, %v", n, err)
 	}
 	r, _ := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
-	want := []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: "implements"}, link("PROJ-3", "tests"), link("PROJ-1", "tests")}
+	// The page's link stays; the tracker's holds are exactly what it sent.
+	held := func(l requirement.IssueLink) requirement.IssueLink { l.Tracker = true; return l }
+	want := []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: "implements", Page: true}, held(link("PROJ-3", "tests")), held(link("PROJ-1", "tests"))}
 	if !slices.Equal(r.Issues, want) {
 		t.Fatalf("REQ-1 issues = %+v", r.Issues)
 	}

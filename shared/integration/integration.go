@@ -43,11 +43,13 @@ func ParseStatus(s string) (Status, error) {
 
 // Protocol constants.
 const (
-	// MaxVersion is the highest API version this wiki supports; version 4
-	// is the one whose message shape spec 2.5 documents.
-	MaxVersion = 4
-	// DefaultVersion is the version of a new integration.
-	DefaultVersion = MaxVersion
+	// MaxVersion is the highest API version this wiki supports: version 4
+	// is the one whose message shape spec 2.5 documents; version 5 adds
+	// LINKS messages and UPDATED's changedFields (link convergence).
+	MaxVersion = 5
+	// DefaultVersion is the version of a new integration: 4, until the
+	// tracker's link dialog (or an admin) negotiates 5.
+	DefaultVersion = 4
 	// DefaultEndpoint is the tracker endpoint of API versions 1 and above.
 	DefaultEndpoint = "/rest/reqs/1/api"
 	// DefaultThrottle is the default sendErrorsToEmailThrottle, in minutes.
@@ -76,6 +78,10 @@ type Descriptor struct {
 	Username                  string
 	Version                   int
 	Status                    Status
+	// PendingRemovals counts the links pages stopped holding that the
+	// integration, below version 5, could not be told to remove; a
+	// version-5 reconcile sends them and resets it. Read-only.
+	PendingRemovals int
 
 	// Token is the tracker credential the wiki sends as a bearer token. It is
 	// write-only: never returned by the API, never logged.

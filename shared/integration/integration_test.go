@@ -34,8 +34,8 @@ func TestValidate(t *testing.T) {
 		{"rpc ftp", func(d *Descriptor) { d.RPCURL = "ftp://jira" }, "rpcUrl must be an absolute"},
 		{"rpc with credentials", func(d *Descriptor) { d.RPCURL = "https://u:p@jira" }, "credentials"},
 		{"display bad", func(d *Descriptor) { d.DisplayURL = "jira.example.com" }, "displayUrl must be an absolute"},
-		{"version 5", func(d *Descriptor) { d.Version = 5 }, "version must be between 0 and 4"},
-		{"version -1", func(d *Descriptor) { d.Version = -1 }, "version must be between 0 and 4"},
+		{"version 6", func(d *Descriptor) { d.Version = 6 }, "version must be between 0 and 5"},
+		{"version -1", func(d *Descriptor) { d.Version = -1 }, "version must be between 0 and 5"},
 		{"endpoint not a path", func(d *Descriptor) { d.Endpoint = "api" }, "endpoint must be a path"},
 		{"email", func(d *Descriptor) { d.SendErrorsToEmail = "not-an-email" }, "sendErrorsToEmail"},
 		{"email with name", func(d *Descriptor) { d.SendErrorsToEmail = "Bob <bob@example.com>" }, "sendErrorsToEmail"},
@@ -164,7 +164,7 @@ func TestVersion(t *testing.T) {
 	if _, _, err := svc.Create(ctx, "demo", Patch{ServiceID: ptr("j"), RPCURL: ptr("https://j.example.com"), Version: ptr(0)}); err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct{ ask, want int }{{7, 4}, {2, 2}, {0, 0}, {4, 4}} {
+	for _, tt := range []struct{ ask, want int }{{7, 5}, {2, 2}, {0, 0}, {4, 4}, {5, 5}} {
 		got, err := svc.SetVersion(ctx, "demo", "j", tt.ask)
 		if err != nil || got != tt.want {
 			t.Fatalf("SetVersion(%d) = %d, %v; want %d", tt.ask, got, err, tt.want)

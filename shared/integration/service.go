@@ -25,6 +25,9 @@ type Deps struct {
 	Publisher *Publisher
 	Queue     Queue
 	Mailer    Mailer
+	// ReconcileStore, when set, lets the Service reconcile integrations
+	// (POST .../reconcile) and flag them for the sync run's reconcile.
+	ReconcileStore ReconcileStore
 	// Reconciler, when set, is what the sync run asks to reconcile the
 	// flagged integrations (and to flag those whose envelopes reached the
 	// dead-letter queue).
@@ -50,13 +53,20 @@ func (d *Deps) logger() *slog.Logger {
 // Service implements the integration endpoints of the wiki: descriptors,
 // the version and links callbacks, the outbound queue and the settings.
 type Service struct {
-	d Deps
+	d         Deps
+	reconcile *Reconcile // nil without d.ReconcileStore
 }
 
 // NewService returns a Service using Store, Outbox, Tokens, Links,
 // Settings, Tracker (push now), Publisher (to wake a re-activated
 // integration), Logger and Now of d.
-func NewService(d Deps) *Service { return &Service{d: d} }
+func NewService(d Deps) *Service {
+	s := &Service{d: d}
+	if d.ReconcileStore != nil {
+		s.reconcile = NewReconciler(d, d.ReconcileStore)
+	}
+	return s
+}
 
 // QueueLimit is the default and QueueMaxLimit the largest number of
 // messages the queue listing answers.
@@ -155,7 +165,35 @@ func (s *Service) Create(ctx context.Context, tenant string, p Patch) (View, str
 		}
 		return View{}, "", fmt.Errorf("create integration %s: %w", d.ServiceID, err)
 	}
+	// Pages may already hold links to it (their saves warned of it): the
+	// next sync run queues them.
+	s.flagReconcile(ctx, tenant, d.ServiceID)
 	return View{Descriptor: d}, token, nil
+}
+
+// flagReconcile flags an integration for the next sync run's reconcile; a
+// failure is logged (POST .../reconcile does the same by hand).
+func (s *Service) flagReconcile(ctx context.Context, tenant, serviceID string) {
+	if s.reconcile == nil {
+		return
+	}
+	if err := s.reconcile.Flag(ctx, tenant, serviceID); err != nil {
+		s.d.logger().WarnContext(ctx, "cannot flag an integration for reconcile; POST its reconcile endpoint",
+			"service_id", serviceID, "error", err.Error())
+	}
+}
+
+// Reconcile queues, now, the whole set of page links of every requirement
+// an integration may disagree about (a LINKS message each from version 5,
+// their LINK messages below), and answers how many messages it queued.
+func (s *Service) Reconcile(ctx context.Context, tenant, serviceID, actor string) (int, error) {
+	if _, err := s.get(ctx, tenant, serviceID); err != nil {
+		return 0, err
+	}
+	if s.reconcile == nil {
+		return 0, errors.New("reconcile is not configured")
+	}
+	return s.reconcile.Run(ctx, tenant, serviceID, actor)
 }
 
 // issueToken stores a new Link credential for d and sets its hash on d.
@@ -194,7 +232,7 @@ func (s *Service) Update(ctx context.Context, tenant, serviceID string, p Patch)
 	if p.ServiceID != nil && *p.ServiceID != serviceID {
 		return View{}, "", apperr.Invalidf("serviceId %q cannot change (path names %q)", *p.ServiceID, serviceID)
 	}
-	wasDisabled := d.Status == Disabled
+	wasDisabled, oldVersion := d.Status == Disabled, d.Version
 	if err := p.apply(d); err != nil {
 		return View{}, "", err
 	}
@@ -234,6 +272,11 @@ func (s *Service) Update(ctx context.Context, tenant, serviceID string, p Patch)
 	}
 	if wasDisabled && d.Status == Active {
 		s.wake(ctx, tenant, d)
+	}
+	// Re-enabled (its tracker missed what a DISABLED link could not
+	// receive), or now at version 5 (removals can be sent): reconcile.
+	if (wasDisabled && d.Status == Active) || (oldVersion < 5 && d.Version >= 5) {
+		s.flagReconcile(ctx, tenant, serviceID)
 	}
 	v, err := s.view(ctx, tenant, d)
 	return v, token, err
@@ -281,6 +324,7 @@ func (s *Service) SetVersion(ctx context.Context, tenant, serviceID string, v in
 		if d.Version == v {
 			return v, nil
 		}
+		upgraded := d.Version < 5 && v >= 5
 		d.Version = v
 		if v > 0 && d.Endpoint == "" {
 			d.Endpoint = DefaultEndpoint
@@ -296,6 +340,9 @@ func (s *Service) SetVersion(ctx context.Context, tenant, serviceID string, v in
 		}
 		if err != nil {
 			return 0, fmt.Errorf("set the version of integration %s: %w", serviceID, err)
+		}
+		if upgraded {
+			s.flagReconcile(ctx, tenant, serviceID)
 		}
 		return v, nil
 	}
@@ -398,6 +445,9 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, serviceID, id strin
 	if err != nil {
 		return fmt.Errorf("delete message %s: %w", id, err)
 	}
+	// What the message said is lost; the next sync run's reconcile sends
+	// the whole current state instead.
+	s.flagReconcile(ctx, tenant, serviceID)
 	return nil
 }
 

@@ -239,3 +239,30 @@ type Reconciler interface {
 type Mailer interface {
 	Send(ctx context.Context, to, subject, body string) error
 }
+
+// Flag is an integration flagged for reconcile, as of At.
+type Flag struct {
+	Tenant    string
+	ServiceID string
+	At        string // the flag's value; clearing is conditioned on it
+}
+
+// ReconcileStore is what reconciling needs of the WikiTable
+// (shared/dynamo.IntegrationStore).
+type ReconcileStore interface {
+	// PageLinked calls fn with pages of at most 100 current rows (stubs
+	// left out) whose page holds, or once held, links to serviceID or to
+	// every integration (macros naming none), until fn fails.
+	PageLinked(ctx context.Context, tenant, serviceID string, fn func([]*requirement.Requirement) error) error
+	// AddMessages writes new NEW messages, not yet enqueued.
+	AddMessages(ctx context.Context, tenant string, msgs []*outbox.Message) error
+	// FlagReconcile flags an integration (absent: no error, nothing done).
+	FlagReconcile(ctx context.Context, tenant, serviceID string, at time.Time) error
+	// Flagged calls fn with pages of the flagged integrations of every
+	// tenant, oldest flag first, until fn returns false or an error.
+	Flagged(ctx context.Context, fn func([]Flag) (bool, error)) error
+	// ClearReconcile clears a flag unless it was set again since f.At.
+	ClearReconcile(ctx context.Context, f Flag) error
+	// ResetPendingRemovals sets an integration's pendingRemovals to 0.
+	ResetPendingRemovals(ctx context.Context, tenant, serviceID string) error
+}

@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // Type is the message type of spec 2.5 / §6.
@@ -84,4 +86,29 @@ func NewID(now time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%016x%s", now.UnixNano(), hex.EncodeToString(b[:]))
+}
+
+// LinksOf returns the LINKS message that tells integration serviceID the
+// page links of r as they are now: those naming it and those of macros
+// naming none, each issue and relationship once.
+func LinksOf(actor string, r *requirement.Requirement, serviceID string) Message {
+	m := Message{
+		ServiceID: serviceID, State: New, Type: Links, AuthorKey: actor, AuthorName: actor,
+		SpaceKey: r.SpaceKey, Key: r.Key, LinksVersion: r.LinksVersion,
+		OriginPageID: r.Origin.PageID, OriginTitle: r.Origin.Title,
+		NewHTMLExcerpt: r.HTMLExcerpt, NewURL: r.GenericURL(), Links: []LinkRef{},
+	}
+	for _, l := range r.PageLinksFor(serviceID) {
+		m.Links = append(m.Links, LinkRef{IssueKey: l.IssueKey, Relationship: l.Relationship})
+	}
+	return m
+}
+
+// LinkOf returns the version-4 LINK message of one issue link of r.
+func LinkOf(actor string, r *requirement.Requirement, serviceID string, l requirement.IssueLink) Message {
+	return Message{
+		ServiceID: serviceID, State: New, Type: Link, AuthorKey: actor, AuthorName: actor,
+		SpaceKey: r.SpaceKey, Key: r.Key, ObjectKey: l.IssueKey, Relationship: l.Relationship,
+		NewHTMLExcerpt: r.HTMLExcerpt, NewURL: r.GenericURL(),
+	}
 }

@@ -419,14 +419,17 @@ func (p *plan) messages(write int, prior, old, n *requirement.Requirement, servi
 			}
 		}
 		for _, s := range services {
+			// What the tracker may hold: the page links of the previous
+			// incarnation, also when it is DELETED (trackers keep the
+			// links of deleted requirements).
 			var before []requirement.IssueLink
-			if existed && prior.Status == requirement.Active {
+			if existed {
 				before = prior.PageLinksFor(s.ServiceID)
 			}
 			after := n.PageLinksFor(s.ServiceID)
 			if s.Version >= LinksVersion {
 				if issueSet(before) != issueSet(after) {
-					emit(s, p.linksMessage(base, n, after))
+					emit(s, outbox.LinksOf(p.actor, n, s.ServiceID))
 				}
 				continue
 			}
@@ -442,12 +445,7 @@ func (p *plan) messages(write int, prior, old, n *requirement.Requirement, servi
 					continue
 				}
 				known[issueID(l)] = true
-				m := base
-				m.Type = outbox.Link
-				m.ObjectKey, m.Relationship = l.IssueKey, l.Relationship
-				m.NewHTMLExcerpt = n.HTMLExcerpt
-				m.NewURL = n.GenericURL()
-				emit(s, m)
+				emit(s, outbox.LinkOf(p.actor, n, s.ServiceID, l))
 			}
 		}
 	}
@@ -457,31 +455,6 @@ func (p *plan) messages(write int, prior, old, n *requirement.Requirement, servi
 // LinksVersion is the API version from which integrations get LINKS
 // messages (and UPDATED messages with changedFields).
 const LinksVersion = 5
-
-// linksMessage is the LINKS message of n with its page link set.
-func (p *plan) linksMessage(base outbox.Message, n *requirement.Requirement, set []requirement.IssueLink) outbox.Message {
-	m := base
-	m.Type = outbox.Links
-	m.Links = make([]outbox.LinkRef, 0, len(set))
-	for _, l := range set {
-		m.Links = append(m.Links, outbox.LinkRef{IssueKey: l.IssueKey, Relationship: l.Relationship})
-	}
-	m.LinksVersion = n.LinksVersion
-	m.OriginPageID, m.OriginTitle = n.Origin.PageID, n.Origin.Title
-	m.NewHTMLExcerpt = n.HTMLExcerpt
-	m.NewURL = n.GenericURL()
-	return m
-}
-
-// LinksMessage returns the LINKS message that tells integration serviceID
-// the page links of r as they are now (reconcile).
-func LinksMessage(actor string, r *requirement.Requirement, serviceID string) outbox.Message {
-	p := &plan{actor: actor}
-	m := p.linksMessage(outbox.Message{State: outbox.New, AuthorKey: actor, AuthorName: actor, SpaceKey: r.SpaceKey, Key: r.Key},
-		r, r.PageLinksFor(serviceID))
-	m.ServiceID = serviceID
-	return m
-}
 
 // changedFields names what a version-5 UPDATED message reports: the
 // fields of prior that n changes.

@@ -71,6 +71,14 @@ type resultResponse struct {
 	Version      int         `json:"version"`
 	Requirements []keyStatus `json:"requirements"`
 	Duplicates   []string    `json:"duplicates"`
+	// Warnings name issue macros whose serverId names no integration.
+	Warnings []warning `json:"warnings"`
+}
+
+// warning is one entry of a save answer's warnings.
+type warning struct {
+	Key     string `json:"key"`
+	Message string `json:"message"`
 }
 
 // pageResponse answers GET /content/{contentId}.
@@ -93,7 +101,10 @@ func nullable(s string) *string {
 func newResultResponse(res *wiki.Result) resultResponse {
 	out := resultResponse{
 		ID: res.Page.ID, SpaceKey: res.Page.SpaceKey, Title: res.Page.Title, ParentID: nullable(res.Page.ParentID),
-		Version: res.Page.Version, Requirements: []keyStatus{}, Duplicates: []string{},
+		Version: res.Page.Version, Requirements: []keyStatus{}, Duplicates: []string{}, Warnings: []warning{},
+	}
+	for _, w := range res.Warnings {
+		out.Warnings = append(out.Warnings, warning{Key: w.Key, Message: w.Message})
 	}
 	for _, s := range res.Requirements {
 		out.Requirements = append(out.Requirements, keyStatus{SpaceKey: s.SpaceKey, Key: s.Key, Status: string(s.Status), HTMLNeedsUpdating: s.HTMLNeedsUpdating})

@@ -35,6 +35,7 @@ type Service interface {
 	Push(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error)
 	DeleteMessage(ctx context.Context, tenant, serviceID, id string) error
 	ReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error)
+	Reconcile(ctx context.Context, tenant, serviceID, actor string) (int, error)
 	Settings(ctx context.Context, tenant string) (integration.Settings, error)
 	PutSettings(ctx context.Context, tenant string, s integration.Settings) (integration.Settings, error)
 }
@@ -59,6 +60,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/integration/{serviceId}/version", httpapi.AdminOrOwnLink, h.version)
 	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}/version", httpapi.AdminOrOwnLink, h.setVersion)
 	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}/links", httpapi.AdminOrOwnLink, h.links)
+	rt.Handle("POST /rest/reqs/1/integration/{serviceId}/reconcile", httpapi.Admin, h.reconcile)
 	rt.Handle("GET /rest/reqs/1/admin/settings", httpapi.Admin, h.settings)
 	rt.Handle("PUT /rest/reqs/1/admin/settings", httpapi.Admin, h.putSettings)
 }
@@ -85,6 +87,9 @@ type descriptorJSON struct {
 	CountMessagesInQueue      int    `json:"countMessagesInQueue"`
 	Status                    string `json:"status"`
 	HasToken                  bool   `json:"hasToken"`
+	// PendingRemovals counts the links pages stopped holding that an
+	// integration below version 5 could not be told to remove (read-only).
+	PendingRemovals int `json:"pendingRemovals"`
 	// IncomingToken is answered once: on create and on rotateToken.
 	IncomingToken string `json:"incomingToken,omitempty"`
 }
@@ -95,7 +100,7 @@ func toDescriptorJSON(v integration.View, incoming string) descriptorJSON {
 		ServiceID: d.ServiceID, ApplinkID: d.ApplinkID, Label: d.Label, DisplayURL: d.DisplayURL, RPCURL: d.RPCURL,
 		Endpoint: d.Endpoint, SendErrorsToEmail: d.SendErrorsToEmail, SendErrorsToEmailThrottle: d.SendErrorsToEmailThrottle,
 		UserKey: d.UserKey, Username: d.Username, Version: d.Version, CountMessagesInQueue: v.CountMessagesInQueue,
-		Status: string(d.Status), HasToken: d.Token != "", IncomingToken: incoming,
+		Status: string(d.Status), HasToken: d.Token != "", IncomingToken: incoming, PendingRemovals: d.PendingRemovals,
 	}
 }
 
@@ -120,6 +125,7 @@ type descriptorInput struct {
 	RotateToken               bool    `json:"rotateToken"`
 	// Read-only: ignored.
 	CountMessagesInQueue json.RawMessage `json:"countMessagesInQueue"`
+	PendingRemovals      json.RawMessage `json:"pendingRemovals"`
 	HasToken             json.RawMessage `json:"hasToken"`
 	IncomingToken        json.RawMessage `json:"incomingToken"`
 }
@@ -200,6 +206,17 @@ type messageJSON struct {
 	NewBaseline    *int    `json:"newBaseline"`
 	NewURL         string  `json:"newUrl"`
 	LastResponse   *string `json:"lastResponse,omitempty"`
+	// Version 5: a LINKS message's page link set and version, an UPDATED
+	// message's changed fields.
+	Links         *[]linkJSON `json:"links,omitempty"`
+	Version       *int64      `json:"version,omitempty"`
+	ChangedFields []string    `json:"changedFields,omitempty"`
+}
+
+// linkJSON is one link of a LINKS message, as the tracker receives it.
+type linkJSON struct {
+	ObjectKey    string `json:"objectKey"`
+	Relationship string `json:"relationship"`
 }
 
 func optInt(n int) *int {
@@ -214,7 +231,15 @@ func toMessageJSON(m *outbox.Message, withResponse bool) messageJSON {
 		ID: m.ID, State: string(m.State), CreatedAt: httpapi.FormatTime(m.CreatedAt), Type: string(m.Type),
 		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, SpaceKey: m.SpaceKey, Key: m.Key, Baseline: optInt(m.Baseline),
 		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTMLExcerpt: m.NewHTMLExcerpt, NewSpaceKey: m.NewSpaceKey,
-		NewKey: m.NewKey, NewBaseline: optInt(m.NewBaseline), NewURL: m.NewURL,
+		NewKey: m.NewKey, NewBaseline: optInt(m.NewBaseline), NewURL: m.NewURL, ChangedFields: m.ChangedFields,
+	}
+	if m.Type == outbox.Links {
+		links := make([]linkJSON, 0, len(m.Links))
+		for _, l := range m.Links {
+			links = append(links, linkJSON{ObjectKey: l.IssueKey, Relationship: l.Relationship})
+		}
+		v := m.LinksVersion
+		out.Links, out.Version = &links, &v
 	}
 	if withResponse {
 		lr := m.LastResponse
@@ -285,6 +310,19 @@ func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// reconcile queues the page link sets of every requirement the integration
+// may disagree about: POST .../reconcile → {"queued": n}. A body, if any,
+// is ignored.
+func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
+	p, _ := auth.FromContext(r.Context())
+	n, err := h.Service.Reconcile(r.Context(), p.Tenant, r.PathValue("serviceId"), p.User)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, map[string]int{"queued": n})
 	return nil
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/queue"
 	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -121,6 +122,7 @@ type stack struct {
 	pub     *integration.Publisher
 	tracker *tracker
 	mail    *mailer
+	wiki    *wiki.Service
 }
 
 const (
@@ -152,7 +154,10 @@ func newStack(t *testing.T) *stack {
 	deps := integration.Deps{
 		Store: store, Outbox: ob, Links: store, Tokens: authStore, Settings: dynamo.NewSettingsStore(db, env.WikiTable),
 		Tracker: &integration.HTTPTracker{Client: &http.Client{Timeout: 5 * time.Second}}, Publisher: s.pub, Queue: q, Mailer: s.mail,
+		ReconcileStore: store,
 	}
+	deps.Reconciler = integration.NewReconciler(deps, store)
+	s.wiki = wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
 	s.router = httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(authStore, 0))
 	s.router.Logger = slog.New(slog.DiscardHandler)
 	(&integrations.Handler{Service: integration.NewService(deps)}).Register(s.router)
@@ -285,7 +290,7 @@ func TestIntegrationCRUD(t *testing.T) {
 		"sendErrorsToEmail":"ops@example.com","sendErrorsToEmailThrottle":15,"userKey":"svc","username":"svc-user","token":"tracker-secret"}`, s.tracker.URL), 200, &created)
 	want := map[string]any{"serviceId": "jira-1", "applinkId": "jira-1", "label": "Jira", "displayUrl": s.tracker.URL, "rpcUrl": s.tracker.URL,
 		"endpoint": "/rest/reqs/1/api", "sendErrorsToEmail": "ops@example.com", "sendErrorsToEmailThrottle": 15.0, "userKey": "svc",
-		"username": "svc-user", "version": 4.0, "countMessagesInQueue": 0.0, "status": "ACTIVE", "hasToken": true}
+		"username": "svc-user", "version": 4.0, "countMessagesInQueue": 0.0, "status": "ACTIVE", "hasToken": true, "pendingRemovals": 0.0}
 	incoming, _ := created["incomingToken"].(string)
 	delete(created, "incomingToken")
 	if fmt.Sprint(created) != fmt.Sprint(want) || !strings.HasPrefix(incoming, "rt_") {
@@ -306,7 +311,7 @@ func TestIntegrationCRUD(t *testing.T) {
 	for body, msg := range map[string]string{
 		`{"rpcUrl":"jira.example.com"}`:                                   "rpcUrl must be an absolute http or https URL",
 		`{"rpcUrl":"https://j.example.com","status":"PAUSED"}`:            "use ACTIVE or DISABLED",
-		`{"rpcUrl":"https://j.example.com","version":5}`:                  "version must be between 0 and 4",
+		`{"rpcUrl":"https://j.example.com","version":6}`:                  "version must be between 0 and 5",
 		`{"rpcUrl":"https://j.example.com","sendErrorsToEmail":"nobody"}`: "sendErrorsToEmail",
 		`{"rpcUrl":"https://j.example.com","colour":"red"}`:               "unknown field",
 		`{"rpcUrl":"https://j.example.com","displayUrl":"ftp://j"}`:       "displayUrl",
@@ -391,7 +396,7 @@ func TestIncomingToken(t *testing.T) {
 
 	var v map[string]any
 	s.json(t, "GET", "/rest/reqs/1/integration/jira-1/version", incoming, "", 200, &v)
-	if v["version"] != 4.0 || v["max"] != 4.0 {
+	if v["version"] != 4.0 || v["max"] != 5.0 {
 		t.Fatalf("version = %v", v)
 	}
 	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", incoming, `2`, 200, &v)
@@ -399,7 +404,7 @@ func TestIncomingToken(t *testing.T) {
 		t.Fatalf("PUT version 2 = %v", v)
 	}
 	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", demoAdmin, `9`, 200, &v)
-	if v["version"] != 4.0 {
+	if v["version"] != 5.0 {
 		t.Fatalf("PUT version 9 = %v", v)
 	}
 	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", incoming, `0`, 200, &v)
@@ -777,8 +782,10 @@ func TestLinksCallback(t *testing.T) {
 		t.Fatalf("links = %v", res)
 	}
 	r1, _ := s.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
-	want := []requirement.IssueLink{{ServiceID: "jira-2", IssueKey: "OTHER-1", Relationship: "tests"},
-		{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements"}, {ServiceID: "jira-1", IssueKey: "PROJ-2", Relationship: "tests"}}
+	// The callback's links are the tracker's holds (the stored link of
+	// jira-2, from before holds existed, reads as the tracker's too).
+	want := []requirement.IssueLink{{ServiceID: "jira-2", IssueKey: "OTHER-1", Relationship: "tests", Tracker: true},
+		{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements", Tracker: true}, {ServiceID: "jira-1", IssueKey: "PROJ-2", Relationship: "tests", Tracker: true}}
 	if !slices.Equal(r1.Issues, want) {
 		t.Fatalf("REQ-1 issues = %+v", r1.Issues)
 	}
@@ -829,4 +836,66 @@ func TestSyncTenThousandMessages(t *testing.T) {
 	}
 	t.Logf("10000 messages written and published in %v, delivered in %d POSTs in %v (%d envelopes)",
 		written.Round(time.Millisecond), rep.Posts, time.Since(start).Round(time.Millisecond), rep.Received)
+}
+
+// TestReconcile checks POST .../reconcile and the sync run's own
+// reconcile: links a page held before its integration existed reach the
+// tracker as LINKS once the integration is at version 5, without the page
+// being saved again.
+func TestReconcile(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	ctx := context.Background()
+	body := `<table><tbody><tr><th>Key</th><th>Description</th><th>Implements</th></tr><tr>` +
+		`<td><ac:structured-macro ac:name="requirement"><ac:parameter ac:name="key">REQ-1</ac:parameter></ac:structured-macro></td>` +
+		`<td><p>One</p></td><td><ac:structured-macro ac:name="jira"><ac:parameter ac:name="key">PROJ-1</ac:parameter>` +
+		`<ac:parameter ac:name="serverId">jira-1</ac:parameter></ac:structured-macro></td></tr></tbody></table>`
+	res, err := s.wiki.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "Specs", Body: body})
+	if err != nil || len(res.Warnings) != 1 {
+		t.Fatalf("save = %+v, %v", res, err)
+	}
+	s.createIntegration(t, demoAdmin, "jira-1")
+	path := "/rest/reqs/1/integration/jira-1/reconcile"
+	for _, c := range []struct {
+		token, path string
+		want        int
+	}{{demoUser, path, 403}, {acmeAdmin, path, 404}, {demoAdmin, "/rest/reqs/1/integration/nope/reconcile", 404}, {"", path, 401}} {
+		if code, out := s.do(t, "POST", c.path, c.token, ""); code != c.want {
+			t.Fatalf("POST %s as %q = %d %s, want %d", c.path, c.token, code, out, c.want)
+		}
+	}
+	// Version 4: the LINK of each link.
+	var got map[string]any
+	s.json(t, "POST", path, demoAdmin, "", 200, &got)
+	if got["queued"] != 1.0 {
+		t.Fatalf("reconcile at version 4 = %v", got)
+	}
+	var q []map[string]any
+	s.json(t, "GET", "/rest/reqs/1/integration/jira-1/queue/outbound", demoAdmin, "", 200, &q)
+	if len(q) != 1 || q[0]["type"] != "LINK" || q[0]["objectKey"] != "PROJ-1" {
+		t.Fatalf("queue %v", q)
+	}
+	// Raised to 5, flagged: the sync run reconciles it by itself, and the
+	// tracker gets the LINKS with the set and its version.
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1/version", demoAdmin, "5", 200, &got)
+	rep := s.run(t)
+	if rep.Reconciled < 1 {
+		t.Fatalf("run %+v reconciled nothing", rep)
+	}
+	var links []map[string]any
+	for _, post := range s.tracker.posts() {
+		for _, m := range post {
+			if m["type"] == "LINKS" {
+				links = append(links, m)
+			}
+		}
+	}
+	if len(links) == 0 || fmt.Sprint(links[len(links)-1]["links"]) != "[map[objectKey:PROJ-1 relationship:implements]]" ||
+		links[len(links)-1]["version"] != 1.0 {
+		t.Fatalf("LINKS posted: %v", links)
+	}
+	// The flag is cleared: the next run reconciles nothing.
+	if rep := s.run(t); rep.Reconciled != 0 {
+		t.Fatalf("second run %+v", rep)
+	}
 }

@@ -106,6 +106,9 @@ type Issue struct {
 	ServiceID    *string `json:"serviceId"`
 	IssueKey     string  `json:"issueKey"`
 	Relationship string  `json:"relationship"`
+	// Origin is PAGE while an issue macro of the requirement's page holds
+	// the link, else TRACKER (made on the tracker).
+	Origin string `json:"origin"`
 }
 
 // FromEntity converts a requirement to its JSON shape; lists are never null.
@@ -135,7 +138,7 @@ func FromEntity(r *requirement.Requirement) Requirement {
 		out.ReverseDependencies = append(out.ReverseDependencies, Dependency{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
 	}
 	for _, l := range r.Issues {
-		is := Issue{IssueKey: l.IssueKey, Relationship: l.Relationship}
+		is := Issue{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin())}
 		if l.ServiceID != "" {
 			sid := l.ServiceID
 			is.ServiceID = &sid

@@ -108,7 +108,7 @@ func TestGetRequirement(t *testing.T) {
 	 "origin":{"pageId":"123","title":"Page 123"},
 	 "dependencies":[{"spaceKey":"DEMO","key":"REQ-000","relationship":"refines"}],
 	 "reverseDependencies":[{"spaceKey":"OTHER","key":"O-1","relationship":"refines"}],
-	 "issues":[{"serviceId":"jira-1","issueKey":"PROJ-1","relationship":"implements"},{"serviceId":null,"issueKey":"PROJ-2","relationship":"implements"}],
+	 "issues":[{"serviceId":"jira-1","issueKey":"PROJ-1","relationship":"implements","origin":"PAGE"},{"serviceId":null,"issueKey":"PROJ-2","relationship":"implements","origin":"PAGE"}],
 	 "genericUrl":"/requirements/DEMO/REQ-001"}`
 	var wantBody map[string]any
 	if err := json.Unmarshal([]byte(want), &wantBody); err != nil {

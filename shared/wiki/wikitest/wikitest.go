@@ -51,7 +51,7 @@ type Mem struct {
 	services  map[string][]wiki.Integration
 	// Removals are the pending removals added per tenant and serviceId.
 	Removals map[string]map[string]int
-	spaces    map[string][]string
+	spaces   map[string][]string
 	// Commits are the changes applied, in order.
 	Commits []*wiki.Change
 	// Outbox holds every message written, by commit then id.

@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/queue"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// reconcileService is the integration the reconcile measurement queues for.
+const reconcileService = "jira-reconcile-bench"
+
+// Reconcile measures one reconcile (integration.Reconcile.Run, what POST
+// .../reconcile and the sync run's reconcile do) of a version-5
+// integration whose pages link n requirements: the requirements are
+// committed through the wiki store (so the page indexing writes their
+// service index items), the integration is created afterwards, and the run
+// queues one LINKS message per requirement and publishes them to SQS.
+func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
+	row.Method = fmt.Sprintf("%d current requirements, %d per page, each with 2 issue macros naming %s, committed through "+
+		"WikiStore.Commit (the page indexing writes their service index items); the version-5 integration is created after; "+
+		"then one integration.Reconcile run composed as in functions/wikiintegrations (IntegrationStore, Publisher on moto), in "+
+		"process, queueing and publishing one LINKS message per requirement. Own tables and queue.", n, seedPerPage, reconcileService)
+	res, err := env.Resources(ctx, "reconcile")
+	if err != nil {
+		return err
+	}
+	table, queueURL := res.Tables["WikiTable"], res.Queues["OutboundQueue"]
+	db := env.NewCounted()
+	store := dynamo.NewWikiStore(db.API, table)
+	start := time.Now()
+	for p := 0; p*seedPerPage < n; p++ {
+		pg := &wiki.Page{ID: fmt.Sprint(7_000_000 + p), SpaceKey: Space, Title: fmt.Sprintf("Linked %d", p), Version: 1,
+			Body: "<p>seeded by make bench</p>", UpdatedAt: time.Now().UTC(), UpdatedBy: "bench"}
+		c := &wiki.Change{PutPage: pg, RegisterSpace: Space}
+		for i := p * seedPerPage; i < min(n, (p+1)*seedPerPage); i++ {
+			r := seedRequirement(i, pg)
+			r.Status = requirement.Active
+			r.Issues = []requirement.IssueLink{
+				{ServiceID: reconcileService, IssueKey: fmt.Sprintf("PROJ-%d", i), Relationship: "implements", Page: true},
+				{ServiceID: reconcileService, IssueKey: fmt.Sprintf("TEST-%d", i), Relationship: "tests", Page: true},
+			}
+			r.LinksVersion = 1
+			pg.Keys = append(pg.Keys, r.Key)
+			c.Writes = append(c.Writes, wiki.Write{New: r})
+		}
+		if err := store.Commit(ctx, Tenant, c); err != nil {
+			return fmt.Errorf("seed linked page %s: %w", pg.ID, err)
+		}
+	}
+	seeded := time.Since(start)
+	if err := createIntegration(ctx, db.API, table, Tenant, reconcileService, "https://tracker.example.com"); err != nil {
+		return err
+	}
+	integ := dynamo.NewIntegrationStore(db.API, table)
+	d, err := integ.Get(ctx, Tenant, reconcileService)
+	if err != nil {
+		return err
+	}
+	d.Version = 5
+	if err := integ.Update(ctx, Tenant, d); err != nil {
+		return fmt.Errorf("raise %s to version 5: %w", reconcileService, err)
+	}
+	ob := dynamo.NewOutboxStore(db.API, table)
+	deps := integration.Deps{Store: integ, Outbox: ob, Publisher: integration.NewPublisher(queue.New(env.SQS(), queueURL), ob),
+		Logger: slog.New(slog.DiscardHandler)}
+	rec := integration.NewReconciler(deps, integ)
+	stop, err := startProfile(env, "reconcile")
+	if err != nil {
+		return err
+	}
+	defer stop()
+	db.Reset()
+	start = time.Now()
+	queued, runErr := rec.Run(ctx, Tenant, reconcileService, "bench")
+	elapsed := time.Since(start)
+	stop()
+	calls := db.Calls.Counts()
+	total := 0
+	for _, c := range calls {
+		total += c
+	}
+	row.add("LINKS messages queued", fmt.Sprintf("one per linked requirement = %d", n), fmt.Sprint(queued), verdict(queued == n && runErr == nil))
+	row.add("DynamoDB calls", fmt.Sprintf("O(N/25): ⌈N/100⌉ reads + ⌈N/25⌉ writes ≈ %d", ceilDiv(n, 100)+ceilDiv(n, 25)+4),
+		fmt.Sprintf("%d (%.3f per requirement): %s", total, float64(total)/float64(n), formatCalls(calls)),
+		verdict(total <= ceilDiv(n, 100)+ceilDiv(n, 25)+ceilDiv(n, 1000)*4+8))
+	row.add("run duration", "reported", fmt.Sprintf("%s (%.3f ms per requirement)", secs(elapsed),
+		float64(elapsed.Microseconds())/1000/float64(n)), Info)
+	row.add("setup: linked requirements committed", "", secs(seeded), Info)
+	if runErr != nil {
+		row.note("The run failed: %v", runErr)
+	}
+	return nil
+}
