@@ -343,7 +343,7 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 	for i, set := range sets {
 		r := rows[RequirementID{SpaceKey: ids[i].SpaceKey, Key: keyU(ids[i].Key), Baseline: ids[i].Baseline}]
 		old := *r // ReplaceLinks gives r a new Issues slice; old keeps the previous one
-		if !integration.ReplaceLinks(r, serviceID, set.Links) {
+		if !integration.ReplaceLinks(r, serviceID, set.Links, set.Whole) {
 			continue
 		}
 		before, after := newRequirementItem(tenant, &old), newRequirementItem(tenant, r)

@@ -485,7 +485,7 @@ func (f *fakeLinks) ReplaceIssueLinks(_ context.Context, _ string, sid string, s
 	}
 	n := 0
 	for _, s := range sets {
-		if ReplaceLinks(f.reqs[s.SpaceKey+"/"+strings.ToUpper(s.Key)], sid, s.Links) {
+		if ReplaceLinks(f.reqs[s.SpaceKey+"/"+strings.ToUpper(s.Key)], sid, s.Links, s.Whole) {
 			n++
 		}
 	}

@@ -231,7 +231,7 @@ func TestReplaceLinks(t *testing.T) {
 		{IssueKey: "proj-4", Relationship: "tests"},
 		{IssueKey: "PROJ-5", Relationship: "verifies"},
 	}
-	if !ReplaceLinks(r, "jira-1", sent) {
+	if !ReplaceLinks(r, "jira-1", sent, false) {
 		t.Fatal("not changed")
 	}
 	want := []requirement.IssueLink{
@@ -245,10 +245,10 @@ func TestReplaceLinks(t *testing.T) {
 	if !slices.Equal(r.Issues, want) {
 		t.Fatalf("issues =\n%+v\nwant\n%+v", r.Issues, want)
 	}
-	if ReplaceLinks(r, "jira-1", sent) {
+	if ReplaceLinks(r, "jira-1", sent, false) {
 		t.Fatal("the same links again changed the requirement")
 	}
-	if !ReplaceLinks(r, "jira-1", nil) {
+	if !ReplaceLinks(r, "jira-1", nil, false) {
 		t.Fatal("an empty set changed nothing")
 	}
 	want = []requirement.IssueLink{
@@ -259,6 +259,23 @@ func TestReplaceLinks(t *testing.T) {
 	}
 	if !slices.Equal(r.Issues, want) {
 		t.Fatalf("after an empty set: %+v", r.Issues)
+	}
+	// A tracker below version 5 sends its whole set: the links it got from
+	// the page (LINK messages) come back, and stay the page's alone.
+	if !ReplaceLinks(r, "jira-1", []requirement.IssueLink{
+		{IssueKey: "PROJ-1", Relationship: "implements"}, {IssueKey: "PROJ-2", Relationship: "tests"}, {IssueKey: "PROJ-8", Relationship: "tests"},
+	}, true) {
+		t.Fatal("a whole set changed nothing")
+	}
+	want = []requirement.IssueLink{
+		page("", "PROJ-1", "implements"),
+		page("jira-1", "PROJ-2", "tests"),
+		page("jira-1", "PROJ-4", "tests"),
+		tracker("jira-2", "OTHER-1", "tests"),
+		tracker("jira-1", "PROJ-8", "tests"),
+	}
+	if !slices.Equal(r.Issues, want) {
+		t.Fatalf("after a whole set: %+v", r.Issues)
 	}
 }
 

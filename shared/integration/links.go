@@ -77,7 +77,10 @@ func sameLink(a, b requirement.IssueLink) bool {
 // serverId holds is the page's, whatever the tracker says). It reports
 // whether r changed. The store derives the search index items to write and
 // delete from r before and after, as the page indexing does.
-func ReplaceLinks(r *requirement.Requirement, serviceID string, links []requirement.IssueLink) bool {
+//
+// With whole (a tracker below version 5 sends its whole set), a link the
+// page holds is the page's: it gets no tracker hold.
+func ReplaceLinks(r *requirement.Requirement, serviceID string, links []requirement.IssueLink, whole bool) bool {
 	next := make([]requirement.IssueLink, 0, len(r.Issues)+len(links))
 	for _, l := range r.Issues {
 		if l.ServiceID == serviceID {
@@ -92,8 +95,13 @@ func ReplaceLinks(r *requirement.Requirement, serviceID string, links []requirem
 		l.ServiceID, l.Tracker, l.Page = serviceID, true, false
 		i := slices.IndexFunc(next, func(o requirement.IssueLink) bool { return sameLink(o, l) })
 		if i >= 0 {
-			next[i].Tracker = true
+			next[i].Tracker = !whole || !next[i].Page
 			continue
+		}
+		if whole && slices.ContainsFunc(next, func(o requirement.IssueLink) bool {
+			return o.Page && o.ServiceID == "" && strings.EqualFold(o.IssueKey, l.IssueKey) && o.Relationship == l.Relationship
+		}) {
+			continue // a macro naming no integration holds it
 		}
 		next = append(next, l)
 	}

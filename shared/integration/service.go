@@ -456,12 +456,16 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, serviceID, id strin
 // validated first; an unknown requirement answers 404 naming it and nothing
 // is written. It answers the number of requirements whose links changed.
 func (s *Service) ReplaceLinks(ctx context.Context, tenant, serviceID string, sets []LinkSet) (int, error) {
-	if _, err := s.get(ctx, tenant, serviceID); err != nil {
-		return 0, err
-	}
-	sets, err := CheckLinkSets(serviceID, sets)
+	d, err := s.get(ctx, tenant, serviceID)
 	if err != nil {
 		return 0, err
+	}
+	sets, err = CheckLinkSets(serviceID, sets)
+	if err != nil {
+		return 0, err
+	}
+	for i := range sets {
+		sets[i].Whole = d.Version < 5
 	}
 	if len(sets) == 0 {
 		return 0, nil

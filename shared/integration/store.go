@@ -118,6 +118,11 @@ type LinkSet struct {
 	Key      string
 	Baseline int // 0 = the current version
 	Links    []requirement.IssueLink
+	// Whole says the links are the tracker's whole set for the
+	// requirement, as a tracker below API version 5 sends them: a link the
+	// page holds is then taken as the page's (the tracker got it from a
+	// LINK message), not also as the tracker's.
+	Whole bool
 }
 
 // LinkStore applies the links callback (shared/dynamo.IntegrationStore).

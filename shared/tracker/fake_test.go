@@ -438,7 +438,9 @@ func (f *fakeWiki) SetVersion(_ context.Context, w tracker.WikiEndpoint, service
 
 func (f *fakeWiki) PutLinks(_ context.Context, w tracker.WikiEndpoint, serviceID string, links []tracker.RequirementLinks) error {
 	if f.putLinks == nil {
-		f.t.Fatalf("unexpected wiki call: PutLinks")
+		// The tracker-side outbox sends a requirement's set after every
+		// edit: accepted, unless a test says otherwise.
+		return nil
 	}
 	return f.putLinks(w, serviceID, links)
 }

@@ -196,7 +196,9 @@ func (s *Service) editIssue(ctx context.Context, tenant, issueKey string, applin
 		}
 		return DefaultVersion // an applink gone since: as version 4, the tracker decides alone
 	}
-	mark := func(r ReqRef) bool { return version(r) >= LinksVersion }
+	// A tracker-side edit reaches the wiki through the tracker-side outbox
+	// whatever the version: at 5 the TRACKER set, below 5 the whole set.
+	mark := func(r ReqRef, o, n LinkState) bool { return markChange(version(r), o, n) }
 	rel := func(l Link) IssueRelationship {
 		return IssueRelationship{IssueKey: l.IssueKey, Relationship: l.Relationship}
 	}

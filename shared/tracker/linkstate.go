@@ -16,13 +16,13 @@ import (
 const maxStateAttempts = 8
 
 // changeLinks reads the link states of refs, lets plan change copies of
-// them, and writes those that changed, marking for the outbox the ones
-// whose TRACKER set changed when mark says so for their applink. When a
+// them, and writes those that changed, marking for the outbox those whose
+// change mark says the wiki must hear of (see markChange). When a
 // concurrent writer changed one of the requirements meanwhile it reads and
 // plans again. plan's error is returned after writing what plan changed
 // (a plan that refuses changes nothing, or only what it must keep). It
 // returns the marked requirements.
-func (s *Service) changeLinks(ctx context.Context, tenant string, refs []ReqRef, mark func(ReqRef) bool,
+func (s *Service) changeLinks(ctx context.Context, tenant string, refs []ReqRef, mark func(r ReqRef, o, n LinkState) bool,
 	plan func(states map[ReqRef]*LinkState) error) ([]ReqRef, error) {
 	refs = uniqueRefs(refs)
 	for attempt := 1; ; attempt++ {
@@ -49,7 +49,7 @@ func (s *Service) changeLinks(ctx context.Context, tenant string, refs []ReqRef,
 				continue
 			}
 			w := LinkWrite{Old: o, New: n}
-			if mark != nil && mark(r) && !sameSet(o.Tracker, n.Tracker) {
+			if mark != nil && mark(r, o, n) {
 				w.Mark = true
 				marked = append(marked, r)
 			}
@@ -155,4 +155,16 @@ func (s *Service) lockIssue(ctx context.Context, tenant, issueKey string) (func(
 			return nil, err
 		}
 	}
+}
+
+// markChange says whether a tracker-side change of a requirement's holds
+// from o to n must reach the wiki of an applink at version v: at version 5
+// a change of its TRACKER set (the wiki's callback replaces those); below
+// 5 any change, since the outbox then sends the whole set, as PUT /sync
+// does there.
+func markChange(v int, o, n LinkState) bool {
+	if v >= LinksVersion {
+		return !sameSet(o.Tracker, n.Tracker)
+	}
+	return !sameSet(o.Tracker, n.Tracker) || !sameSet(o.Page, n.Page)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -155,9 +156,8 @@ func (s *Service) sendChunk(ctx context.Context, tenant, applinkID string, refs 
 		}
 	}
 	switch {
-	case isNotFound(err) || (err == nil && a.Version < LinksVersion):
-		// No applink, or one at version 4 (PUT /sync sends links there):
-		// nothing will ever be sent for these marks.
+	case isNotFound(err):
+		// No applink: nothing will ever be sent for these marks.
 		for _, m := range taken {
 			if _, err := s.outbox.ClearMark(ctx, tenant, m, owner); err != nil {
 				s.logger.WarnContext(ctx, "tracker outbox: clear mark", "error", err.Error())
@@ -195,7 +195,19 @@ func (s *Service) sendChunk(ctx context.Context, tenant, applinkID string, refs 
 			st = EmptyLinkState(m.Ref)
 		}
 		set := RequirementLinks{SpaceKey: m.Ref.SpaceKey, Key: m.Ref.Key, Baseline: m.Ref.Baseline, Links: []IssueRelationship{}}
-		set.Links = append(set.Links, sortedRels(st.Tracker)...)
+		if a.Version >= LinksVersion {
+			// The wiki's callback replaces the TRACKER holds only.
+			set.Links = append(set.Links, sortedRels(st.Tracker)...)
+		} else {
+			// Below 5 a wiki replaces all the links it has of this
+			// tracker: the whole set, as PUT /sync sends it.
+			all := maps.Clone(st.Tracker)
+			if all == nil {
+				all = map[IssueRelationship]bool{}
+			}
+			maps.Copy(all, st.Page)
+			set.Links = append(set.Links, sortedRels(all)...)
+		}
 		sets[i] = set
 	}
 	slices.SortFunc(sets, func(x, y RequirementLinks) int {

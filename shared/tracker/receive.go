@@ -242,7 +242,9 @@ func (s *Service) move(ctx context.Context, tenant string, a Applink, from, to R
 	}
 	// Only the target's TRACKER set is news for the wiki (the source keeps
 	// none).
-	markTo := func(r ReqRef) bool { return r == to && marksFor(a)(r) }
+	markTo := func(r ReqRef, o, n LinkState) bool {
+		return r == to && marksFor(a)(r) && !sameSet(o.Tracker, n.Tracker)
+	}
 	marked, err := s.changeLinks(ctx, tenant, []ReqRef{from, to}, markTo, func(states map[ReqRef]*LinkState) error {
 		f, t := states[from], states[to]
 		for rel := range f.Page {

@@ -222,6 +222,9 @@ func TestSyncRule(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	setupSyncRule(h)
+	// The links POSTed were sent to the wiki by the tracker-side outbox
+	// (at version 4: each requirement's whole set); the sync sends more.
+	setup := len(h.Wiki.LinkCalls())
 
 	var res syncAnswer
 	h.JSON("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 200, &res)
@@ -232,7 +235,7 @@ func TestSyncRule(t *testing.T) {
 	if l.ApplinkID != "wiki-1" || l.SpaceKey != "DEMO" || l.BaselineNumber != nil || l.Relationship != "implements" {
 		t.Errorf("link %+v", l)
 	}
-	calls := h.Wiki.LinkCalls()
+	calls := h.Wiki.LinkCalls()[setup:]
 	if len(calls) != 1 {
 		t.Fatalf("%d links callbacks, want 1", len(calls))
 	}
@@ -284,6 +287,7 @@ func TestSyncWikiDown(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	setupSyncRule(h)
+	setup := len(h.Wiki.LinkCalls())
 	h.Wiki.SetDown(true)
 	h.Expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 502, "wiki under maintenance", "nothing was changed")
 	var got []link
@@ -291,7 +295,7 @@ func TestSyncWikiDown(t *testing.T) {
 	if got[0].HTMLExcerpt != "<p>old R1</p>" {
 		t.Errorf("a failed sync changed the excerpt: %q", got[0].HTMLExcerpt)
 	}
-	if len(h.Wiki.LinkCalls()) != 0 {
+	if len(h.Wiki.LinkCalls()) != setup {
 		t.Error("links were sent")
 	}
 }
