@@ -91,7 +91,7 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	// 25), marked enqueued once published (the publisher's TransactWriteItems
 	// of 100), plus the index Queries (1 MB each), the integration read and
 	// the pendingRemovals reset.
-	bound := 2*ceilDiv(n, 100) + ceilDiv(n, 25) + 2*ceilDiv(n, 10_000) + 2
+	bound := 2*ceilDiv(n, 100) + ceilDiv(n, 25) + ceilDiv(n, 5_000) + 1 + 2
 	row.add("DynamoDB calls", fmt.Sprintf("O(N/25): 2·⌈N/100⌉ + ⌈N/25⌉ + a few = %d", bound),
 		fmt.Sprintf("%d (%.3f per requirement): %s", total, float64(total)/float64(n), formatCalls(calls)),
 		verdict(total <= bound))
