@@ -82,6 +82,26 @@ func (s *IntegrationStore) PageLinked(ctx context.Context, tenant, serviceID str
 	return send()
 }
 
+// CurrentRows implements integration.ReconcileStore (BatchGetItem of 100,
+// strongly consistent).
+func (s *IntegrationStore) CurrentRows(ctx context.Context, tenant string, ids []integration.RowID) ([]*requirement.Requirement, error) {
+	keys := make([]RequirementID, len(ids))
+	for i, id := range ids {
+		keys[i] = RequirementID{SpaceKey: id.SpaceKey, Key: id.Key}
+	}
+	rows, err := s.reqs.GetMany(ctx, tenant, keys)
+	if err != nil {
+		return nil, fmt.Errorf("read requirements: %w", err)
+	}
+	out := make([]*requirement.Requirement, 0, len(rows))
+	for _, r := range rows {
+		if r.Status != "" {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // AddMessages implements integration.ReconcileStore: BatchWriteItem of 25.
 func (s *IntegrationStore) AddMessages(ctx context.Context, tenant string, msgs []*outbox.Message) error {
 	writes := make([]types.WriteRequest, 0, len(msgs))

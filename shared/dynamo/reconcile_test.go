@@ -200,3 +200,27 @@ func TestReconcileFlags(t *testing.T) {
 		t.Fatalf("a newer flag was cleared: %v", got)
 	}
 }
+
+// TestReconcileFollowsMoves checks that a requirement whose page moved
+// to another space is reconciled under its new key (the tracker re-keyed
+// its links there), even when its new row's page holds no link.
+func TestReconcileFollowsMoves(t *testing.T) {
+	t.Parallel()
+	e := rcNew(t)
+	ctx := context.Background()
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "j"))))
+	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e.save(t, "demo", "100", "NEW", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e.save(t, "demo", "100", "LAST", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e.create(t, "demo", "j", 5)
+	if n, err := e.rec.Run(ctx, "demo", "j", "admin"); err != nil || n != 1 {
+		t.Fatalf("Run = %d, %v", n, err)
+	}
+	msgs, err := e.ob.List(ctx, "demo", "j", "", 10, false)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("messages %v, %v", msgs, err)
+	}
+	if m := msgs[0]; m.Type != outbox.Links || m.SpaceKey != "LAST" || m.Key != "REQ-1" || len(m.Links) != 0 {
+		t.Fatalf("message %+v, want the empty LINKS of LAST/REQ-1", m)
+	}
+}

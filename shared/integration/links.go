@@ -45,8 +45,10 @@ func CheckLinkSets(serviceID string, sets []LinkSet) ([]LinkSet, error) {
 		if !seen {
 			j = len(out)
 			index[k] = j
-			out = append(out, LinkSet{SpaceKey: s.SpaceKey, Key: s.Key, Baseline: s.Baseline, Links: []requirement.IssueLink{}})
+			out = append(out, LinkSet{SpaceKey: s.SpaceKey, Key: s.Key, Baseline: s.Baseline, Links: []requirement.IssueLink{},
+				TrackerHolds: s.TrackerHolds})
 		}
+		out[j].TrackerHolds = out[j].TrackerHolds && s.TrackerHolds
 		for _, l := range s.Links {
 			key := strings.TrimSpace(l.IssueKey)
 			if !issueKeyPattern.MatchString(key) || len(key) > 255 {

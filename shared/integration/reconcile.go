@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -31,6 +33,9 @@ var _ Reconciler = (*Reconcile)(nil)
 func NewReconciler(d Deps, store ReconcileStore) *Reconcile {
 	return &Reconcile{d: d, store: store}
 }
+
+// maxMoveHops bounds how many moves in a row reconcile follows.
+const maxMoveHops = 8
 
 // publishEvery bounds the messages held before they are written and
 // handed to the publisher (one envelope of MaxEnvelopeIDs ids).
@@ -76,10 +81,23 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 		seq++
 		batch = append(batch, &m)
 	}
-	err = r.store.PageLinked(ctx, tenant, serviceID, func(rows []*requirement.Requirement) error {
+	// A MOVED row's links went with it to its new key on the tracker (the
+	// MOVED message re-keys them): the row it moved to is reconciled too,
+	// whether or not its page links to the integration.
+	done := map[RowID]bool{}
+	var moved []RowID
+	visit := func(rows []*requirement.Requirement) error {
 		for _, row := range rows {
-			if row.Status != requirement.Active || row.Baseline != 0 {
-				continue // trackers keep the links of DELETED and MOVED rows
+			id := RowID{SpaceKey: row.SpaceKey, Key: strings.ToUpper(row.Key)}
+			if done[id] || row.Baseline != 0 {
+				continue
+			}
+			done[id] = true
+			if row.Status == requirement.Moved && row.NewSpaceKey != "" && row.NewKey != "" {
+				moved = append(moved, RowID{SpaceKey: row.NewSpaceKey, Key: row.NewKey})
+			}
+			if row.Status != requirement.Active {
+				continue // trackers keep the links of DELETED rows
 			}
 			if d.Version >= 5 {
 				add(outbox.LinksOf(actor, row, serviceID))
@@ -95,7 +113,23 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 			}
 		}
 		return nil
-	})
+	}
+	err = r.store.PageLinked(ctx, tenant, serviceID, visit)
+	for hops := 0; err == nil && len(moved) > 0 && hops < maxMoveHops; hops++ {
+		targets := slices.DeleteFunc(moved, func(id RowID) bool {
+			return done[RowID{SpaceKey: id.SpaceKey, Key: strings.ToUpper(id.Key)}]
+		})
+		moved = nil
+		for chunk := range slices.Chunk(targets, 100) {
+			var rows []*requirement.Requirement
+			if rows, err = r.store.CurrentRows(ctx, tenant, chunk); err != nil {
+				break
+			}
+			if err = visit(rows); err != nil {
+				break
+			}
+		}
+	}
 	if err == nil {
 		err = flush()
 	}

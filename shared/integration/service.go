@@ -465,7 +465,7 @@ func (s *Service) ReplaceLinks(ctx context.Context, tenant, serviceID string, se
 		return 0, err
 	}
 	for i := range sets {
-		sets[i].Whole = d.Version < 5
+		sets[i].Whole = d.Version < 5 && !sets[i].TrackerHolds
 	}
 	if len(sets) == 0 {
 		return 0, nil

@@ -118,10 +118,15 @@ type LinkSet struct {
 	Key      string
 	Baseline int // 0 = the current version
 	Links    []requirement.IssueLink
+	// TrackerHolds says the links are exactly those the tracker holds
+	// (the callback entry's "holds": "TRACKER", what the tracker-side
+	// outbox sends). Without it, from an integration below version 5, the
+	// links are the tracker's whole set (PUT /sync of a version-4 tracker).
+	TrackerHolds bool
 	// Whole says the links are the tracker's whole set for the
-	// requirement, as a tracker below API version 5 sends them: a link the
-	// page holds is then taken as the page's (the tracker got it from a
-	// LINK message), not also as the tracker's.
+	// requirement: a link the page holds is then taken as the page's (the
+	// tracker got it from a LINK message), not also as the tracker's. Set
+	// by the Service.
 	Whole bool
 }
 
@@ -245,6 +250,9 @@ type Mailer interface {
 	Send(ctx context.Context, to, subject, body string) error
 }
 
+// RowID names a current requirement row.
+type RowID struct{ SpaceKey, Key string }
+
 // Flag is an integration flagged for reconcile, as of At.
 type Flag struct {
 	Tenant    string
@@ -259,6 +267,9 @@ type ReconcileStore interface {
 	// left out) whose page holds, or once held, links to serviceID or to
 	// every integration (macros naming none), until fn fails.
 	PageLinked(ctx context.Context, tenant, serviceID string, fn func([]*requirement.Requirement) error) error
+	// CurrentRows returns the current rows that exist among ids (stubs
+	// left out), in no particular order.
+	CurrentRows(ctx context.Context, tenant string, ids []RowID) ([]*requirement.Requirement, error)
 	// AddMessages writes new NEW messages, not yet enqueued.
 	AddMessages(ctx context.Context, tenant string, msgs []*outbox.Message) error
 	// FlagReconcile flags an integration (absent: no error, nothing done).

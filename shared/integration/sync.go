@@ -171,6 +171,11 @@ type run struct {
 	perTenant map[string]int
 	workers   sync.WaitGroup
 	finished  chan struct{} // a worker handled envelopes (capacity 1)
+	// retry are the receipt handles of envelopes of ACTIVE integrations
+	// this run received but could not settle (a failed POST, another run's
+	// lease, out of time): made visible again when the run ends, so that
+	// the next run retries them whatever the queue's visibility timeout.
+	retry []string
 }
 
 // Run takes the dead-lettered envelopes (flagging their integrations),
@@ -194,6 +199,7 @@ func (s *Sync) Run(ctx context.Context) (Report, error) {
 	if err := r.drain(ctx); err != nil {
 		r.fail(ctx, nil, err)
 	}
+	r.retryLater(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.rep, errors.Join(r.errs...)
@@ -538,6 +544,7 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 		r.count(&r.rep.Skipped, len(recv))
 		hide := min(max(r.stopAt.Sub(r.s.d.now())+30*time.Second, 30*time.Second), 12*time.Hour)
 		r.queueErr(ctx, r.s.d.Queue.ChangeVisibility(ctx, handles(recv), hide))
+		r.keep(handles(recv))
 		return
 	}
 	var unknown []string
@@ -565,6 +572,38 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 	r.count(&r.rep.Skipped, len(recv)-len(done))
 	if len(done) > 0 {
 		r.queueErr(ctx, r.s.d.Queue.Delete(ctx, done))
+	}
+	if len(done) < len(recv) {
+		var left []string
+		for _, m := range recv {
+			if !slices.Contains(done, m.Handle) {
+				left = append(left, m.Handle)
+			}
+		}
+		r.keep(left)
+	}
+}
+
+// keep records envelopes to make visible again when the run ends.
+func (r *run) keep(handles []string) {
+	r.mu.Lock()
+	r.retry = append(r.retry, handles...)
+	r.mu.Unlock()
+}
+
+// retryLater makes the envelopes the run could not settle visible again
+// (ChangeMessageVisibility 0), so that one sync run after a tracker answers
+// again delivers its backlog, instead of its envelopes waiting out the
+// visibility timeout (120 s) or the rest of this run's budget: "one sync run
+// after the trackers recover" is what convergence promises. A failure is
+// logged; the envelopes then come back after their timeout.
+func (r *run) retryLater(ctx context.Context) {
+	r.mu.Lock()
+	handles := r.retry
+	r.retry = nil
+	r.mu.Unlock()
+	for chunk := range slices.Chunk(handles, 10) {
+		r.queueErr(ctx, r.s.d.Queue.ChangeVisibility(context.WithoutCancel(ctx), chunk, 0))
 	}
 }
 

@@ -197,8 +197,8 @@ func (s *Service) editIssue(ctx context.Context, tenant, issueKey string, applin
 		return DefaultVersion // an applink gone since: as version 4, the tracker decides alone
 	}
 	// A tracker-side edit reaches the wiki through the tracker-side outbox
-	// whatever the version: at 5 the TRACKER set, below 5 the whole set.
-	mark := func(r ReqRef, o, n LinkState) bool { return markChange(version(r), o, n) }
+	// whatever the version: the TRACKER set, said to be the tracker's.
+	mark := func(_ ReqRef, o, n LinkState) bool { return markChange(o, n) }
 	rel := func(l Link) IssueRelationship {
 		return IssueRelationship{IssueKey: l.IssueKey, Relationship: l.Relationship}
 	}

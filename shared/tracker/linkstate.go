@@ -158,13 +158,7 @@ func (s *Service) lockIssue(ctx context.Context, tenant, issueKey string) (func(
 }
 
 // markChange says whether a tracker-side change of a requirement's holds
-// from o to n must reach the wiki of an applink at version v: at version 5
-// a change of its TRACKER set (the wiki's callback replaces those); below
-// 5 any change, since the outbox then sends the whole set, as PUT /sync
-// does there.
-func markChange(v int, o, n LinkState) bool {
-	if v >= LinksVersion {
-		return !sameSet(o.Tracker, n.Tracker)
-	}
-	return !sameSet(o.Tracker, n.Tracker) || !sameSet(o.Page, n.Page)
-}
+// from o to n must reach the wiki: a change of its TRACKER set, whatever
+// the version (the outbox sends it as the tracker's holds, which a wiki
+// records as such at every version).
+func markChange(o, n LinkState) bool { return !sameSet(o.Tracker, n.Tracker) }

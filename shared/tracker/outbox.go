@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -194,20 +193,12 @@ func (s *Service) sendChunk(ctx context.Context, tenant, applinkID string, refs 
 		if !ok {
 			st = EmptyLinkState(m.Ref)
 		}
-		set := RequirementLinks{SpaceKey: m.Ref.SpaceKey, Key: m.Ref.Key, Baseline: m.Ref.Baseline, Links: []IssueRelationship{}}
-		if a.Version >= LinksVersion {
-			// The wiki's callback replaces the TRACKER holds only.
-			set.Links = append(set.Links, sortedRels(st.Tracker)...)
-		} else {
-			// Below 5 a wiki replaces all the links it has of this
-			// tracker: the whole set, as PUT /sync sends it.
-			all := maps.Clone(st.Tracker)
-			if all == nil {
-				all = map[IssueRelationship]bool{}
-			}
-			maps.Copy(all, st.Page)
-			set.Links = append(set.Links, sortedRels(all)...)
-		}
+		// The TRACKER set, said so ("holds": "TRACKER"), whatever the
+		// version: the wiki replaces its record of the tracker's holds,
+		// and the links it got from the page stay the page's.
+		set := RequirementLinks{SpaceKey: m.Ref.SpaceKey, Key: m.Ref.Key, Baseline: m.Ref.Baseline,
+			Links: []IssueRelationship{}, TrackerHolds: true}
+		set.Links = append(set.Links, sortedRels(st.Tracker)...)
 		sets[i] = set
 	}
 	slices.SortFunc(sets, func(x, y RequirementLinks) int {

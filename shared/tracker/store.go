@@ -168,6 +168,9 @@ type RequirementLinks struct {
 	Key      string
 	Baseline int // 0 for the current version
 	Links    []IssueRelationship
+	// TrackerHolds says Links are exactly the links the tracker holds
+	// (sent as "holds": "TRACKER"); otherwise they are every link it has.
+	TrackerHolds bool
 }
 
 // WikiClient calls a wiki's HTTP API. Every method returns apperr.ErrNotFound

@@ -156,6 +156,7 @@ type linksDTO struct {
 	SpaceKey string     `json:"spaceKey"`
 	Key      string     `json:"key"`
 	Baseline *int       `json:"baseline"`
+	Holds    string     `json:"holds,omitempty"` // "TRACKER": links are the tracker's holds
 	Links    []issueDTO `json:"links"`
 }
 
@@ -171,6 +172,9 @@ func (c *Client) PutLinks(ctx context.Context, w tracker.WikiEndpoint, serviceID
 	body := make([]linksDTO, len(sets))
 	for i, s := range sets {
 		d := linksDTO{SpaceKey: s.SpaceKey, Key: s.Key, Links: make([]issueDTO, len(s.Links))}
+		if s.TrackerHolds {
+			d.Holds = "TRACKER"
+		}
 		if s.Baseline > 0 {
 			b := s.Baseline
 			d.Baseline = &b

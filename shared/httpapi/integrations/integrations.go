@@ -366,7 +366,10 @@ type linkSetJSON struct {
 	SpaceKey string `json:"spaceKey"`
 	Key      string `json:"key"`
 	Baseline *int   `json:"baseline"`
-	Links    []struct {
+	// Holds "TRACKER" says links is exactly the set the tracker holds;
+	// absent, a tracker below version 5 sends its whole set.
+	Holds *string `json:"holds"`
+	Links []struct {
 		IssueKey     string `json:"issueKey"`
 		Relationship string `json:"relationship"`
 	} `json:"links"`
@@ -388,6 +391,12 @@ func (h *Handler) links(w http.ResponseWriter, r *http.Request) error {
 	sets := make([]integration.LinkSet, len(in))
 	for i, s := range in {
 		sets[i] = integration.LinkSet{SpaceKey: s.SpaceKey, Key: s.Key, Links: []requirement.IssueLink{}}
+		if s.Holds != nil {
+			if *s.Holds != string(requirement.OriginTracker) {
+				return apperr.Invalidf("entry %d: holds must be %q or absent, got %q", i, requirement.OriginTracker, *s.Holds)
+			}
+			sets[i].TrackerHolds = true
+		}
 		if s.Baseline != nil {
 			sets[i].Baseline = *s.Baseline
 		}

@@ -705,6 +705,12 @@ func TestSyncTrackerDisabledAndIntegrationDisabled(t *testing.T) {
 	if m := s.message(t, msgs[0].ID); m.State != outbox.New || !strings.HasPrefix(m.LastResponse, "HTTP 409") {
 		t.Fatalf("after 409: %+v", m)
 	}
+	// The tracker's link is set AUTO again: the very next run delivers
+	// (the failed run made its envelopes visible again when it ended).
+	s.tracker.set(200)
+	if rep := s.run(t); rep.Delivered != 2 {
+		t.Fatalf("run after the tracker recovered %+v", rep)
+	}
 
 	// The wiki's integration DISABLED: nothing is POSTed, the references
 	// wait hidden in SQS, the messages stay NEW.
@@ -897,5 +903,50 @@ func TestReconcile(t *testing.T) {
 	// The flag is cleared: the next run reconciles nothing.
 	if rep := s.run(t); rep.Reconciled != 0 {
 		t.Fatalf("second run %+v", rep)
+	}
+}
+
+// TestLinksCallbackHolds checks what the callback's sets mean: a
+// version-4 tracker's whole set (no "holds") leaves the links the page
+// holds to the page; a set said to be the tracker's holds ("holds":
+// "TRACKER", what the tracker-side outbox sends) is recorded as such at
+// any version; any other "holds" is a 400 that writes nothing.
+func TestLinksCallbackHolds(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	ctx := context.Background()
+	incoming := s.createIntegration(t, demoAdmin, "jira-1") // version 4
+	body := `<table><tbody><tr><th>Key</th><th>Description</th><th>Implements</th></tr><tr>` +
+		`<td><ac:structured-macro ac:name="requirement"><ac:parameter ac:name="key">REQ-1</ac:parameter></ac:structured-macro></td>` +
+		`<td><p>One</p></td><td><ac:structured-macro ac:name="jira"><ac:parameter ac:name="key">PROJ-1</ac:parameter>` +
+		`<ac:parameter ac:name="serverId">jira-1</ac:parameter></ac:structured-macro></td></tr></tbody></table>`
+	if _, err := s.wiki.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "Specs", Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	path := "/rest/reqs/1/integration/jira-1/links"
+	issues := func() string {
+		r, err := s.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range r.Issues {
+			out = append(out, fmt.Sprintf("%s:%v%v", l.IssueKey, l.Page, l.Tracker))
+		}
+		return strings.Join(out, " ")
+	}
+	s.json(t, "PUT", path, incoming, `[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"links":[{"issueKey":"PROJ-1","relationship":"implements"},{"issueKey":"PROJ-2","relationship":"tests"}]}]`, 200, nil)
+	if got := issues(); got != "PROJ-1:truefalse PROJ-2:falsetrue" {
+		t.Fatalf("after a version-4 whole set: %s", got)
+	}
+	s.json(t, "PUT", path, incoming, `[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"holds":"TRACKER","links":[{"issueKey":"PROJ-1","relationship":"implements"}]}]`, 200, nil)
+	if got := issues(); got != "PROJ-1:truetrue" {
+		t.Fatalf("after the tracker's holds: %s", got)
+	}
+	if code, out := s.do(t, "PUT", path, incoming, `[{"spaceKey":"DEMO","key":"REQ-1","holds":"PAGE","links":[]}]`); code != 400 || !strings.Contains(out, "holds") {
+		t.Fatalf("holds PAGE = %d %s", code, out)
+	}
+	if got := issues(); got != "PROJ-1:truetrue" {
+		t.Fatalf("a refused callback wrote: %s", got)
 	}
 }
