@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	flagHistories = flag.Int("convergence.histories", 4, "random histories TestConvergence runs")
+	flagHistories = flag.Int("convergence.histories", 3, "random histories TestConvergence runs")
 	flagOps       = flag.Int("convergence.ops", 50, "operations per history")
 	flagSeed      = flag.Uint64("convergence.seed", 1, "seed of the first history (history i uses seed+i)")
 	flagTenants   = flag.Int("convergence.tenants", 2, "tenants per history")
