@@ -190,7 +190,8 @@ func (s *Service) Sync(ctx context.Context, tenant string, issues []string) (Syn
 		// only: the tracker sends its own set. At version 4 it sends them
 		// all, as before.
 		trackerOnly := q.applink.Version >= LinksVersion
-		set := RequirementLinks{SpaceKey: final.SpaceKey, Key: final.Key, Baseline: final.Baseline, Links: []IssueRelationship{}}
+		set := RequirementLinks{SpaceKey: final.SpaceKey, Key: final.Key, Baseline: final.Baseline, Links: []IssueRelationship{},
+			TrackerHolds: trackerOnly}
 		for _, l := range st.Links() {
 			if trackerOnly && l.Holds&TrackerHold == 0 {
 				continue
