@@ -232,8 +232,8 @@ func sortedInts(m map[int]bool) []int {
 // recover makes every part answer again and sets every integration to
 // what the convergence statement compares: proxies pass, applinks AUTO,
 // integrations ACTIVE at version 5, a reconcile where a queued message was
-// deleted, then the tracker's outbox, one sync run (as the next scheduled
-// one: after the queue's visibility timeout), the tracker's outbox.
+// deleted, then the tracker's outbox, one sync run right away, the
+// tracker's outbox.
 func (h *history) recover() {
 	h.ops++
 	h.logf("RECOVERY")
@@ -276,9 +276,6 @@ func (h *history) recover() {
 		}
 	}
 	h.recoveryRun("TrackerOutbox")
-	if d := h.e.untilNextSchedule(); d > 0 {
-		h.logf("waited %v for the envelopes of the last run to be visible again (the next scheduled run)", d.Round(time.Millisecond))
-	}
 	h.recoveryRun("Sync")
 	h.recoveryRun("TrackerOutbox")
 }

@@ -11,15 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/reqtrace/reqtrace/infra/localaws"
 	"github.com/reqtrace/reqtrace/infra/localstack"
@@ -40,14 +37,6 @@ const httpTimeout = 3 * time.Second
 // DISABLED integration's incomingToken). The default is 30 s; the tests
 // shorten it so they can wait for it.
 const authCacheTTL = 2 * time.Second
-
-// visibilityTimeout replaces the outbound queue's VisibilityTimeout (120 s
-// in template.yaml) in the stacks started here. In a deployed stack the
-// sync runs every 3 minutes, longer than the visibility timeout, so the
-// envelopes a failed run left in flight are visible again at the next run;
-// the tests run Sync back to back, and emulate "the next scheduled run"
-// by waiting for this shorter timeout (nextScheduledSync).
-const visibilityTimeout = 6 * time.Second
 
 func TestMain(m *testing.M) {
 	if os.Getenv("HTTP_TIMEOUT") == "" {
@@ -122,12 +111,11 @@ func (l *logBuffer) String() string {
 
 // env is one running stack and what the tests need of it.
 type env struct {
-	st       *localstack.Stack
-	logs     *logBuffer
-	auth     *dynamo.AuthStore
-	mu       sync.Mutex
-	count    int
-	lastSync time.Time // when the last Sync run ended
+	st    *localstack.Stack
+	logs  *logBuffer
+	auth  *dynamo.AuthStore
+	mu    sync.Mutex
+	count int
 }
 
 // startStack runs the whole local stack (every function of template.yaml,
@@ -152,12 +140,6 @@ func startStack(t *testing.T) *env {
 			t.Errorf("close stack: %v", err)
 		}
 	})
-	if _, err := sqs.NewFromConfig(st.Config).SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{
-		QueueUrl:   aws.String(st.Resources.Queues["OutboundQueue"]),
-		Attributes: map[string]string{"VisibilityTimeout": strconv.Itoa(int(visibilityTimeout / time.Second))},
-	}); err != nil {
-		t.Fatalf("shorten the outbound queue's visibility timeout: %v", err)
-	}
 	return &env{st: st, logs: logs, auth: dynamo.NewAuthStore(dynamodb.NewFromConfig(st.Config), st.Resources.Tables["AuthTable"])}
 }
 
@@ -203,26 +185,7 @@ func (e *env) invoke(ctx context.Context, fn string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	_, err := e.st.Invoke(ctx, fn, scheduler.ScheduledEvent(fn+"-Schedule", time.Now()))
-	if fn == "Sync" {
-		e.mu.Lock()
-		e.lastSync = time.Now()
-		e.mu.Unlock()
-	}
 	return err
-}
-
-// untilNextSchedule waits until the envelopes the last Sync run left in
-// flight are visible again, as they are when the next scheduled run starts
-// in a deployed stack (schedule 3 min > visibility timeout 120 s).
-func (e *env) untilNextSchedule() time.Duration {
-	e.mu.Lock()
-	at := e.lastSync.Add(visibilityTimeout + time.Second)
-	e.mu.Unlock()
-	d := time.Until(at)
-	if d > 0 {
-		time.Sleep(d)
-	}
-	return max(d, 0)
 }
 
 func (e *env) has(fn string) bool { _, ok := e.st.Runners[fn]; return ok }

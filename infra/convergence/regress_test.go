@@ -284,13 +284,11 @@ func TestTrackerAnswersAreStrict(t *testing.T) {
 			}
 		})
 	}
-	// The trackers answer again: the next scheduled sync run delivers
-	// everything.
+	// The trackers answer again: the next sync run delivers everything.
 	t.Run("recovered", func(t *testing.T) {
 		for _, c := range cases {
 			c.link.tracker.set(pass)
 		}
-		e.untilNextSchedule()
 		e.sync(t)
 		for i, c := range cases {
 			q, err := e.queue(tn, c.link.id, false)
