@@ -42,6 +42,16 @@ func (p *Publisher) Publish(ctx context.Context, tenant string, msgs []*outbox.M
 	return p.publish(ctx, refs)
 }
 
+// Wake sends a wake-up envelope naming message id of an integration
+// (WakeEnvelope): never dropped as a duplicate, it makes the next sync run
+// sweep the integration's whole backlog.
+func (p *Publisher) Wake(ctx context.Context, tenant, serviceID, id string) error {
+	if _, err := p.queue.Publish(ctx, []Envelope{WakeEnvelope(tenant, serviceID, id)}); err != nil {
+		return fmt.Errorf("wake integration %s: %w", serviceID, err)
+	}
+	return nil
+}
+
 func (p *Publisher) publish(ctx context.Context, refs []Ref) error {
 	if len(refs) == 0 {
 		return nil

@@ -292,7 +292,7 @@ func (s *Service) wake(ctx context.Context, tenant string, d *Descriptor) {
 	}
 	msgs, err := s.d.Outbox.List(ctx, tenant, d.ServiceID, d.SweepFrom, 1, false)
 	if err == nil && len(msgs) > 0 {
-		err = s.d.Publisher.publish(ctx, []Ref{RefOf(tenant, msgs[0])})
+		err = s.d.Publisher.Wake(ctx, tenant, d.ServiceID, msgs[0].ID)
 	}
 	if err != nil {
 		s.d.logger().WarnContext(ctx, "cannot wake the outbound queue of a re-activated integration",

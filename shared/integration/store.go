@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"slices"
 	"time"
 
@@ -158,6 +160,18 @@ type Envelope struct {
 	Tenant    string
 	ServiceID string
 	IDs       []string
+	// Wake, when set, makes the envelope a wake-up call that is never
+	// deduplicated with an earlier envelope of the same ids (its
+	// deduplication id is derived from Wake, a fresh random value).
+	Wake string
+}
+
+// WakeEnvelope returns a wake-up envelope of an integration naming id:
+// enough for the sync run to sweep its whole backlog.
+func WakeEnvelope(tenant, serviceID, id string) Envelope {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return Envelope{Tenant: tenant, ServiceID: serviceID, IDs: []string{id}, Wake: hex.EncodeToString(b[:])}
 }
 
 // MaxEnvelopeIDs bounds the ids of one envelope (about 27 KB of JSON, well

@@ -275,7 +275,14 @@ func (r *run) deadLetters(ctx context.Context) {
 			}
 			if st == groupActive {
 				// A DISABLED integration is woken when set ACTIVE again.
-				if _, err := r.s.d.Queue.Publish(ctx, []Envelope{m.Envelope}); err != nil {
+				// A fresh wake-up: the same envelope again could be dropped
+				// as a duplicate within SQS's deduplication window.
+				e := m.Envelope
+				wake := e
+				if len(e.IDs) > 0 {
+					wake = WakeEnvelope(e.Tenant, e.ServiceID, e.IDs[0])
+				}
+				if _, err := r.s.d.Queue.Publish(ctx, []Envelope{wake}); err != nil {
 					log.WarnContext(ctx, "sync: cannot wake the integration of a dead-lettered envelope", "tenant", k.tenant,
 						"service_id", k.serviceID, "error", err.Error())
 					continue
@@ -534,8 +541,14 @@ func (r *run) handle(ctx context.Context, g *group, recv []Received) {
 		r.queueErr(ctx, r.s.d.Queue.Delete(ctx, handles(recv)))
 		return
 	case groupDisabled:
+		// Nothing is sent; the messages stay NEW in the outbox, which is
+		// the record of truth. The envelopes are deleted rather than
+		// hidden: an envelope in flight blocks every later one of its FIFO
+		// group, so a hidden one would hold back the integration for the
+		// whole delay after it is set ACTIVE again. Setting it ACTIVE wakes
+		// it (a fresh envelope) and flags it for reconcile.
 		r.count(&r.rep.Skipped, len(recv))
-		r.queueErr(ctx, r.s.d.Queue.ChangeVisibility(ctx, handles(recv), r.s.opt.DisabledDelay))
+		r.queueErr(ctx, r.s.d.Queue.Delete(ctx, handles(recv)))
 		return
 	}
 	if g.state != groupActive || r.expiredFor(g) {

@@ -60,8 +60,13 @@ type body struct {
 
 // DedupID is the deduplication id of an envelope: the outbox message id of
 // a one-id envelope, else "h" and the SHA-256 of its ids, so that the same
-// envelope sent twice within SQS's 5-minute window is stored once.
+// envelope sent twice within SQS's 5-minute window is stored once; "w" and
+// its Wake value for a wake-up call, which must never be dropped as a
+// duplicate.
 func DedupID(e integration.Envelope) string {
+	if e.Wake != "" {
+		return "w" + e.Wake
+	}
 	if len(e.IDs) == 1 && len(e.IDs[0]) <= 128 {
 		return e.IDs[0]
 	}

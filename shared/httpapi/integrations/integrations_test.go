@@ -712,8 +712,8 @@ func TestSyncTrackerDisabledAndIntegrationDisabled(t *testing.T) {
 		t.Fatalf("run after the tracker recovered %+v", rep)
 	}
 
-	// The wiki's integration DISABLED: nothing is POSTed, the references
-	// wait hidden in SQS, the messages stay NEW.
+	// The wiki's integration DISABLED: nothing is POSTed, the messages stay
+	// NEW.
 	s.createIntegration(t, acmeAdmin, "jira-1")
 	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1", acmeAdmin, `{"status":"DISABLED"}`, 200, nil)
 	now := time.Now()
@@ -734,8 +734,14 @@ func TestSyncTrackerDisabledAndIntegrationDisabled(t *testing.T) {
 	if err != nil || m.State != outbox.New {
 		t.Fatalf("DISABLED message %+v, %v", m, err)
 	}
-	if _, hidden := s.queueCounts(t, s.env.QueueURL); hidden < 1 {
-		t.Fatal("the DISABLED integration's reference left the queue")
+	// Its envelope is deleted (a hidden one would block its FIFO group
+	// once ACTIVE again); set ACTIVE, it is woken: one run delivers.
+	if visible, hidden := s.queueCounts(t, s.env.QueueURL); visible+hidden != 0 {
+		t.Fatalf("the DISABLED integration's reference is still queued: %d visible, %d hidden", visible, hidden)
+	}
+	s.json(t, "PUT", "/rest/reqs/1/integration/jira-1", acmeAdmin, `{"status":"ACTIVE"}`, 200, nil)
+	if rep := s.run(t); rep.Delivered != 1 {
+		t.Fatalf("run after re-activation %+v", rep)
 	}
 }
 
