@@ -147,6 +147,12 @@ func (a *Authenticator) Authenticate(ctx context.Context, token string) (Princip
 	if err != nil {
 		return Principal{}, fmt.Errorf("look up token: %w", err)
 	}
+	if p.Disabled {
+		// Not cached: a DISABLED integration set ACTIVE again works at
+		// once (its tracker's retries must not meet a stale 403); the other
+		// way round takes up to the TTL, like a revocation.
+		return p, nil
+	}
 	a.mu.Lock()
 	if len(a.cache) >= maxCached {
 		clear(a.cache)

@@ -84,3 +84,40 @@ func TestValidTenant(t *testing.T) {
 		}
 	}
 }
+
+// TestDisabledTokensAreNotCached checks that a token of a DISABLED
+// integration is looked up again on every call: set ACTIVE again, it works
+// at once.
+func TestDisabledTokensAreNotCached(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{p: Principal{Tenant: "demo", App: Wiki, Kind: Link, Scope: "jira-1", Disabled: true}}
+	a := NewAuthenticator(store, time.Minute)
+	for range 2 {
+		if p, err := a.Authenticate(context.Background(), "tok"); err != nil || !p.Disabled {
+			t.Fatalf("Authenticate = %+v, %v", p, err)
+		}
+	}
+	store.p.Disabled = false
+	if p, err := a.Authenticate(context.Background(), "tok"); err != nil || p.Disabled {
+		t.Fatalf("after re-activation = %+v, %v", p, err)
+	}
+	if store.n != 3 {
+		t.Fatalf("%d lookups, want 3 (disabled tokens are not cached)", store.n)
+	}
+	if _, err := a.Authenticate(context.Background(), "tok"); err != nil || store.n != 3 {
+		t.Fatalf("an active token was not cached: %d lookups, %v", store.n, err)
+	}
+}
+
+type countingStore struct {
+	p Principal
+	n int
+}
+
+func (s *countingStore) LookupToken(context.Context, string) (Principal, error) {
+	s.n++
+	return s.p, nil
+}
+
+func (s *countingStore) PutToken(context.Context, string, Principal) error { return nil }
+func (s *countingStore) DeleteToken(context.Context, string) error         { return nil }
