@@ -75,10 +75,10 @@ func failed(m Message, err error) Result {
 }
 
 // marksFor says which requirements' TRACKER sets go to the wiki after a
-// change: those of applinks at version 5 (at version 4 only PUT /sync
-// sends links).
+// change: those of applink a, at every version (the outbox sends them as
+// the tracker's holds, which any version of the wiki records as such).
 func marksFor(a Applink) func(ReqRef) bool {
-	return func(r ReqRef) bool { return r.ApplinkID == a.ID && a.Version >= LinksVersion }
+	return func(r ReqRef) bool { return r.ApplinkID == a.ID }
 }
 
 // apply carries out one valid message of applink a and returns the result

@@ -241,7 +241,13 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	// reports otherwise.
 	for _, id := range p.order {
 		if r := p.next[id]; r.Status == requirement.Active {
-			if before := p.before(id); before != nil {
+			// The holds of the row as stored and of the row it replaces (the
+			// old space's row of a moved requirement): a tracker that re-keys
+			// a moved requirement's links merges them into the new key's.
+			if st := p.stored[id]; st != nil {
+				r.Issues = withTrackerHolds(r.Issues, st.Issues)
+			}
+			if before := p.before(id); before != nil && before != p.stored[id] {
 				r.Issues = withTrackerHolds(r.Issues, before.Issues)
 			}
 		}

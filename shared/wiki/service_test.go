@@ -789,3 +789,29 @@ func TestLeftoverInPageEdge(t *testing.T) {
 		})
 	}
 }
+
+// TestTrackerHoldsOfBothRowsOfAMove checks that a requirement moved back
+// into a space keeps the tracker's holds of both its rows: the row it
+// replaces and the row stored under its key (a tracker that re-keys a
+// moved requirement's links merges them into the new key's).
+func TestTrackerHoldsOfBothRowsOfAMove(t *testing.T) {
+	svc, mem := newService(t)
+	mem.AddIntegrationAt(tenant, "jira-1", 5)
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	save(t, svc, "100", "NEW", specs(req("REQ-1", "One", "High")))
+	// The tracker linked both rows meanwhile (links callback).
+	for _, sp := range []string{"DEMO", "NEW"} {
+		r := mustRow(t, mem, sp, "REQ-1")
+		r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: "jira-1", IssueKey: "PROJ-" + sp, Relationship: "tests", Tracker: true})
+		mem.PutRow(tenant, r)
+	}
+	save(t, svc, "100", "DEMO", specs(req("REQ-1", "One", "High")))
+	var got []string
+	for _, l := range mustRow(t, mem, "DEMO", "REQ-1").Issues {
+		got = append(got, fmt.Sprintf("%s:%v", l.IssueKey, l.Tracker))
+	}
+	slices.Sort(got)
+	if strings.Join(got, " ") != "PROJ-DEMO:true PROJ-NEW:true" {
+		t.Fatalf("issues after moving back: %v", got)
+	}
+}
