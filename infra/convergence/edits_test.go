@@ -160,7 +160,12 @@ func (h *history) trackerEdit(m *tenantModel) {
 
 	a, err := do(method, h.e.st.TrackerURL+api+"/issuelinks/"+issue, m.tn.trackUser, items)
 	body, _ := json.Marshal(items)
-	h.logf("%s tracker %s issuelinks/%s %s -> %s (allowed %v)", m.tn.name, method, issue, body, statusOf(a, err), sortedInts(allowed))
+	var pre []string
+	for _, b := range before {
+		pre = append(pre, fmt.Sprintf("%s:%s/%s:%s:%s", b.ApplinkID, b.SpaceKey, b.Key, b.Relationship, b.Origin))
+	}
+	h.logf("%s tracker %s issuelinks/%s %s -> %s (allowed %v; links before: %v; page links taken away: %v)", m.tn.name, method, issue, body,
+		statusOf(a, err), sortedInts(allowed), pre, pageRemoved)
 	if err != nil {
 		h.violate("%v", err)
 		return
