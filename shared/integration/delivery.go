@@ -102,6 +102,10 @@ func Batch(version int, msgs []*outbox.Message) []Message {
 			if m.OriginPageID != "" {
 				w.Origin = &MessageOrigin{PageID: m.OriginPageID, Title: m.OriginTitle}
 			}
+		case m.Type == outbox.Link && m.OriginPageID != "":
+			// Added for trackers that tell their users which page defines
+			// a link (version 4 trackers ignore unknown fields).
+			w.Origin = &MessageOrigin{PageID: m.OriginPageID, Title: m.OriginTitle}
 		case m.Type == outbox.Updated && version >= LinksVersion:
 			changed := append([]string{}, m.ChangedFields...)
 			suspect := false

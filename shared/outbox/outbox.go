@@ -110,5 +110,6 @@ func LinkOf(actor string, r *requirement.Requirement, serviceID string, l requir
 		ServiceID: serviceID, State: New, Type: Link, AuthorKey: actor, AuthorName: actor,
 		SpaceKey: r.SpaceKey, Key: r.Key, ObjectKey: l.IssueKey, Relationship: l.Relationship,
 		NewHTMLExcerpt: r.HTMLExcerpt, NewURL: r.GenericURL(),
+		OriginPageID: r.Origin.PageID, OriginTitle: r.Origin.Title,
 	}
 }

@@ -148,9 +148,9 @@ func (m Message) Validate(applinkID string) error {
 		if m.LinksVersion == nil || *m.LinksVersion < 0 {
 			return apperr.Invalidf("a LINKS message needs version, an integer >= 0")
 		}
-		if len(m.Origin.PageID) > maxName || len(m.Origin.Title) > maxName*4 {
-			return apperr.Invalidf("origin is too long")
-		}
+	}
+	if len(m.Origin.PageID) > maxName || len(m.Origin.Title) > maxName*4 {
+		return apperr.Invalidf("origin is too long")
 	}
 	return nil
 }

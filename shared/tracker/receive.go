@@ -119,6 +119,9 @@ func (s *Service) apply(ctx context.Context, tenant string, a Applink, m Message
 		rel := IssueRelationship{IssueKey: m.ObjectKey, Relationship: m.Relationship}
 		if _, err := s.changeLinks(ctx, tenant, []ReqRef{ref}, nil, func(st map[ReqRef]*LinkState) error {
 			st[ref].Page[rel] = true
+			if m.Origin != (PageOrigin{}) {
+				st[ref].Origin = m.Origin // the page to name in a 409
+			}
 			return nil
 		}); err != nil {
 			return "", nil, fmt.Errorf("link %s to %s: %w", m.ObjectKey, ref, err)

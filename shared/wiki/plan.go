@@ -223,7 +223,7 @@ func (p *plan) setLinksVersion(id ID) {
 			v = max(v, r.LinksVersion)
 		}
 	}
-	if !samePageLinks(before, n) {
+	if !samePageLinks(before, n) || !samePageLinks(p.stored[id], n) {
 		v++
 	}
 	n.LinksVersion = v
@@ -425,6 +425,11 @@ func (p *plan) messages(write int, prior, old, n *requirement.Requirement, servi
 			var before []requirement.IssueLink
 			if existed {
 				before = prior.PageLinksFor(s.ServiceID)
+			}
+			// A move onto a key the tracker still holds links of (a
+			// deleted row's) merges both there: compare with both.
+			if old != nil && old != prior && old.Status != "" {
+				before = append(before, old.PageLinksFor(s.ServiceID)...)
 			}
 			after := n.PageLinksFor(s.ServiceID)
 			if s.Version >= LinksVersion {

@@ -815,3 +815,33 @@ func TestTrackerHoldsOfBothRowsOfAMove(t *testing.T) {
 		t.Fatalf("issues after moving back: %v", got)
 	}
 }
+
+// TestMoveOntoADeletedKeySendsItsLinks checks the LINKS of a requirement
+// moved onto a key whose deleted row's links the tracker still holds: the
+// tracker merges both when it applies the MOVED, so the set is sent again.
+func TestMoveOntoADeletedKeySendsItsLinks(t *testing.T) {
+	svc, mem := newService(t)
+	mem.AddIntegrationAt(tenant, "jira-1", 5)
+	save(t, svc, "100", "SPB", specs(req("B-1", "Old", "High", wt.Jira("PROJ-4", "jira-1"))))
+	if err := svc.DeletePage(context.Background(), tenant, "alice", "100"); err != nil {
+		t.Fatal(err)
+	}
+	save(t, svc, "200", "SPA", specs(req("B-1", "New", "High", wt.Jira("PROJ-6", "jira-1"))))
+	n := len(mem.Outbox)
+	save(t, svc, "200", "SPB", specs(req("B-1", "New", "High", wt.Jira("PROJ-6", "jira-1"))))
+	var got []string
+	for _, m := range mem.Outbox[n:] {
+		s := string(m.Type) + " " + m.SpaceKey + "/" + m.Key
+		for _, l := range m.Links {
+			s += " " + l.IssueKey
+		}
+		got = append(got, s)
+	}
+	want := []string{"MOVED SPA/B-1", "LINKS SPB/B-1 PROJ-6"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("messages %v, want %v", got, want)
+	}
+	if m := mem.Outbox[len(mem.Outbox)-1]; m.LinksVersion < 2 {
+		t.Fatalf("LINKS version %d: must exceed the versions of both rows", m.LinksVersion)
+	}
+}
