@@ -113,7 +113,7 @@ func (h *history) trackerEdit(m *tenantModel) {
 		}
 	}
 	var pageRemoved []linkItem // links a page defines that the edit takes away (version 5)
-	for i, b := range before {
+	for _, b := range before {
 		c := linkItem{ApplinkID: b.ApplinkID, SpaceKey: b.SpaceKey, Key: b.Key, Relationship: b.Relationship}
 		if b.BaselineNumber != nil || b.Origin != "PAGE" || m.links[b.ApplinkID].version < 5 {
 			continue
@@ -121,7 +121,6 @@ func (h *history) trackerEdit(m *tenantModel) {
 		if (method == "PUT" && !inBody[c]) || (method == "DELETE" && inBody[c]) {
 			pageRemoved = append(pageRemoved, c)
 		}
-		_ = i
 	}
 	allowed := map[int]bool{}
 	if method == "DELETE" {

@@ -395,15 +395,21 @@ func TestConcurrentIssueReplacesLeaveOneSet(t *testing.T) {
 		want(t, call(t, "PUT", U, tn.trackUser, sets[2]), 200, "reset")
 		var wg sync.WaitGroup
 		answers := make([]answer, 2)
+		errs := make([]error, 2)
 		start := make(chan struct{})
 		for i := range 2 {
 			wg.Go(func() {
 				<-start
-				answers[i] = call(t, "PUT", U, tn.trackUser, sets[i])
+				answers[i], errs[i] = do("PUT", U, tn.trackUser, sets[i])
 			})
 		}
 		close(start)
 		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		links, err := e.issueLinks(tn, "PROJ-1")
 		if err != nil {
 			t.Fatal(err)

@@ -27,9 +27,7 @@ type link struct {
 // new fault proxy in front of the tracker: the three steps of docs/tracker.md.
 func (e *env) connect(t testing.TB, tn *tenant, id, wikiURL string, version int) (*link, error) {
 	p := newFaultProxy(e.st.TrackerURL, 4*httpTimeout)
-	if tb, ok := t.(interface{ Cleanup(func()) }); ok {
-		tb.Cleanup(p.close)
-	}
+	t.Cleanup(p.close)
 	W, T := e.st.WikiURL, e.st.TrackerURL
 	a, err := do("PUT", T+api+"/api/"+id, tn.trackerAdmin, map[string]any{
 		"name": "wiki of " + tn.name, "url": wikiURL, "serviceId": id, "version": version})
