@@ -124,7 +124,7 @@ func TestGatewayRunsRealBootstraps(t *testing.T) {
 		var info struct {
 			Versions struct{ Min, Max int } `json:"versions"`
 		}
-		if err := json.Unmarshal([]byte(a.body), &info); err != nil || info.Versions.Max != 4 {
+		if err := json.Unmarshal([]byte(a.body), &info); err != nil || info.Versions.Max != 5 {
 			t.Fatalf("body %s (%v)", a.body, err)
 		}
 	})

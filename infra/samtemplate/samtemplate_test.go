@@ -31,7 +31,7 @@ func TestLoadFunctions(t *testing.T) {
 	for _, f := range tmpl.Functions {
 		ids = append(ids, f.LogicalID)
 	}
-	want := []string{"Sync", "TrackerApiFunction", "TrackerLinks", "WikiBaselineJobs", "WikiBaselines", "WikiContent", "WikiIntegrations", "WikiRequirements"}
+	want := []string{"Sync", "TrackerApiFunction", "TrackerLinks", "TrackerOutbox", "WikiBaselineJobs", "WikiBaselines", "WikiContent", "WikiIntegrations", "WikiRequirements"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("functions = %v, want %v", ids, want)
 	}
