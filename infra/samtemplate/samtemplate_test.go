@@ -52,13 +52,14 @@ func TestLoadFunctions(t *testing.T) {
 			samtemplate.Route{Event: "Delete", API: "WikiApi", Method: "DELETE", Path: "/rest/reqs/1/content/{contentId}"}},
 		{"WikiBaselines", "functions/wikibaselines", "WikiApi", 6, 29 * time.Second, 1024, 0,
 			samtemplate.Route{Event: "Create", API: "WikiApi", Method: "POST", Path: "/rest/reqs/1/baseline/{spaceKey}/1/create"}},
-		{"WikiIntegrations", "functions/wikiintegrations", "WikiApi", 12, 29 * time.Second, 512, 0,
+		{"WikiIntegrations", "functions/wikiintegrations", "WikiApi", 13, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Create", API: "WikiApi", Method: "POST", Path: "/rest/reqs/1/integration"}},
 		{"TrackerApiFunction", "functions/trackerapi", "TrackerApi", 9, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Default", API: "TrackerApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
 		{"TrackerLinks", "functions/trackerlinks", "TrackerApi", 6, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Create", API: "TrackerApi", Method: "POST", Path: "/rest/reqs/1/issuelinks/{issueKey}"}},
 		{"Sync", "functions/sync", "", 0, 600 * time.Second, 512, 1, samtemplate.Route{}},
+		{"TrackerOutbox", "functions/trackeroutbox", "", 0, 60 * time.Second, 256, 1, samtemplate.Route{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
