@@ -116,6 +116,14 @@ func TestTrackerEditsOfPageLinks(t *testing.T) {
 				return f.svc.DeleteLinks(ctx, tenant, "P-1", []tracker.Link{{Req: ref("DEMO", "REQ-1"), Relationship: "implements"}})
 			},
 			want: "P-1>REQ-1:PAGE T-1>REQ-1:TRACKER"},
+		{name: "replace by nothing at 5 is refused", version: 5, wantErr: "defined on wiki page 'Specs' (123): edit the page",
+			edit: func(ctx context.Context, f *fixture) error {
+				// The body names no applink: the page link's applink is
+				// still at version 5.
+				_, err := f.svc.ReplaceLinks(ctx, tenant, "P-1", "", nil)
+				return err
+			},
+			want: "P-1>REQ-1:PAGE T-1>REQ-1:TRACKER"},
 		{name: "replace away at 5 drops only the tracker's hold", version: 5, wantErr: "defined on wiki page",
 			edit: func(ctx context.Context, f *fixture) error {
 				if _, err := f.svc.CreateLinks(ctx, tenant, "P-1", []tracker.LinkInput{input("DEMO", "REQ-1", "implements", nil)}); err != nil {

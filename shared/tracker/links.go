@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -190,8 +191,28 @@ func (s *Service) editIssue(ctx context.Context, tenant, issueKey string, applin
 	for _, l := range remove {
 		refs = append(refs, l.Req)
 	}
+	// The applinks of every link removed, not only those the body names:
+	// a PUT replaces away links of other applinks too, and a page link of
+	// one at version 5 must be refused like any other.
+	known := maps.Clone(applinks)
+	if known == nil {
+		known = map[string]Applink{}
+	}
+	for _, l := range remove {
+		id := l.Req.ApplinkID
+		if _, ok := known[id]; ok {
+			continue
+		}
+		a, err := s.applinks.GetApplink(ctx, tenant, id)
+		switch {
+		case err == nil:
+			known[id] = a
+		case !isNotFound(err):
+			return nil, fmt.Errorf("application link %s: %w", id, err)
+		}
+	}
 	version := func(r ReqRef) int {
-		if a, ok := applinks[r.ApplinkID]; ok {
+		if a, ok := known[r.ApplinkID]; ok {
 			return a.Version
 		}
 		return DefaultVersion // an applink gone since: as version 4, the tracker decides alone

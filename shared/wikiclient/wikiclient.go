@@ -283,8 +283,10 @@ func statusError(base, method, path string, status int, body []byte, search bool
 			return apperr.InvalidAt(*eb.Position, "wiki: %s", msg)
 		}
 		return apperr.Invalidf("wiki: %s", msg)
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+	case status == http.StatusUnauthorized:
 		return apperr.BadGatewayf("the wiki at %s refused the tracker's credential (%d: %s): check the application link's token", base, status, orStatus(msg, status))
+	case status == http.StatusForbidden:
+		return apperr.BadGatewayf("the wiki at %s refused the tracker's credential (%d: %s): check that the wiki's integration is ACTIVE and the application link's token is its incomingToken", base, status, orStatus(msg, status))
 	}
 	return apperr.BadGatewayf("the wiki at %s answered %s %s with %d: %s", base, method, path, status, orStatus(msg, status))
 }
