@@ -72,6 +72,12 @@ func TestConvergence(t *testing.T) {
 			for _, v := range h.violations {
 				b.WriteString("  VIOLATION " + v + "\n")
 			}
+			if len(divergences) > 0 {
+				b.WriteString("  still queued after recovery:\n")
+				for _, line := range h.queued() {
+					b.WriteString("    " + line + "\n")
+				}
+			}
 			b.WriteString("  history:\n")
 			for _, l := range h.log {
 				b.WriteString("    " + l + "\n")
@@ -85,6 +91,28 @@ func TestConvergence(t *testing.T) {
 	if testing.Verbose() {
 		fmt.Fprintln(os.Stdout, summary)
 	}
+}
+
+// queued describes what is still NEW in every integration's outbound queue
+// (for the diagnosis of a divergence).
+func (h *history) queued() []string {
+	var out []string
+	for _, m := range h.tenants {
+		for _, l := range m.sortedLinks() {
+			q, err := h.e.queue(m.tn, l.id, false)
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s %s: %v", m.tn.name, l.id, err))
+				continue
+			}
+			for _, msg := range q {
+				out = append(out, fmt.Sprintf("%s %s: %s %s %s/%s NEW, last response %q", m.tn.name, l.id, msg.ID, msg.Type, msg.SpaceKey, msg.Key, msg.LastResponse))
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "nothing")
+	}
+	return out
 }
 
 // run plays one history and returns the divergences found after recovery.

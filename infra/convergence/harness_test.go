@@ -29,8 +29,10 @@ import (
 
 // httpTimeout is the HTTP_TIMEOUT every function of the stacks started here
 // gets (the functions inherit the test process's environment): a hanging
-// tracker then costs seconds, not the default 10 s.
-const httpTimeout = 3 * time.Second
+// tracker then costs seconds, not the default 10 s. It stays long enough
+// for a tracker to apply a batch on a busy machine (make test runs other
+// packages' tests against the same DynamoDB Local).
+const httpTimeout = 5 * time.Second
 
 // authCacheTTL is the AUTH_CACHE_TTL of the functions: how long a warm
 // function may keep answering for a token whose principal changed (a
