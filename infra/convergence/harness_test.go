@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,9 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/reqtrace/reqtrace/infra/localaws"
 	"github.com/reqtrace/reqtrace/infra/localstack"
-	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/scheduler"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -48,48 +44,6 @@ func TestMain(m *testing.M) {
 		os.Setenv("AUTH_CACHE_TTL", authCacheTTL.String())
 	}
 	testenv.Main(m)
-}
-
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// bootstraps returns a directory with every function's bootstrap: the one
-// `make build` produced (REQTRACE_BUILD_DIR), or a fresh build.
-func bootstraps(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if dir := os.Getenv("REQTRACE_BUILD_DIR"); dir != "" {
-			buildDir = dir
-			return
-		}
-		root, err := localaws.ModuleRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildDir, buildErr = os.MkdirTemp("", "reqtrace-bootstraps-")
-		for _, fn := range tmpl.Functions {
-			cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-o",
-				filepath.Join(buildDir, fn.LogicalID, "bootstrap"), "./"+fn.Dir())
-			cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("build %s: %v: %s", fn.LogicalID, err, out)
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build bootstraps: %v", buildErr)
-	}
-	return buildDir
 }
 
 // logBuffer collects the functions' output (JSON log lines) so tests can
@@ -129,7 +83,7 @@ func startStack(t *testing.T) *env {
 	standIns := testenv.AWS(t) // the shared stand-ins; the stack makes its own tables
 	logs := &logBuffer{}
 	st, err := localstack.Start(context.Background(), localstack.Options{
-		BuildDir: bootstraps(t), WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
+		BuildDir: testenv.Bootstraps(t), WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
 		SyncInterval: -1, DynamoDBEndpoint: standIns.DynamoDBEndpoint, SQSEndpoint: standIns.SQSEndpoint,
 		Prefix: testenv.Prefix("conv"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		FunctionLog: logs,

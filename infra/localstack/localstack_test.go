@@ -6,63 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/reqtrace/reqtrace/infra/localaws"
 	"github.com/reqtrace/reqtrace/infra/localstack"
-	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
-
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
-
-// bootstraps returns a directory with every function's bootstrap: the one
-// `make build` produced (REQTRACE_BUILD_DIR), or a fresh build.
-func bootstraps(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		if dir := os.Getenv("REQTRACE_BUILD_DIR"); dir != "" {
-			buildDir = dir
-			return
-		}
-		root, err := localaws.ModuleRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildDir, buildErr = os.MkdirTemp("", "reqtrace-bootstraps-")
-		for _, fn := range tmpl.Functions {
-			cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-o",
-				filepath.Join(buildDir, fn.LogicalID, "bootstrap"), "./"+fn.Dir())
-			cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = err
-				t.Logf("build %s: %s", fn.LogicalID, out)
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build bootstraps: %v", buildErr)
-	}
-	return buildDir
-}
 
 // StartStack runs the whole local stack on free ports against this test
 // binary's DynamoDB Local and moto, with tables under a unique prefix.
@@ -70,7 +21,7 @@ func startStack(t *testing.T) *localstack.Stack {
 	t.Helper()
 	env := testenv.AWS(t) // shared stand-ins; the stack makes its own tables
 	st, err := localstack.Start(context.Background(), localstack.Options{
-		BuildDir: bootstraps(t), WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
+		BuildDir: testenv.Bootstraps(t), WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
 		SyncInterval: -1, DynamoDBEndpoint: env.DynamoDBEndpoint, SQSEndpoint: env.SQSEndpoint,
 		Prefix: testenv.Prefix("stack"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		FunctionLog: io.Discard,

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -102,17 +101,10 @@ func (s *IntegrationStore) CurrentRows(ctx context.Context, tenant string, ids [
 	return out, nil
 }
 
-// AddMessages implements integration.ReconcileStore: BatchWriteItem of 25.
+// AddMessages implements integration.ReconcileStore: BatchWriteItem of 25
+// (OutboxStore.Put).
 func (s *IntegrationStore) AddMessages(ctx context.Context, tenant string, msgs []*outbox.Message) error {
-	writes := make([]types.WriteRequest, 0, len(msgs))
-	for _, m := range msgs {
-		av, err := attributevalue.MarshalMap(newOutboxItem(tenant, m))
-		if err != nil {
-			return errorf("encode outbox message", err)
-		}
-		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
-	}
-	return BatchWrite(ctx, s.db, s.table, writes)
+	return NewOutboxStore(s.db, s.table).Put(ctx, tenant, msgs)
 }
 
 func reconcileSK(tenant, serviceID string, at time.Time) string {

@@ -40,29 +40,9 @@ func (s *Service) IssueLinks(ctx context.Context, tenant, issueKey, relationship
 // item replace the requirement's stored ones, which every issue linked to
 // it shows.
 func (s *Service) CreateLinks(ctx context.Context, tenant, issueKey string, items []LinkInput) ([]LinkView, error) {
-	applinks, err := s.checkInputs(ctx, tenant, issueKey, items)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkWithWiki(ctx, items, applinks); err != nil {
-		return nil, err
-	}
-	unlock, err := s.lockIssue(ctx, tenant, issueKey)
-	if err != nil {
-		return nil, err
-	}
-	marked, err := s.editIssue(ctx, tenant, issueKey, applinks, nil, func(held map[Link]Holds) ([]Link, []Link) {
+	views, err := s.writeIssue(ctx, tenant, issueKey, items, func(map[Link]Holds) ([]Link, []Link) {
 		return inputLinks(items), nil
 	})
-	if err == nil {
-		err = s.storeInputs(ctx, tenant, items)
-	}
-	var views []LinkView
-	if err == nil {
-		views, err = s.IssueLinks(ctx, tenant, issueKey, "")
-	}
-	unlock()
-	s.sendMarked(ctx, tenant, marked)
 	if err != nil {
 		return nil, fmt.Errorf("create links of issue %s: %w", issueKey, err)
 	}
@@ -81,6 +61,33 @@ func (s *Service) ReplaceLinks(ctx context.Context, tenant, issueKey, relationsh
 			return nil, err
 		}
 	}
+	views, err := s.writeIssue(ctx, tenant, issueKey, items, func(held map[Link]Holds) ([]Link, []Link) {
+		// Read here: validation gave the items their issue key.
+		keep := map[Link]bool{}
+		for _, it := range items {
+			keep[it.Link] = true
+		}
+		var remove []Link
+		for l := range held {
+			if !keep[l] && (relationship == "" || l.Relationship == relationship) {
+				remove = append(remove, l)
+			}
+		}
+		return inputLinks(items), remove
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replace links of issue %s: %w", issueKey, err)
+	}
+	return views, nil
+}
+
+// writeIssue is the flow of POST and PUT: validate the items, check their
+// requirements with the wikis, then under the issue's lease change its
+// holds as decide says, store the items' excerpts and answer the issue's
+// links; the touched requirements' TRACKER sets are sent once the lease is
+// given back.
+func (s *Service) writeIssue(ctx context.Context, tenant, issueKey string, items []LinkInput,
+	decide func(held map[Link]Holds) (add, remove []Link)) ([]LinkView, error) {
 	applinks, err := s.checkInputs(ctx, tenant, issueKey, items)
 	if err != nil {
 		return nil, err
@@ -92,19 +99,7 @@ func (s *Service) ReplaceLinks(ctx context.Context, tenant, issueKey, relationsh
 	if err != nil {
 		return nil, err
 	}
-	keep := map[Link]bool{}
-	for _, it := range items {
-		keep[it.Link] = true
-	}
-	marked, err := s.editIssue(ctx, tenant, issueKey, applinks, nil, func(held map[Link]Holds) ([]Link, []Link) {
-		var remove []Link
-		for l := range held {
-			if !keep[l] && (relationship == "" || l.Relationship == relationship) {
-				remove = append(remove, l)
-			}
-		}
-		return inputLinks(items), remove
-	})
+	marked, err := s.editIssue(ctx, tenant, issueKey, applinks, nil, decide)
 	if err == nil {
 		err = s.storeInputs(ctx, tenant, items)
 	}
@@ -114,10 +109,7 @@ func (s *Service) ReplaceLinks(ctx context.Context, tenant, issueKey, relationsh
 	}
 	unlock()
 	s.sendMarked(ctx, tenant, marked)
-	if err != nil {
-		return nil, fmt.Errorf("replace links of issue %s: %w", issueKey, err)
-	}
-	return views, nil
+	return views, err
 }
 
 // DeleteLinks removes the tracker's links of an issue (spec 2.7); absent
