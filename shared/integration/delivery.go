@@ -22,7 +22,7 @@ const Estate = "_"
 const MaxBatch = 100
 
 // Message is the wire shape of one queue message (spec 2.5, and the
-// version-5 additions of CONTRACT §6), the JSON DTO of outbox.Message.
+// version-5 additions, docs/integrations.md "Wire shape"), the JSON DTO of outbox.Message.
 type Message struct {
 	ID           int    `json:"id"` // local to the request: 1..n
 	Type         string `json:"type"`

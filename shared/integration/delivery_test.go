@@ -216,7 +216,7 @@ func TestDeliverTranslatesLinksBelowVersion5(t *testing.T) {
 
 // TestSyncRefusesALoginPage: a tracker answering 200 with an HTML page
 // delivers nothing: the batch stays NEW with the reason, nothing more is
-// sent to it in the run, and the error is mailed (CONTRACT §6, delivery).
+// sent to it in the run, and the error is mailed (docs/integrations.md, "What counts as delivered").
 func TestSyncRefusesALoginPage(t *testing.T) {
 	t.Parallel()
 	f := newSyncFixture(t)

@@ -8,7 +8,7 @@ import (
 )
 
 // TestDisabledIntegrationDisablesItsIncomingToken: the incoming credential
-// of an integration carries its status (CONTRACT §6: a DISABLED
+// of an integration carries its status (docs/integrations.md: a DISABLED
 // integration's incomingToken answers 403 everywhere), through status
 // changes, a rotation while DISABLED, and a creation as DISABLED.
 func TestDisabledIntegrationDisablesItsIncomingToken(t *testing.T) {

@@ -53,7 +53,7 @@ func (f *syncFixture) addIntegration(t *testing.T, tenant, serviceID, url string
 
 // TestSyncHangingTrackersCostOnlyTheirTenant: one tenant's trackers hang;
 // another tenant's messages are delivered at once, and the run takes about
-// one tracker timeout, not one per hanging tracker (CONTRACT §6: trackers
+// one tracker timeout, not one per hanging tracker (docs/integrations.md: trackers
 // are served concurrently, each with its own deadline). With more hanging
 // trackers than a tenant may hold workers, the other tenant is still
 // served at once.

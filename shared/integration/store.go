@@ -246,7 +246,7 @@ type Queue interface {
 }
 
 // Reconciler repairs drift between the wiki's PAGE links and what a
-// tracker holds (CONTRACT.md §6, reconcile): it queues the whole PAGE link
+// tracker holds (docs/integrations.md, "Reconcile"): it queues the whole PAGE link
 // set of every requirement an integration may disagree about.
 type Reconciler interface {
 	// Flag marks an integration to be reconciled by the next sync run

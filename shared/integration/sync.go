@@ -214,7 +214,7 @@ func (r *run) count(field *int, n int) {
 
 // deadLetters takes the envelopes SQS moved to the dead-letter queue after
 // too many failed runs. Their messages are still NEW in the outbox; the
-// integration is flagged for reconciliation (CONTRACT §6) and, when ACTIVE,
+// integration is flagged for reconciliation (docs/integrations.md) and, when ACTIVE,
 // woken by publishing the envelope to the outbound queue again (the
 // reconciliation queues LINKS only, and other NEW messages also need a
 // wake-up). An envelope whose integration could not be flagged or woken

@@ -71,7 +71,7 @@ func (l IssueLink) Origin() Origin {
 // Origin is who made an issue link.
 type Origin string
 
-// The origins of CONTRACT.md §6.
+// The origins an issue link shows (docs/integrations.md, "Who owns a link").
 const (
 	OriginPage    Origin = "PAGE"
 	OriginTracker Origin = "TRACKER"

@@ -7,7 +7,7 @@ import (
 )
 
 // Holds says who holds a link: a link exists while at least one side holds
-// it (CONTRACT §6 "origin"). The wiki is the master of PAGE holds (an issue
+// it ("origin"). The wiki is the master of PAGE holds (an issue
 // macro in the requirement's row on a page; LINK and LINKS messages), the
 // tracker of TRACKER holds (its issuelinks API).
 type Holds uint8
