@@ -13,12 +13,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
 	"github.com/reqtrace/reqtrace/shared/httpapi/content"
-	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"

@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/bench/baselinebench"
 	"github.com/reqtrace/reqtrace/infra/localstack"
 	"github.com/reqtrace/reqtrace/infra/scheduler"
-	"github.com/reqtrace/reqtrace/shared/baseline/baselinebench"
 )
 
 // Baseline measures the freeze of a baseline of n requirements with the
-// baseline team's hook (shared/baseline/baselinebench: seed n ACTIVE
+// baseline team's hook (infra/bench/baselinebench: seed n ACTIVE
 // requirements, freeze them in one go with baseline.Service and
 // shared/dynamo.BaselineStore, check the count, delete the baseline), on
 // tables of its own so that its 2·n items do not weigh on the other
@@ -24,7 +24,7 @@ import (
 // client would.
 func Baseline(ctx context.Context, env *Env, n int, functionLog io.Writer, row *Row) error {
 	timeout := env.FunctionTimeout("WikiBaselines")
-	row.Method = fmt.Sprintf("In process: shared/baseline/baselinebench.Freeze — %d ACTIVE requirements seeded in space %s (about 600 bytes each, "+
+	row.Method = fmt.Sprintf("In process: infra/bench/baselinebench.Freeze — %d ACTIVE requirements seeded in space %s (about 600 bytes each, "+
 		"100 per page, each refining the next), frozen into one baseline by baseline.Service with shared/dynamo.BaselineStore on "+
 		"DynamoDB Local (own tables) without a deadline, count checked, baseline deleted again. Through the API: POST "+
 		"/rest/reqs/1/baseline/%s/1/create on the same requirements through the local gateway and the real WikiBaselines bootstrap, "+

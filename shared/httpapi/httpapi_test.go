@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 )
 
 func testRouter() *Router {

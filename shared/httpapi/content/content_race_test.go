@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
-	"github.com/reqtrace/reqtrace/shared/httpapi/httpapitest"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 

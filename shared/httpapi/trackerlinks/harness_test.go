@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/infra/trackertest"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
 	"github.com/reqtrace/reqtrace/shared/tracker"
-	"github.com/reqtrace/reqtrace/shared/tracker/trackertest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

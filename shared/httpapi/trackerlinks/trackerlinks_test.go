@@ -9,10 +9,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reqtrace/reqtrace/infra/trackertest"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
-	"github.com/reqtrace/reqtrace/shared/tracker/trackertest"
 )
 
 // TestRouteAccess: every issue-link route is for any tracker user (which

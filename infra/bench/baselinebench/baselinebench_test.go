@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/reqtrace/reqtrace/infra/bench/baselinebench"
 	"github.com/reqtrace/reqtrace/infra/testenv"
-	"github.com/reqtrace/reqtrace/shared/baseline/baselinebench"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -32,7 +32,7 @@ func TestFreeze(t *testing.T) {
 // requirements (100,000 when unset) on DynamoDB Local, once per
 // iteration; run it with
 //
-//	REQTRACE_BENCH_BASELINE=100000 go test -run XXX -bench Freeze -benchtime 1x ./shared/baseline/baselinebench
+//	REQTRACE_BENCH_BASELINE=100000 go test -run XXX -bench Freeze -benchtime 1x ./infra/bench/baselinebench
 func BenchmarkFreeze(b *testing.B) {
 	n := 100_000
 	if s := os.Getenv("REQTRACE_BENCH_BASELINE"); s != "" {

@@ -1,0 +1,141 @@
+// Package archtest holds the test that keeps reqtrace's import directions
+// (docs/architecture.md, "Import directions"): it fails when a forbidden
+// import appears, so the walls between packages stay up.
+package archtest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/reqtrace/reqtrace/infra/localaws"
+)
+
+const module = "github.com/reqtrace/reqtrace/"
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath string
+	Imports    []string // non-test imports
+}
+
+// list returns every package of the module with its non-test imports.
+func list(t *testing.T) []pkg {
+	t.Helper()
+	root, err := localaws.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages: not the module", len(pkgs))
+	}
+	return pkgs
+}
+
+// domain are the packages that hold entities, rules and services: no AWS
+// SDK, no Lambda, no storage or HTTP adapter.
+var domain = []string{
+	"shared/apperr", "shared/auth", "shared/baseline", "shared/integration", "shared/outbox", "shared/page",
+	"shared/query", "shared/requirement", "shared/search", "shared/tracker", "shared/wiki",
+}
+
+// rule is one forbidden direction: a package under from (non-test code)
+// must not import a package whose path starts with any of to.
+type rule struct {
+	why  string
+	from func(path string) bool
+	to   []string
+}
+
+func under(prefixes ...string) func(string) bool {
+	return func(path string) bool {
+		for _, p := range prefixes {
+			if path == module+p || strings.HasPrefix(path, module+p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+var rules = []rule{
+	{"shared is the product: it never imports infra (the local stack, test and bench support)",
+		under("shared"), []string{module + "infra/"}},
+	{"domain packages import no AWS SDK, no Lambda, no storage or HTTP adapter",
+		func(path string) bool {
+			for _, d := range domain {
+				if path == module+d {
+					return true
+				}
+			}
+			return false
+		},
+		[]string{"github.com/aws/", "github.com/awslabs/", module + "shared/dynamo", module + "shared/httpapi",
+			module + "shared/queue", module + "shared/mail", module + "shared/wikiclient", module + "shared/lambdaapp"}},
+	{"functions import only shared (a Lambda never links the local stack)",
+		under("functions"), []string{module + "infra/"}},
+}
+
+// violations returns what p imports across a wall, with the reason.
+func violations(p pkg) []string {
+	var out []string
+	for _, r := range rules {
+		if !r.from(p.ImportPath) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			for _, bad := range r.to {
+				if imp == strings.TrimSuffix(bad, "/") || strings.HasPrefix(imp, bad) {
+					out = append(out, strings.TrimPrefix(p.ImportPath, module)+" imports "+imp+": "+r.why)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestImportDirections fails when a package imports across a wall.
+func TestImportDirections(t *testing.T) {
+	pkgs := list(t)
+	for _, p := range pkgs {
+		for _, v := range violations(p) {
+			t.Error(v)
+		}
+	}
+	t.Logf("%d packages checked against %d rules", len(pkgs), len(rules))
+}
+
+// TestRulesCatchAViolation checks the checker itself: a made-up package
+// breaking each rule is caught.
+func TestRulesCatchAViolation(t *testing.T) {
+	cases := []pkg{
+		{ImportPath: module + "shared/wiki/wikitest", Imports: []string{module + "infra/testenv"}},
+		{ImportPath: module + "shared/wiki", Imports: []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}},
+		{ImportPath: module + "shared/tracker", Imports: []string{module + "shared/dynamo"}},
+		{ImportPath: module + "functions/sync", Imports: []string{module + "infra/localstack"}},
+	}
+	for _, p := range cases {
+		if len(violations(p)) == 0 {
+			t.Errorf("%s importing %v is not caught", p.ImportPath, p.Imports)
+		}
+	}
+	if v := violations(pkg{ImportPath: module + "infra/bench", Imports: []string{module + "shared/dynamo"}}); len(v) != 0 {
+		t.Errorf("infra importing shared is allowed, got %v", v)
+	}
+}
