@@ -7,7 +7,6 @@ package apperr
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Code classifies an error for clients.
@@ -36,13 +35,6 @@ type Error struct {
 	Message string
 	// Position is the 0-based offset of a query syntax error, or -1.
 	Position int
-	// Allow lists the methods of a 405 answer.
-	Allow []string
-	// RetryAfter is set on Throttled errors.
-	RetryAfter time.Duration
-	// Body, when non-nil, replaces the standard JSON error body (used by 502
-	// answers that carry the remote side's response).
-	Body any
 	// Err is the wrapped cause, never shown to clients.
 	Err error
 }
@@ -115,13 +107,6 @@ func UnsupportedMediaf(format string, args ...any) *Error {
 
 // BadGatewayf returns a 502 error.
 func BadGatewayf(format string, args ...any) *Error { return newf(BadGateway, format, args...) }
-
-// MethodNotAllowed returns a 405 error listing the allowed methods.
-func MethodNotAllowedf(allow []string, format string, args ...any) *Error {
-	e := newf(MethodNotAllowed, format, args...)
-	e.Allow = allow
-	return e
-}
 
 // Wrap attaches a cause to a client-visible error.
 func Wrap(e *Error, cause error) *Error {

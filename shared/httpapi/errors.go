@@ -7,11 +7,14 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 )
@@ -55,6 +58,38 @@ func Status(code apperr.Code) int {
 	return http.StatusInternalServerError
 }
 
+// Error is an error answer with what only HTTP has: the Allow header of a
+// 405, the Retry-After of a 429, or a body of its own instead of the
+// standard one. It is built at the boundary from an apperr error, which
+// keeps the domain's vocabulary (the kind, the message).
+type Error struct {
+	Err *apperr.Error
+	// Allow lists the methods of a 405 answer.
+	Allow []string
+	// RetryAfter is the Retry-After of a 429 answer.
+	RetryAfter time.Duration
+	// Body, when non-nil, replaces the standard JSON error body.
+	Body any
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// MethodNotAllowed returns a 405 answer listing the allowed methods.
+func MethodNotAllowed(allow []string, format string, args ...any) *Error {
+	return &Error{Err: &apperr.Error{Code: apperr.MethodNotAllowed, Message: fmt.Sprintf(format, args...), Position: -1}, Allow: allow}
+}
+
+// Throttled returns a 429 answer asking to retry after wait.
+func Throttled(wait time.Duration) *Error {
+	return &Error{Err: &apperr.Error{Code: apperr.Throttled, Message: "too many requests for this tenant; retry later", Position: -1},
+		RetryAfter: wait}
+}
+
+// WithBody returns err answered with body instead of the standard one.
+func WithBody(err *apperr.Error, body any) *Error { return &Error{Err: err, Body: body} }
+
 // WriteError answers err as JSON. Classified errors send their message;
 // anything else is logged once, with the request id, and answered 500 with a
 // fixed message.
@@ -66,17 +101,22 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	status := Status(e.Code)
-	if len(e.Allow) > 0 {
-		w.Header().Set("Allow", strings.Join(e.Allow, ", "))
+	var h Error // what only HTTP has, when the boundary added it
+	var he *Error
+	if errors.As(err, &he) {
+		h = *he
+	}
+	if len(h.Allow) > 0 {
+		w.Header().Set("Allow", strings.Join(h.Allow, ", "))
 	}
 	if e.Code == apperr.Throttled {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(h.RetryAfter.Seconds()))))
 	}
 	if e.Err != nil {
 		Logger(r.Context()).WarnContext(r.Context(), "request refused", "status", status, "error", e.Error())
 	}
-	if e.Body != nil {
-		WriteJSON(w, status, e.Body)
+	if h.Body != nil {
+		WriteJSON(w, status, h.Body)
 		return
 	}
 	body := ErrorBody{Status: status, Message: e.Message}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -268,5 +269,26 @@ func TestFormatTime(t *testing.T) {
 		if got := FormatTime(in); got != want {
 			t.Errorf("FormatTime(%v) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestWriteErrorHTTPExtras checks that what only HTTP has (Allow, a body
+// of its own) survives wrapping, and that the apperr kind sets the status.
+func TestWriteErrorHTTPExtras(t *testing.T) {
+	t.Parallel()
+	req := httptest.NewRequest("GET", "/x", nil)
+	rec := httptest.NewRecorder()
+	WriteError(rec, req, fmt.Errorf("route: %w", MethodNotAllowed([]string{"GET", "PUT"}, "no %s", "POST")))
+	if rec.Code != 405 || rec.Header().Get("Allow") != "GET, PUT" || !strings.Contains(rec.Body.String(), `"no POST"`) {
+		t.Fatalf("405: %d %q %s", rec.Code, rec.Header().Get("Allow"), rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	WriteError(rec, req, WithBody(apperr.BadGatewayf("tracker down"), map[string]string{"id": "m1"}))
+	if rec.Code != 502 || strings.TrimSpace(rec.Body.String()) != `{"id":"m1"}` {
+		t.Fatalf("502 with a body: %d %s", rec.Code, rec.Body)
+	}
+	// The kind is the apperr one: apperr.As sees through the HTTP error.
+	if e := apperr.As(Throttled(time.Second)); e == nil || e.Code != apperr.Throttled {
+		t.Fatalf("Throttled kind %+v", e)
 	}
 }

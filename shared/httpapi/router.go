@@ -115,7 +115,7 @@ func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, e
 	r = r.WithContext(ctx)
 	if rt.Throttle != nil {
 		if wait, ok := rt.Throttle.Allow(p.Tenant, time.Now()); !ok {
-			return r, &apperr.Error{Code: apperr.Throttled, Message: "too many requests for this tenant; retry later", Position: -1, RetryAfter: wait}
+			return r, Throttled(wait)
 		}
 	}
 	if !allowed(p, access, r) {
@@ -234,7 +234,7 @@ func (rt *Router) noRoute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(allow) > 0 {
-		WriteError(w, r, apperr.MethodNotAllowedf(allow, "method %s is not allowed here", r.Method))
+		WriteError(w, r, MethodNotAllowed(allow, "method %s is not allowed here", r.Method))
 		return
 	}
 	WriteError(w, r, apperr.NotFoundf("no route for %s %s", r.Method, r.URL.Path))

@@ -295,8 +295,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) error {
 	var de *integration.DeliveryError
 	if errors.As(err, &de) {
 		e := apperr.BadGatewayf("%s", de.Error())
-		e.Body = pushJSON{Status: http.StatusBadGateway, Message: e.Message, ID: m.ID, State: string(m.State), LastResponse: m.LastResponse}
-		return e
+		return httpapi.WithBody(e, pushJSON{Status: http.StatusBadGateway, Message: e.Message, ID: m.ID, State: string(m.State), LastResponse: m.LastResponse})
 	}
 	if err != nil {
 		return err

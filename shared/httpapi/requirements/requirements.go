@@ -238,7 +238,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) error {
 }
 
 func readOnly(_ http.ResponseWriter, r *http.Request) error {
-	return apperr.MethodNotAllowedf([]string{http.MethodGet}, "%s must not be used on %s: requirements change only when their page is saved",
+	return httpapi.MethodNotAllowed([]string{http.MethodGet}, "%s must not be used on %s: requirements change only when their page is saved",
 		r.Method, r.URL.Path)
 }
 
