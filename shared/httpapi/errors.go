@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,6 +137,46 @@ func Logger(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.Default()
+}
+
+// attrsKey carries the request's log attributes (request id, method, path,
+// tenant, user) for ContextHandler.
+type attrsKey struct{}
+
+// withLogAttrs returns ctx carrying l and the request's log attributes
+// extended by args (key, value pairs, as slog.Logger.With takes them).
+func withLogAttrs(ctx context.Context, l *slog.Logger, args ...any) context.Context {
+	prev, _ := ctx.Value(attrsKey{}).([]any)
+	ctx = context.WithValue(ctx, attrsKey{}, append(slices.Clip(prev), args...))
+	return WithLogger(ctx, l.With(args...))
+}
+
+// ContextHandler is a slog.Handler that adds the attributes of the request
+// a record is logged in (request id, method, path, tenant, user) when the
+// record is logged with that request's context through a logger other than
+// the request's own: code that cannot reach Logger(ctx), such as the domain
+// packages, logs with slog.InfoContext(ctx, ...) on the default logger and
+// keeps the request id. Functions install it as slog's default
+// (shared/lambdaapp).
+type ContextHandler struct{ slog.Handler }
+
+// Handle implements slog.Handler.
+func (h ContextHandler) Handle(ctx context.Context, r slog.Record) error {
+	if args, ok := ctx.Value(attrsKey{}).([]any); ok && len(args) > 0 {
+		r = r.Clone()
+		r.Add(args...)
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (h ContextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return ContextHandler{h.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup implements slog.Handler.
+func (h ContextHandler) WithGroup(name string) slog.Handler {
+	return ContextHandler{h.Handler.WithGroup(name)}
 }
 
 // WithLogger returns a context carrying l.

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -290,5 +292,39 @@ func TestWriteErrorHTTPExtras(t *testing.T) {
 	// The kind is the apperr one: apperr.As sees through the HTTP error.
 	if e := apperr.As(Throttled(time.Second)); e == nil || e.Code != apperr.Throttled {
 		t.Fatalf("Throttled kind %+v", e)
+	}
+}
+
+// TestDomainLogsKeepTheRequestID checks ContextHandler: a line logged with
+// the request's context through another logger than the request's own
+// (what domain packages do with slog.WarnContext) carries the request id,
+// the tenant and the user.
+func TestDomainLogsKeepTheRequestID(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	domain := slog.New(ContextHandler{Handler: slog.NewJSONHandler(&buf, nil)})
+	rt := testRouter()
+	rt.Handle("GET /domain", Member, func(w http.ResponseWriter, r *http.Request) error {
+		domain.WarnContext(r.Context(), "from the domain")
+		WriteJSON(w, 200, map[string]string{})
+		return nil
+	})
+	req := httptest.NewRequest("GET", "/domain", nil)
+	req.Header.Set("Authorization", "Bearer user")
+	req.Header.Set("X-Request-Id", "req-12345678")
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, req)
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || rec.Code != 200 {
+		t.Fatalf("status %d, log %q", rec.Code, buf.String())
+	}
+	if line["request_id"] != "req-12345678" || line["tenant"] != "demo" || line["user"] != "u" || line["msg"] != "from the domain" {
+		t.Fatalf("log line %v", line)
+	}
+	// Without a request, nothing is added.
+	buf.Reset()
+	domain.Info("no request")
+	if strings.Contains(buf.String(), "request_id") {
+		t.Fatalf("log line %s", buf.String())
 	}
 }

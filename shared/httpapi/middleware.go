@@ -54,8 +54,8 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 func serve(base *slog.Logger, w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
 	start := time.Now()
 	id := requestID(r)
-	logger := base.With("request_id", id, "method", r.Method, "path", r.URL.Path)
-	r = r.WithContext(WithLogger(r.Context(), logger))
+	r = r.WithContext(withLogAttrs(r.Context(), base, "request_id", id, "method", r.Method, "path", r.URL.Path))
+	logger := Logger(r.Context())
 	w.Header().Set("X-Request-Id", id)
 	rec := &statusRecorder{ResponseWriter: w}
 	defer func() {

@@ -111,7 +111,7 @@ func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, e
 		return r, apperr.Forbiddenf("integration '%s' is DISABLED", p.Scope)
 	}
 	ctx := auth.WithPrincipal(r.Context(), p)
-	ctx = WithLogger(ctx, Logger(ctx).With("tenant", p.Tenant, "user", p.User))
+	ctx = withLogAttrs(ctx, Logger(ctx), "tenant", p.Tenant, "user", p.User)
 	r = r.WithContext(ctx)
 	if rt.Throttle != nil {
 		if wait, ok := rt.Throttle.Allow(p.Tenant, time.Now()); !ok {

@@ -45,7 +45,10 @@ func Setup(ctx context.Context, required ...string) (*Deps, error) {
 		return nil, err
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	slog.SetDefault(logger)
+	// The default logger (what domain packages log with, through
+	// slog.*Context) adds the request's id, route, tenant and user; the
+	// request's own logger (httpapi.Logger) already has them.
+	slog.SetDefault(slog.New(httpapi.ContextHandler{Handler: logger.Handler()}))
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
