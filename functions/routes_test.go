@@ -87,7 +87,7 @@ func TestTemplateRoutersAndOpenAPIAgree(t *testing.T) {
 }
 
 // TestDefaultRouteAnswersJSON checks what the $default route's function
-// answers for requests no route matches: CONTRACT.md section 2's JSON 404,
+// answers for requests no route matches: the JSON 404,
 // or 405 with Allow for a known path and another method.
 func TestDefaultRouteAnswersJSON(t *testing.T) {
 	for _, name := range []string{"WikiRequirements", "TrackerApiFunction"} {

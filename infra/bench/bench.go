@@ -1,5 +1,5 @@
 // Package bench measures reqtrace against the performance targets of
-// DESIGN.md §9 and renders the figures as docs/benchmarks.md; `make bench`
+// the performance targets and renders the figures as docs/benchmarks.md; `make bench`
 // runs it through infra/cmd/bench.
 //
 // Every measurement runs on this machine against DynamoDB Local and moto
@@ -110,11 +110,11 @@ type Metric struct {
 	Verdict  Verdict
 }
 
-// Row is the measurement of one line of DESIGN.md §9.
+// Row is the measurement of one line of the performance targets.
 type Row struct {
 	// ID names the row in logs and profiles ("page-save").
 	ID string
-	// What, Target and Anchor are the columns of DESIGN.md §9.
+	// What, Target and Anchor are the columns of the performance targets.
 	What, Target, Anchor string
 	// Method says how it was measured, in a sentence or two.
 	Method string

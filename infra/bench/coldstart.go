@@ -29,10 +29,10 @@ type ColdStartOptions struct {
 	FunctionLog io.Writer
 }
 
-// maxBootstrap is the size target of DESIGN.md §9 (15 MB).
+// maxBootstrap is the size target of the performance targets (15 MB).
 const maxBootstrap = 15_000_000
 
-// maxInit is the init target of DESIGN.md §9.
+// maxInit is the init target of the performance targets.
 const maxInit = 50 * time.Millisecond
 
 // firstRequest is the request that wakes one HTTP function: a cheap read

@@ -21,7 +21,7 @@ import (
 //
 //   - items read: Query items evaluated (ScannedCount, so a filter
 //     expression hides nothing), BatchGetItem items returned and GetItem
-//     items found — the "items read" of DESIGN.md §9;
+//     items found — the "items read" of the performance targets;
 //   - the read capacity units DynamoDB reports for them (it asks for
 //     ConsumedCapacity on a copy of each input);
 //   - items written: BatchWriteItem requests, TransactWriteItems elements,

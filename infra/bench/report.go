@@ -38,7 +38,7 @@ func (r *Report) Write(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Benchmarks\n\n")
-	p("Measured by `%s` (infra/cmd/bench) against the targets of DESIGN.md §9 (`../shared/DESIGN.md`). "+
+	p("Measured by `%s` (infra/cmd/bench) against the performance targets of the design. "+
 		"Times depend on this machine and are reported, never asserted; DynamoDB call and item counts come from "+
 		"counters on the SDK client and hold on any machine. Each row below has its own table; \"—\" marks a figure "+
 		"reported without a target of its own.\n\n", r.Command)

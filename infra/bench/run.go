@@ -10,7 +10,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
 
-// Sizes are the sizes of the measurements; Full are DESIGN.md §9's.
+// Sizes are the sizes of the measurements; Full are the sizes the performance targets name.
 type Sizes struct {
 	// PageSaveStored is the requirements stored before the page saves;
 	// PageSaveRequirements the size of a saved page; PageSaveFresh and
@@ -31,7 +31,7 @@ type Sizes struct {
 	ColdStarts int
 }
 
-// Full are the sizes of DESIGN.md §9.
+// Full are the sizes of the performance targets.
 var Full = Sizes{
 	PageSaveStored: 50_000, PageSaveRequirements: 400, PageSaveFresh: 3, PageSaveChanged: 4,
 	SearchStored: 100_000, Runs: 30, Warmup: 3,
@@ -53,7 +53,7 @@ var Limits = struct{ PageSave, Search, Get, Baseline, Sync, Reconcile, ColdStart
 	Baseline: 8 * time.Minute, Sync: 11 * time.Minute, Reconcile: 5 * time.Minute, ColdStart: 6 * time.Minute,
 }
 
-// The rows of DESIGN.md §9: what, target, anchor.
+// The rows of the performance targets: what, target, anchor.
 func newRows() (pageSave, search, get, baseline, sync, reconcile, cold *Row) {
 	return &Row{ID: "page-save", What: "page save, 400 requirements, 50,000 already stored",
 			Target: "≤ 1 ms of service time per requirement; DynamoDB calls O(requirements/25)",
@@ -74,7 +74,7 @@ func newRows() (pageSave, search, get, baseline, sync, reconcile, cold *Row) {
 			Anchor: "Go on provided.al2023"}
 }
 
-// Run measures every row of DESIGN.md §9 on env with the given sizes, in
+// Run measures every row of the performance targets on env with the given sizes, in
 // an order that lets the page saves and the searches share one data set
 // (seeded to PageSaveStored, saves measured, seeded on to SearchStored).
 // It logs progress to log and never stops early: a row that fails is

@@ -25,7 +25,7 @@ type SearchCase struct {
 	Space string
 }
 
-// SearchCases are the searches of DESIGN.md §9 (key prefix, property
+// SearchCases are the searches of the performance targets (key prefix, property
 // equality), a NOT/OR mix driven by the property index, all over every
 // space, and property equality within one space: the large one, and the
 // small one whose keys interleave with the large one's (its matches are a
@@ -145,7 +145,7 @@ func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted,
 	return ratio, p95, nil
 }
 
-// maxSearchP95 is the latency target of DESIGN.md §9.
+// maxSearchP95 is the latency target of the performance targets.
 const maxSearchP95 = 100 * time.Millisecond
 
 // searchHTTP measures one search through the local stack and returns its

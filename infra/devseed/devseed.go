@@ -1,5 +1,5 @@
 // Package devseed creates the development tenants and fixed tokens of
-// CONTRACT.md §1 (demo and acme). It is used only by the local stack and
+// the local stack (demo and acme; README). It is used only by the local stack and
 // tests; it refuses to seed a DynamoDB endpoint that is not on loopback, so
 // the well-known tokens can never reach a deployed stack.
 package devseed

@@ -42,7 +42,7 @@ func (t Tokens) DeleteToken(context.Context, string) error { return nil }
 // principal of tenant demo scoped to the integration "jira-1".
 const LinkToken = "demo-link"
 
-// DevTokens returns the development tokens of CONTRACT.md section 1
+// DevTokens returns the development tokens of the local stack (README)
 // (infra/devseed: demo-wiki-admin, demo-wiki-user, ..., acme-tracker-user)
 // plus LinkToken.
 func DevTokens() Tokens {

@@ -1,5 +1,5 @@
 // Package baseline holds the wiki's baselines: frozen, numbered copies of
-// the ACTIVE requirements of a space (spec §2.2, §4.1; CONTRACT.md §3).
+// the ACTIVE requirements of a space (spec §2.2, §4.1; the wiki API (shared/openapi/wiki.yaml)).
 //
 // A baseline is created by freezing: the selected requirements are copied
 // into archived copies (status ARCHIVED, Baseline = the number) that keep
@@ -31,7 +31,7 @@ const (
 	// MaxLabel is the longest label, in characters.
 	MaxLabel = 255
 	// MaxRequirements is the most requirements one baseline may hold
-	// (DESIGN.md §9's target). It bounds the memory of a freeze: every
+	// (the performance target). It bounds the memory of a freeze: every
 	// selected row and its copy are held at once, so that dependencies can
 	// be checked against the whole baseline.
 	MaxRequirements = 100_000

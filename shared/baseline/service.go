@@ -62,7 +62,7 @@ type CreateInput struct {
 	// CEO is the id of the baseline page; required.
 	CEO string
 	// QueryString selects the ACTIVE requirements of the space to freeze
-	// (CONTRACT.md §5); empty freezes all of them.
+	// (docs/query-language.md); empty freezes all of them.
 	QueryString string
 }
 

@@ -324,7 +324,7 @@ func wsBigPage(n int, links bool) string {
 
 func wsCeil(a, b int) int { return (a + b - 1) / b }
 
-// DESIGN.md §9: a page save of 400 requirements costs O(n/25) DynamoDB
+// the performance targets: a page save of 400 requirements costs O(n/25) DynamoDB
 // calls; an unchanged save reads and writes only the page.
 func TestWikiStoreSaveCallCounts(t *testing.T) {
 	t.Parallel()

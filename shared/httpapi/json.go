@@ -16,7 +16,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 )
 
-// MaxBody is the largest request body accepted (CONTRACT.md §2): 1 MiB.
+// MaxBody is the largest request body accepted (docs/architecture.md, "Requests"): 1 MiB.
 const MaxBody = 1 << 20
 
 // Decode reads a JSON request body into v. It requires a JSON content type

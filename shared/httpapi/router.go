@@ -19,7 +19,7 @@ import (
 // Access says who may call a route.
 type Access int
 
-// The access rules of CONTRACT.md §2.
+// The access rules (docs/architecture.md, "Requests").
 const (
 	// Anonymous routes need no token (a token, when sent, is still checked).
 	Anonymous Access = iota

@@ -9,7 +9,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
-// Parse reads a query of CONTRACT.md §5:
+// Parse reads a query of the query language (docs/query-language.md):
 //
 //	query     := expr | STRING
 //	expr      := term ( OR term )*

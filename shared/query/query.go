@@ -1,4 +1,4 @@
-// Package query implements reqtrace's search language (CONTRACT.md §5).
+// Package query implements reqtrace's search language (docs/query-language.md).
 //
 // Parse turns a query string into an AST with a hand-written lexer and
 // recursive-descent parser; every syntax error is an apperr.InvalidAt that

@@ -12,7 +12,7 @@ import (
 // Status is the life-cycle state of a requirement row.
 type Status string
 
-// The statuses of CONTRACT.md §3.
+// The statuses of the wiki API (shared/openapi/wiki.yaml).
 const (
 	Active   Status = "ACTIVE"
 	Deleted  Status = "DELETED"

@@ -24,7 +24,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
-// Paging limits of CONTRACT.md §2.
+// Paging limits (docs/architecture.md, "Requests").
 const (
 	// DefaultLimit is the page size when the request names none.
 	DefaultLimit = 50

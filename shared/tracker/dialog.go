@@ -21,7 +21,7 @@ type Search struct {
 	NegotiationErr error
 }
 
-// SearchRequirements is the link dialog (CONTRACT.md §4): a tracker user
+// SearchRequirements is the link dialog (the tracker API (docs/tracker.md)): a tracker user
 // searches the requirements of applink applinkID's wiki. Before searching it
 // negotiates the API version (spec §3, §9): it reads the wiki's current and
 // highest version, and when the highest version both sides support is

@@ -26,7 +26,7 @@ func page400(version int) string {
 
 // BenchmarkSavePage400 measures the service time of saving a page of 400
 // requirements whose every excerpt changed (parse, diff, messages), with an
-// in-memory store: DESIGN.md §9 allows 1 ms per requirement.
+// in-memory store: the performance targets allows 1 ms per requirement.
 func BenchmarkSavePage400(b *testing.B) {
 	mem := wt.NewMem()
 	mem.AddIntegration(tenant, "jira-1")

@@ -1,5 +1,5 @@
 // Package baselinebench measures the freeze of a large baseline against a
-// DynamoDB endpoint, for `make bench` (DESIGN.md §9: a baseline of 100,000
+// DynamoDB endpoint, for `make bench` (the performance targets: a baseline of 100,000
 // requirements completes, with ⌈N/25⌉ BatchWriteItem calls). It writes
 // test data under the tenant it is given; run it against a scratch table.
 package baselinebench

@@ -1,5 +1,5 @@
 // Command bench measures reqtrace against the performance targets of
-// DESIGN.md §9 and writes the figures to docs/benchmarks.md; `make bench`
+// the performance targets and writes the figures to docs/benchmarks.md; `make bench`
 // runs it after `make deps build`:
 //
 //	go run ./infra/cmd/bench -build-dir .build -out docs/benchmarks.md

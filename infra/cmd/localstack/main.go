@@ -110,7 +110,7 @@ func invokeOnce(ctx context.Context, opts localstack.Options, fn, eventFile stri
 	return nil
 }
 
-// ready waits until url answers 200: the readiness rule of CONTRACT.md §1.
+// ready waits until url answers 200: the readiness rule of the local stack (README).
 func ready(ctx context.Context, url string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {

@@ -6,7 +6,7 @@
 //	reqtrace-admin tenant create <tenant> [-name NAME]
 //	reqtrace-admin token create -tenant T -app wiki|tracker -user NAME [-admin]
 //	reqtrace-admin token revoke <token>
-//	reqtrace-admin seed-dev            (local stacks only: the CONTRACT.md §1 tokens)
+//	reqtrace-admin seed-dev            (local stacks only: the development tokens)
 //
 // A created token is printed once on stdout; only its hash is stored.
 package main

@@ -1,6 +1,6 @@
 // Package baselines is the WikiBaselines route group: every
 // /rest/reqs/1/baseline/... endpoint of spec §4.1 (list, create,
-// create-instant, delete, label, pages) with the JSON of CONTRACT.md §3,
+// create-instant, delete, label, pages) with the JSON of the wiki API (shared/openapi/wiki.yaml),
 // plus status and progress: a freeze that does not finish within the
 // request answers 202 FREEZING and is finished by WikiBaselineJobs.
 // Every route needs a wiki user (Member). docs/baselines.md describes the
@@ -58,7 +58,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/baseline/{spaceKey}/{baseline}/pages", httpapi.Member, h.pages)
 }
 
-// baselineResponse is a Baseline of CONTRACT.md §3. Count and PageLink are
+// baselineResponse is a Baseline of the wiki API (shared/openapi/wiki.yaml). Count and PageLink are
 // sent with expand=details and in the answers of the create routes.
 type baselineResponse struct {
 	SpaceKey  string  `json:"spaceKey"`

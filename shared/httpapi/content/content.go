@@ -1,6 +1,6 @@
 // Package content is the WikiContent route group: how pages reach the
-// service (PUT, GET and DELETE /rest/reqs/1/content/{contentId}, CONTRACT.md
-// §3), the status-only reindex of the spec (POST
+// service (PUT, GET and DELETE /rest/reqs/1/content/{contentId}, see
+// shared/openapi/wiki.yaml), the status-only reindex of the spec (POST
 // /rest/reqs/1/helpers/reindex/{contentId}) and the deprecated POST
 // /rest/reqs/1/sync (410). Every route needs a wiki user (Member).
 package content

@@ -12,7 +12,7 @@ import (
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
-// The tester's reproduction (CONTRACT.md §2, §3): parallel PUTs of one page
+// The tester's reproduction (docs/architecture.md, "Requests"): parallel PUTs of one page
 // with different texts. Whichever succeed, the page and the requirement
 // row agree afterwards, and every refusal is a 409 naming the concurrent
 // save.

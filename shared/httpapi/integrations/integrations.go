@@ -1,8 +1,8 @@
 // Package integrations is the WikiIntegrations route group: the
 // integration descriptors of spec 2.3 (list, create, detail, update), the
 // outbound queue of each integration (list, push now, delete), the version
-// and links callbacks a tracker calls with its incomingToken (CONTRACT.md
-// §3), and the admin settings. Every route needs a wiki administrator,
+// and links callbacks a tracker calls with its incomingToken (docs/integrations.md),
+// and the admin settings. Every route needs a wiki administrator,
 // except version and links, which also take the integration's own Link
 // credential. docs/integrations.md describes the behaviour.
 package integrations
@@ -187,7 +187,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// messageJSON is one outbound queue message (CONTRACT.md §3).
+// messageJSON is one outbound queue message (shared/openapi/wiki.yaml).
 type messageJSON struct {
 	ID             string  `json:"id"`
 	State          string  `json:"state"`

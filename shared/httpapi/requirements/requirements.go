@@ -3,7 +3,7 @@
 // (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the search route (served by
 // the Search field), the routes the spec says must not be used (405 with
 // Allow, 410) and the wiki's OpenAPI document (GET /rest/reqs/1/openapi). It also owns the JSON shape of a requirement
-// (CONTRACT.md §3), which search answers reuse through FromEntity.
+// (shared/openapi/wiki.yaml), which search answers reuse through FromEntity.
 package requirements
 
 import (
@@ -58,7 +58,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/openapi", httpapi.Anonymous, openapi.Handler(openapi.Wiki))
 }
 
-// Requirement is the JSON of a requirement (CONTRACT.md §3).
+// Requirement is the JSON of a requirement (shared/openapi/wiki.yaml).
 type Requirement struct {
 	SpaceKey string `json:"spaceKey"`
 	Key      string `json:"key"`

@@ -1,5 +1,5 @@
 // Package searchapi serves the requirement search, GET
-// /rest/reqs/1/requirement2/{spaceKey} (spec §4.1, CONTRACT.md §2–3): it
+// /rest/reqs/1/requirement2/{spaceKey} (spec §4.1; docs/architecture.md and shared/openapi/wiki.yaml): it
 // reads and checks the query parameters, runs the search with
 // search.Service and answers {"results", "offset", "limit", "count"} with
 // the requirement JSON of shared/httpapi/requirements. The route itself
@@ -19,7 +19,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
-// Answer is the JSON of a search answer (CONTRACT.md §3).
+// Answer is the JSON of a search answer (shared/openapi/wiki.yaml).
 type Answer struct {
 	Results []requirements.Requirement `json:"results"`
 	// Offset and Limit are the ones applied (Limit after clamping).

@@ -274,7 +274,7 @@ func TestSearchParameters(t *testing.T) {
 }
 
 // TestSearchJSON checks the answer's shape: the requirement JSON of
-// CONTRACT.md §3, null baseline for current rows.
+// the wiki API (shared/openapi/wiki.yaml), null baseline for current rows.
 func TestSearchJSON(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)

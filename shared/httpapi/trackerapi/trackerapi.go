@@ -227,7 +227,7 @@ func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request) error {
 
 // ---------------------------------------------------------------- link dialog
 
-// Paging of the link dialog, as the wiki's search (CONTRACT.md §2).
+// Paging of the link dialog, as the wiki's search (docs/architecture.md, "Requests").
 const (
 	defaultLimit = 50
 	maxLimit     = 500
