@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -65,3 +66,20 @@ func (w *wrapped) Unwrap() error { return w.err }
 
 // tenantPrefix starts every partition key of a tenant.
 func tenantPrefix(tenant string) string { return "T#" + tenant + "#" }
+
+// txConditionFailed reports whether a transaction was cancelled because a
+// condition failed or it met another transaction on the same items: the
+// caller reads again and redoes its work (or answers a conflict).
+func txConditionFailed(err error) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return false
+	}
+	for _, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "ConditionalCheckFailed", "TransactionConflict":
+			return true
+		}
+	}
+	return false
+}

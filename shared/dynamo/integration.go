@@ -395,7 +395,7 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 		}
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		switch {
-		case igConditionFailed(err):
+		case txConditionFailed(err):
 			changed = fmt.Errorf("%w: %w", errRowChanged, err)
 		case err != nil:
 			return 0, translate(err, "write issue links")
@@ -438,20 +438,4 @@ func (s *IntegrationStore) igLinksUpdate(before, after requirementItem) (types.T
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
-}
-
-// igConditionFailed reports whether a transaction was cancelled because a
-// condition failed (or it met another transaction on the same rows).
-func igConditionFailed(err error) bool {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return false
-	}
-	for _, r := range tce.CancellationReasons {
-		switch aws.ToString(r.Code) {
-		case "ConditionalCheckFailed", "TransactionConflict":
-			return true
-		}
-	}
-	return false
 }

@@ -571,7 +571,7 @@ func (s *TrackerStore) WriteLinks(ctx context.Context, tenant string, writes []t
 		}
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: batch})
 		batch = nil
-		if tkConditionFailed(err) {
+		if txConditionFailed(err) {
 			return apperr.Wrap(apperr.Conflictf("link state changed concurrently"), err)
 		}
 		return translate(err, "write links")
@@ -676,22 +676,6 @@ func (s *TrackerStore) tkGroup(tenant string, w tracker.LinkWrite, now time.Time
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: av}})
 	}
 	return items, nil
-}
-
-// tkConditionFailed reports whether a transaction was cancelled because a
-// condition failed or it met another transaction on the same items.
-func tkConditionFailed(err error) bool {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return false
-	}
-	for _, r := range tce.CancellationReasons {
-		switch aws.ToString(r.Code) {
-		case "ConditionalCheckFailed", "TransactionConflict":
-			return true
-		}
-	}
-	return false
 }
 
 // ---------------------------------------------------------------- issue leases

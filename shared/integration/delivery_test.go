@@ -221,9 +221,7 @@ func TestSyncRefusesALoginPage(t *testing.T) {
 	t.Parallel()
 	f := newSyncFixture(t)
 	srv := newAnswerServer(t, func([]Message) (int, string, string) { return 200, "text/html", loginPage })
-	d, _ := f.store.Get(context.Background(), "demo", "jira-1")
-	d.RPCURL = srv.URL
-	_ = f.store.Update(context.Background(), "demo", d)
+	f.deliverTo(t, srv.URL)
 	msgs := f.write(t, "demo", 150, true)
 	rep := f.run(t)
 	if rep.Posts != 1 || rep.Failed != 1 || rep.Delivered != 0 || rep.Mails != 1 || len(srv.posts()) != 1 {
@@ -269,9 +267,7 @@ func TestPushRefusesALoginPage(t *testing.T) {
 	t.Parallel()
 	f := newSyncFixture(t)
 	srv := newAnswerServer(t, func([]Message) (int, string, string) { return 200, "text/html", loginPage })
-	d, _ := f.store.Get(context.Background(), "demo", "jira-1")
-	d.RPCURL = srv.URL
-	_ = f.store.Update(context.Background(), "demo", d)
+	f.deliverTo(t, srv.URL)
 	msgs := f.write(t, "demo", 1, false)
 	svc := NewService(Deps{Store: f.store, Outbox: f.outbox, Tracker: &HTTPTracker{}, Now: f.clock.Now})
 	m, err := svc.Push(context.Background(), "demo", "jira-1", msgs[0].ID)
@@ -281,5 +277,18 @@ func TestPushRefusesALoginPage(t *testing.T) {
 	}
 	if got := f.outbox.get("demo", "jira-1", msgs[0].ID); got.State != outbox.New || got.LastResponse != m.LastResponse {
 		t.Fatalf("stored %+v", got)
+	}
+}
+
+// deliverTo points the fixture's integration jira-1 of demo at url.
+func (f *syncFixture) deliverTo(t *testing.T, url string) {
+	t.Helper()
+	d, err := f.store.Get(context.Background(), "demo", "jira-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.RPCURL = url
+	if err := f.store.Update(context.Background(), "demo", d); err != nil {
+		t.Fatal(err)
 	}
 }

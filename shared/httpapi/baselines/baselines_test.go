@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
-	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
@@ -26,21 +26,7 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// tokens is a fake auth store.
-type tokens map[string]auth.Principal
-
-func (t tokens) LookupToken(_ context.Context, hash string) (auth.Principal, error) {
-	for tok, p := range t {
-		if auth.HashToken(tok) == hash {
-			return p, nil
-		}
-	}
-	return auth.Principal{}, apperr.ErrNotFound
-}
-func (t tokens) PutToken(context.Context, string, auth.Principal) error { return nil }
-func (t tokens) DeleteToken(context.Context, string) error              { return nil }
-
-var devTokens = tokens{
+var devTokens = httpapitest.Tokens{
 	"demo-wiki-user": {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "demo-user"},
 	"acme-wiki-user": {Tenant: "acme", App: auth.Wiki, Kind: auth.User, User: "acme-user"},
 	"demo-link":      {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"},
