@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -80,15 +79,7 @@ type answer struct {
 
 func do(t *testing.T, h http.Handler, method, path, token, ctype, body string) answer {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	rec := httpapitest.Do(h, method, path, token, ctype, body)
 	a := answer{code: rec.Code, raw: rec.Body.String()}
 	if rec.Body.Len() > 0 {
 		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
