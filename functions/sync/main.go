@@ -26,7 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/mail"
@@ -45,7 +45,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	db, table := deps.DynamoDB, deps.Config.WikiTable
-	ob := dynamo.NewOutboxStore(db, table)
+	ob := wikitable.NewOutboxStore(db, table)
 	sqsClient := sqs.NewFromConfig(deps.AWS)
 	q := queue.New(sqsClient, deps.Config.OutboundQueueURL)
 	var opts integration.SyncOptions
@@ -56,7 +56,7 @@ func run(ctx context.Context) error {
 	if from := deps.Config.ErrorEmailFrom; from != "" {
 		mailer = mail.NewSES(sesv2.NewFromConfig(deps.AWS), from)
 	}
-	store := dynamo.NewIntegrationStore(db, table)
+	store := wikitable.NewIntegrationStore(db, table)
 	d := integration.Deps{
 		Store: store, Outbox: ob, Queue: q, ReconcileStore: store,
 		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: deps.Config.HTTPTimeout}},

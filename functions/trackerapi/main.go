@@ -19,7 +19,8 @@ import (
 	"context"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
+	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/tracker"
@@ -37,10 +38,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := dynamo.NewTrackerStore(deps.DynamoDB, deps.Config.TrackerTable)
+	store := trackertable.NewTrackerStore(deps.DynamoDB, deps.Config.TrackerTable)
 	svc := tracker.New(tracker.Deps{
 		Applinks: store,
-		Tokens:   dynamo.NewAuthStore(deps.DynamoDB, deps.Config.AuthTable),
+		Tokens:   authtable.NewAuthStore(deps.DynamoDB, deps.Config.AuthTable),
 		Links:    store,
 		Pending:  store,
 		Outbox:   store,

@@ -17,7 +17,7 @@ import (
 	"context"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/tracker"
@@ -35,7 +35,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := dynamo.NewTrackerStore(deps.DynamoDB, deps.Config.TrackerTable)
+	store := trackertable.NewTrackerStore(deps.DynamoDB, deps.Config.TrackerTable)
 	svc := tracker.New(tracker.Deps{
 		Applinks: store,
 		// No Tokens: this function never registers applinks (and may only

@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 	"github.com/reqtrace/reqtrace/shared/wikiclient"
@@ -37,7 +37,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := dynamo.NewTrackerStore(deps.DynamoDB, deps.Config.TrackerTable)
+	store := trackertable.NewTrackerStore(deps.DynamoDB, deps.Config.TrackerTable)
 	svc := tracker.New(tracker.Deps{
 		Applinks: store,
 		Links:    store,

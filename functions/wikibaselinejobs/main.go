@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/reqtrace/reqtrace/shared/baseline"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 )
 
@@ -34,7 +34,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := dynamo.NewBaselineStore(deps.DynamoDB, deps.Config.WikiTable)
+	store := wikitable.NewBaselineStore(deps.DynamoDB, deps.Config.WikiTable)
 	svc := baseline.NewService(store, store)
 	lambda.Start(func(ctx context.Context, ev events.EventBridgeEvent) error {
 		rep, err := svc.RunJobs(ctx, 0)

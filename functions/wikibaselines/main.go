@@ -14,7 +14,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/baseline"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 )
@@ -30,7 +30,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store := dynamo.NewBaselineStore(deps.DynamoDB, deps.Config.WikiTable)
+	store := wikitable.NewBaselineStore(deps.DynamoDB, deps.Config.WikiTable)
 	router := deps.Router(auth.Wiki)
 	(&baselines.Handler{Baselines: baseline.NewService(store, store)}).Register(router)
 	lambdaapp.ServeHTTP(router)

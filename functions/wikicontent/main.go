@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/content"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
@@ -40,10 +40,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pages := wiki.NewService(dynamo.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
+	pages := wiki.NewService(wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
 	pages.Publisher = integration.NewPublisher(
 		queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL),
-		dynamo.NewOutboxStore(deps.DynamoDB, deps.Config.WikiTable),
+		wikitable.NewOutboxStore(deps.DynamoDB, deps.Config.WikiTable),
 	)
 	router := deps.Router(auth.Wiki)
 	(&content.Handler{Pages: pages}).Register(router)

@@ -23,7 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
@@ -42,13 +43,13 @@ func run(ctx context.Context) error {
 		return err
 	}
 	db, table := deps.DynamoDB, deps.Config.WikiTable
-	store := dynamo.NewIntegrationStore(db, table)
-	ob := dynamo.NewOutboxStore(db, table)
+	store := wikitable.NewIntegrationStore(db, table)
+	ob := wikitable.NewOutboxStore(db, table)
 	q := queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL)
 	svc := integration.NewService(integration.Deps{
 		Store: store, Outbox: ob, Links: store, ReconcileStore: store,
-		Tokens:    dynamo.NewAuthStore(db, deps.Config.AuthTable),
-		Settings:  dynamo.NewSettingsStore(db, table),
+		Tokens:    authtable.NewAuthStore(db, deps.Config.AuthTable),
+		Settings:  wikitable.NewSettingsStore(db, table),
 		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: deps.Config.HTTPTimeout}},
 		Publisher: integration.NewPublisher(q, ob),
 		Logger:    deps.Logger,

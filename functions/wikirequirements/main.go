@@ -15,7 +15,7 @@ import (
 	"context"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/httpapi/searchapi"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
@@ -34,8 +34,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	reader := wiki.NewService(dynamo.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
-	searchStore := dynamo.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
+	reader := wiki.NewService(wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
+	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
 	searcher := searchapi.Handler(search.NewService(searchStore, searchStore))
 	router := deps.Router(auth.Wiki)
 	(&requirements.Handler{Requirements: reader, Search: searcher}).Register(router) // includes GET /rest/reqs/1/openapi

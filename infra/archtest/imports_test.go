@@ -6,10 +6,13 @@ package archtest
 import (
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/reqtrace/reqtrace/infra/localaws"
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
 )
 
 const module = "github.com/reqtrace/reqtrace/"
@@ -90,6 +93,31 @@ var rules = []rule{
 			module + "shared/queue", module + "shared/mail", module + "shared/wikiclient", module + "shared/lambdaapp"}},
 	{"functions import only shared (a Lambda never links the local stack)",
 		under("functions"), []string{module + "infra/"}},
+	{"the DynamoDB mechanics serve every table: they import no table package and no domain package but apperr",
+		func(path string) bool { return path == module+"shared/dynamo" },
+		append([]string{module + "shared/dynamo/"}, domainBut("shared/apperr")...)},
+	{"a table's store package never imports another table's", under("shared/dynamo/wikitable"),
+		[]string{module + "shared/dynamo/trackertable", module + "shared/dynamo/authtable"}},
+	{"a table's store package never imports another table's", under("shared/dynamo/trackertable"),
+		[]string{module + "shared/dynamo/wikitable", module + "shared/dynamo/authtable"}},
+	{"a table's store package never imports another table's", under("shared/dynamo/authtable"),
+		[]string{module + "shared/dynamo/wikitable", module + "shared/dynamo/trackertable"}},
+	{"adapters do not import each other (route groups reach storage through domain services)",
+		under("shared/httpapi"), []string{module + "shared/dynamo", module + "shared/queue", module + "shared/mail"}},
+	{"adapters do not import each other", under("shared/dynamo"),
+		[]string{module + "shared/httpapi", module + "shared/queue", module + "shared/mail", module + "shared/wikiclient", module + "shared/lambdaapp"}},
+}
+
+// domainBut returns the domain packages' paths (with a trailing slash, so
+// that their subpackages count too) except keep.
+func domainBut(keep string) []string {
+	var out []string
+	for _, d := range domain {
+		if d != keep {
+			out = append(out, module+d)
+		}
+	}
+	return out
 }
 
 // violations returns what p imports across a wall, with the reason.
@@ -129,6 +157,11 @@ func TestRulesCatchAViolation(t *testing.T) {
 		{ImportPath: module + "shared/wiki", Imports: []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb"}},
 		{ImportPath: module + "shared/tracker", Imports: []string{module + "shared/dynamo"}},
 		{ImportPath: module + "functions/sync", Imports: []string{module + "infra/localstack"}},
+		{ImportPath: module + "shared/dynamo", Imports: []string{module + "shared/wiki"}},
+		{ImportPath: module + "shared/dynamo", Imports: []string{module + "shared/dynamo/wikitable"}},
+		{ImportPath: module + "shared/dynamo/trackertable", Imports: []string{module + "shared/dynamo/wikitable"}},
+		{ImportPath: module + "shared/dynamo/wikitable", Imports: []string{module + "shared/dynamo/authtable"}},
+		{ImportPath: module + "shared/httpapi/trackerapi", Imports: []string{module + "shared/dynamo/trackertable"}},
 	}
 	for _, p := range cases {
 		if len(violations(p)) == 0 {
@@ -138,4 +171,56 @@ func TestRulesCatchAViolation(t *testing.T) {
 	if v := violations(pkg{ImportPath: module + "infra/bench", Imports: []string{module + "shared/dynamo"}}); len(v) != 0 {
 		t.Errorf("infra importing shared is allowed, got %v", v)
 	}
+}
+
+// sides says which packages each side's functions must not link: the
+// tracker's functions never link the wiki's stores, planner and services,
+// and the wiki's never link the tracker's.
+var sides = []struct {
+	side      string
+	functions func(dir string) bool
+	never     []string
+}{
+	{"tracker", func(dir string) bool { return strings.HasPrefix(dir, "functions/tracker") },
+		[]string{"shared/dynamo/wikitable", "shared/wiki", "shared/search", "shared/baseline", "shared/integration", "shared/query"}},
+	{"wiki", func(dir string) bool { return !strings.HasPrefix(dir, "functions/tracker") },
+		[]string{"shared/dynamo/trackertable", "shared/tracker"}},
+}
+
+// TestFunctionsLinkOnlyTheirSide fails when a function of template.yaml
+// links the other side's stores or services (go list -deps).
+func TestFunctionsLinkOnlyTheirSide(t *testing.T) {
+	root, err := localaws.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, fn := range tpl.Functions {
+		cmd := exec.Command("go", "list", "-deps", "./"+fn.Dir())
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", fn.Dir(), err)
+		}
+		deps := strings.Fields(string(out))
+		for _, sd := range sides {
+			if !sd.functions(fn.Dir()) {
+				continue
+			}
+			count[sd.side]++
+			for _, never := range sd.never {
+				if slices.Contains(deps, module+never) {
+					t.Errorf("%s (%s, the %s's) links %s", fn.LogicalID, fn.Dir(), sd.side, never)
+				}
+			}
+		}
+	}
+	if count["tracker"] < 3 || count["wiki"] < 5 {
+		t.Fatalf("functions checked per side %v: template.yaml not read", count)
+	}
+	t.Logf("functions checked per side: %v", count)
 }

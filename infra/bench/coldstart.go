@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/infra/scheduler"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 )
 
 // ColdStartOptions size the cold-start measurement.
@@ -111,7 +111,7 @@ func coldSeed(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return Seed(ctx, dynamo.NewWikiStore(env.DynamoDB(), res.Tables["WikiTable"]), 0, seedPerPage)
+	return Seed(ctx, wikitable.NewWikiStore(env.DynamoDB(), res.Tables["WikiTable"]), 0, seedPerPage)
 }
 
 // coldSizes reports the size of every bootstrap and, with opts.ARM64, of

@@ -13,7 +13,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/devseed"
 	"github.com/reqtrace/reqtrace/infra/localaws"
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 )
 
 // StartOptions configure StartEnv.
@@ -71,7 +71,7 @@ func StartEnv(ctx context.Context, opts StartOptions) (env *Env, stop func() err
 	if err != nil {
 		return nil, stop, fmt.Errorf("create tables and queues: %w", err)
 	}
-	if err := devseed.Seed(ctx, dynamo.NewAuthStore(dynamodb.NewFromConfig(cfg), res.Tables["AuthTable"])); err != nil {
+	if err := devseed.Seed(ctx, authtable.NewAuthStore(dynamodb.NewFromConfig(cfg), res.Tables["AuthTable"])); err != nil {
 		return nil, stop, err
 	}
 	return &Env{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -39,7 +40,7 @@ const pageSaveService = "jira-bench"
 // messages). It reports the median service time per requirement and the
 // DynamoDB calls per save.
 func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) error {
-	row.Method = fmt.Sprintf("wiki.Service.SavePage with shared/dynamo.WikiStore, in process, on DynamoDB Local; tenant %s holds %d requirements; "+
+	row.Method = fmt.Sprintf("wiki.Service.SavePage with shared/wikitable.WikiStore, in process, on DynamoDB Local; tenant %s holds %d requirements; "+
 		"%d saves of new pages and %d of a changed version of a page (every excerpt changed), %d requirements each, "+
 		"with two properties, a dependency on the previous requirement and an issue link of an integration (outbound messages written). "+
 		"Service time is the wall time of SavePage divided by the requirements on the page.",
@@ -48,7 +49,7 @@ func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) err
 	if err := createIntegration(ctx, counted.API, env.WikiTable, Tenant, pageSaveService, "http://127.0.0.1:9"); err != nil {
 		return err
 	}
-	sv := &saver{counted: counted, timed: &timedStore{WikiStore: dynamo.NewWikiStore(counted.API, env.WikiTable)},
+	sv := &saver{counted: counted, timed: &timedStore{WikiStore: wikitable.NewWikiStore(counted.API, env.WikiTable)},
 		meter: env.cpu(), n: opts.Requirements}
 	sv.svc = wiki.NewService(sv.timed)
 
@@ -191,7 +192,7 @@ func createIntegration(ctx context.Context, db dynamo.API, table, tenant, servic
 	d := &integration.Descriptor{ServiceID: serviceID, RPCURL: rpcURL, Endpoint: integration.DefaultEndpoint,
 		Version: integration.DefaultVersion, Status: integration.Active, Token: "bench-token"}
 	d.Normalize()
-	if err := dynamo.NewIntegrationStore(db, table).Create(ctx, tenant, d); err != nil {
+	if err := wikitable.NewIntegrationStore(db, table).Create(ctx, tenant, d); err != nil {
 		return fmt.Errorf("create integration %s: %w", serviceID, err)
 	}
 	return nil
@@ -221,7 +222,7 @@ func savePageBody(page, v, n int, server string) string {
 // timedStore times the store calls of a page save, to tell the time spent
 // waiting on DynamoDB from the service's own work.
 type timedStore struct {
-	*dynamo.WikiStore
+	*wikitable.WikiStore
 	mu    sync.Mutex
 	total time.Duration
 }

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/queue"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -33,7 +33,7 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	}
 	table, queueURL := res.Tables["WikiTable"], res.Queues["OutboundQueue"]
 	db := env.NewCounted()
-	store := dynamo.NewWikiStore(db.API, table)
+	store := wikitable.NewWikiStore(db.API, table)
 	start := time.Now()
 	for p := 0; p*seedPerPage < n; p++ {
 		pg := &wiki.Page{ID: fmt.Sprint(7_000_000 + p), SpaceKey: Space, Title: fmt.Sprintf("Linked %d", p), Version: 1,
@@ -58,7 +58,7 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	if err := createIntegration(ctx, db.API, table, Tenant, reconcileService, "https://tracker.example.com"); err != nil {
 		return err
 	}
-	integ := dynamo.NewIntegrationStore(db.API, table)
+	integ := wikitable.NewIntegrationStore(db.API, table)
 	d, err := integ.Get(ctx, Tenant, reconcileService)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	if err := integ.Update(ctx, Tenant, d); err != nil {
 		return fmt.Errorf("raise %s to version 5: %w", reconcileService, err)
 	}
-	ob := dynamo.NewOutboxStore(db.API, table)
+	ob := wikitable.NewOutboxStore(db.API, table)
 	deps := integration.Deps{Store: integ, Outbox: ob, Publisher: integration.NewPublisher(queue.New(env.SQS(), queueURL), ob),
 		Logger: slog.New(slog.DiscardHandler)}
 	rec := integration.NewReconciler(deps, integ)

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 )
 
 // Sizes are the sizes of the measurements; Full are the sizes the performance targets name.
@@ -81,7 +81,7 @@ func newRows() (pageSave, search, get, baseline, sync, reconcile, cold *Row) {
 // returned with its error.
 func Run(ctx context.Context, env *Env, sz Sizes, functionLog io.Writer, log *slog.Logger) []*Row {
 	pageSave, search, get, baseline, sync, reconcile, cold := newRows()
-	store := dynamo.NewWikiStore(env.DynamoDB(), env.WikiTable)
+	store := wikitable.NewWikiStore(env.DynamoDB(), env.WikiTable)
 
 	log.Info("seeding", "requirements", sz.PageSaveStored)
 	seedStart := time.Now()

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -79,7 +79,7 @@ func seedPageID(i int) string { return fmt.Sprint(1_000_000 + i/seedPerPage) }
 // lists), without parsing page bodies: what saving the pages would write,
 // at a fraction of the cost. from and to must be multiples of
 // seedPerPage.
-func Seed(ctx context.Context, store *dynamo.WikiStore, from, to int) error {
+func Seed(ctx context.Context, store *wikitable.WikiStore, from, to int) error {
 	if from%seedPerPage != 0 || to%seedPerPage != 0 {
 		return fmt.Errorf("seed [%d, %d): bounds must be multiples of %d", from, to, seedPerPage)
 	}
@@ -123,7 +123,7 @@ func seedRange(from, to, step int) []int {
 }
 
 // seedPage commits page id of space, defining seeded requirements nums.
-func seedPage(ctx context.Context, store *dynamo.WikiStore, space, id string, nums []int, register bool) error {
+func seedPage(ctx context.Context, store *wikitable.WikiStore, space, id string, nums []int, register bool) error {
 	pg := &wiki.Page{
 		ID: id, SpaceKey: space, Title: "Specification " + id,
 		Version: 1, Body: "<p>seeded by make bench</p>", UpdatedAt: time.Now().UTC(), UpdatedBy: "bench",
@@ -148,7 +148,7 @@ func seedPage(ctx context.Context, store *dynamo.WikiStore, space, id string, nu
 // SeedSmall stores, in space SmallSpace, requirement i of the data set for
 // every i below n that SmallStep divides, seedPerPage per page, one page
 // at a time.
-func SeedSmall(ctx context.Context, store *dynamo.WikiStore, n int) error {
+func SeedSmall(ctx context.Context, store *wikitable.WikiStore, n int) error {
 	nums := seedRange(0, n, SmallStep)
 	for p := 0; p*seedPerPage < len(nums); p++ {
 		page := nums[p*seedPerPage : min((p+1)*seedPerPage, len(nums))]

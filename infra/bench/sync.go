@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/queue"
@@ -43,7 +43,7 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 	if err := createIntegration(ctx, db.API, table, Tenant, syncService, tracker.URL); err != nil {
 		return err
 	}
-	ob := dynamo.NewOutboxStore(db.API, table)
+	ob := wikitable.NewOutboxStore(db.API, table)
 	q := queue.New(env.SQS(), queueURL)
 	pub := integration.NewPublisher(q, ob)
 	msgs := syncMessages(n)
@@ -59,7 +59,7 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 	published := time.Since(start)
 
 	s := integration.NewSync(integration.Deps{
-		Store: dynamo.NewIntegrationStore(db.API, table), Outbox: ob, Queue: q,
+		Store: wikitable.NewIntegrationStore(db.API, table), Outbox: ob, Queue: q,
 		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: 10 * time.Second}},
 		Publisher: pub, Logger: slog.New(slog.DiscardHandler),
 	}, integration.SyncOptions{})

@@ -20,7 +20,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/scheduler"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 )
 
 // httpTimeout is the HTTP_TIMEOUT every function of the stacks started here
@@ -69,7 +69,7 @@ func (l *logBuffer) String() string {
 type env struct {
 	st    *localstack.Stack
 	logs  *logBuffer
-	auth  *dynamo.AuthStore
+	auth  *authtable.AuthStore
 	mu    sync.Mutex
 	count int
 }
@@ -96,7 +96,7 @@ func startStack(t *testing.T) *env {
 			t.Errorf("close stack: %v", err)
 		}
 	})
-	return &env{st: st, logs: logs, auth: dynamo.NewAuthStore(dynamodb.NewFromConfig(st.Config), st.Resources.Tables["AuthTable"])}
+	return &env{st: st, logs: logs, auth: authtable.NewAuthStore(dynamodb.NewFromConfig(st.Config), st.Resources.Tables["AuthTable"])}
 }
 
 // tenant is one tenant of the stack with a person token per role.

@@ -12,7 +12,7 @@ import (
 	"os"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 )
 
 // Tenants are the development tenants.
@@ -46,7 +46,7 @@ func Tokens() []Token {
 }
 
 // Seed writes the development tenants and tokens into the AuthTable.
-func Seed(ctx context.Context, store *dynamo.AuthStore) error {
+func Seed(ctx context.Context, store *authtable.AuthStore) error {
 	if ep := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"); ep != "" && !loopback(ep) {
 		return fmt.Errorf("refusing to seed development tokens into %s: not a loopback endpoint", ep)
 	}

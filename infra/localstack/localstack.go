@@ -28,7 +28,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/localaws"
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/scheduler"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 )
 
 // Options configure a local stack.
@@ -102,7 +102,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err := devseed.RequireLoopback(opts.DynamoDBEndpoint); err != nil {
 		return nil, err
 	}
-	authStore := dynamo.NewAuthStore(dynamodb.NewFromConfig(st.Config), st.Resources.Tables["AuthTable"])
+	authStore := authtable.NewAuthStore(dynamodb.NewFromConfig(st.Config), st.Resources.Tables["AuthTable"])
 	if err := devseed.Seed(ctx, authStore); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
+	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 	"github.com/reqtrace/reqtrace/shared/wikiclient"
@@ -36,7 +37,7 @@ type Harness struct {
 	T      *testing.T
 	Router *httpapi.Router
 	Svc    *tracker.Service
-	Store  *dynamo.TrackerStore
+	Store  *trackertable.TrackerStore
 	Wiki   *Wiki
 	// Link is the incoming token of demo's wiki-1.
 	Link string
@@ -47,7 +48,7 @@ func NewHarness(t *testing.T, register func(*httpapi.Router, *tracker.Service)) 
 	t.Helper()
 	env := testenv.AWS(t)
 	ctx := context.Background()
-	authStore := dynamo.NewAuthStore(env.DynamoDB, env.AuthTable)
+	authStore := authtable.NewAuthStore(env.DynamoDB, env.AuthTable)
 	for tok, p := range map[string]auth.Principal{
 		DemoAdmin: {Tenant: "demo", App: auth.Tracker, Kind: auth.User, User: "alice", Admin: true},
 		DemoUser:  {Tenant: "demo", App: auth.Tracker, Kind: auth.User, User: "bob"},
@@ -59,7 +60,7 @@ func NewHarness(t *testing.T, register func(*httpapi.Router, *tracker.Service)) 
 			t.Fatal(err)
 		}
 	}
-	store := dynamo.NewTrackerStore(env.DynamoDB, env.TrackerTable)
+	store := trackertable.NewTrackerStore(env.DynamoDB, env.TrackerTable)
 	wiki := NewWiki(t, WikiToken, "jira-1")
 	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: authStore, Links: store, Pending: store, Locks: store, Outbox: store,
 		Wiki: wikiclient.New(2 * time.Second)})

@@ -10,7 +10,7 @@
 // visibility rule for searches and the measured limits.
 //
 // The package has no AWS types: Store and Source are implemented by
-// shared/dynamo.BaselineStore.
+// shared/wikitable.BaselineStore.
 package baseline
 
 import (

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// backoff sleeps before retry attempt n (1-based): exponential from 20 ms,
+// Backoff sleeps before retry attempt n (1-based): exponential from 20 ms,
 // capped at 1 s, with full jitter.
-func backoff(ctx context.Context, n int) error {
+func Backoff(ctx context.Context, n int) error {
 	d := min(20*time.Millisecond<<min(n-1, 6), time.Second)
 	d = time.Duration(rand.Int64N(int64(d)) + 1)
 	t := time.NewTimer(d)

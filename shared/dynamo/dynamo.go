@@ -1,9 +1,17 @@
-// Package dynamo implements the stores of the domain packages on DynamoDB.
-// Every partition key starts with "T#<tenant>#", so one tenant can never
-// address another's items. Items are their own structs (dynamodbav tags) with
-// converters to and from the domain entities; DynamoDB errors are translated
-// here into apperr errors (ErrNotFound for an absent item, ErrConflict for a
-// failed condition). The key design is documented in docs/architecture.md.
+// Package dynamo holds the DynamoDB mechanics the table packages share:
+// the client interface they use, error translation into apperr errors
+// (ErrConflict for a failed condition), tenant key prefixes, batched reads
+// and writes with unprocessed-item retries, paged queries, transactions'
+// condition checks, backoff and the time codec of items.
+//
+// The stores themselves live in one package per table, each importing only
+// the domain packages its table serves: wikitable (requirements, pages,
+// baselines, integrations, the outbox, settings), trackertable (applinks,
+// issue links, pending messages, the tracker's outbox) and authtable
+// (tokens, tenants). A table package never imports another. Every partition
+// key starts with "T#<tenant>#" (TenantPrefix), so one tenant can never
+// address another's items. The key design is documented in
+// docs/architecture.md.
 package dynamo
 
 import (
@@ -31,9 +39,9 @@ type API interface {
 
 var _ API = (*dynamodb.Client)(nil)
 
-// translate turns DynamoDB's condition failures into apperr conflicts; other
+// Translate turns DynamoDB's condition failures into apperr conflicts; other
 // errors are returned wrapped with what was being done.
-func translate(err error, what string) error {
+func Translate(err error, what string) error {
 	if err == nil {
 		return nil
 	}
@@ -49,10 +57,12 @@ func translate(err error, what string) error {
 			}
 		}
 	}
-	return errorf(what, err)
+	return Errorf(what, err)
 }
 
-func errorf(what string, err error) error {
+// Errorf wraps err (a DynamoDB or codec error) with what was being done; the
+// result unwraps to err.
+func Errorf(what string, err error) error {
 	return &wrapped{what: what, err: err}
 }
 
@@ -64,13 +74,13 @@ type wrapped struct {
 func (w *wrapped) Error() string { return w.what + ": " + w.err.Error() }
 func (w *wrapped) Unwrap() error { return w.err }
 
-// tenantPrefix starts every partition key of a tenant.
-func tenantPrefix(tenant string) string { return "T#" + tenant + "#" }
+// TenantPrefix starts every partition key of a tenant.
+func TenantPrefix(tenant string) string { return "T#" + tenant + "#" }
 
-// txConditionFailed reports whether a transaction was cancelled because a
+// TxConditionFailed reports whether a transaction was cancelled because a
 // condition failed or it met another transaction on the same items: the
 // caller reads again and redoes its work (or answers a conflict).
-func txConditionFailed(err error) bool {
+func TxConditionFailed(err error) bool {
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
 		return false

@@ -12,7 +12,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
-// Store persists descriptors (shared/dynamo.IntegrationStore).
+// Store persists descriptors (shared/wikitable.IntegrationStore).
 type Store interface {
 	// List returns the tenant's integrations ordered by serviceId.
 	List(ctx context.Context, tenant string) ([]*Descriptor, error)
@@ -72,7 +72,7 @@ type EnqueueMarker interface {
 	MarkEnqueued(ctx context.Context, refs []Ref) error
 }
 
-// Outbox reads and updates outbox messages (shared/dynamo.OutboxStore).
+// Outbox reads and updates outbox messages (shared/wikitable.OutboxStore).
 // Message ids sort by creation time; "from" arguments are id prefixes ("" =
 // the beginning).
 type Outbox interface {
@@ -132,7 +132,7 @@ type LinkSet struct {
 	Whole bool
 }
 
-// LinkStore applies the links callback (shared/dynamo.IntegrationStore).
+// LinkStore applies the links callback (shared/wikitable.IntegrationStore).
 type LinkStore interface {
 	// ReplaceIssueLinks replaces, on each named requirement, the issue links
 	// of serviceID by the given ones (ReplaceLinks), keeps the jira search
@@ -142,7 +142,7 @@ type LinkStore interface {
 	ReplaceIssueLinks(ctx context.Context, tenant, serviceID string, sets []LinkSet) (int, error)
 }
 
-// SettingsStore persists the admin settings (shared/dynamo.SettingsStore).
+// SettingsStore persists the admin settings (shared/wikitable.SettingsStore).
 type SettingsStore interface {
 	// Get returns the tenant's settings; defaults when never set.
 	Get(ctx context.Context, tenant string) (Settings, error)
@@ -275,7 +275,7 @@ type Flag struct {
 }
 
 // ReconcileStore is what reconciling needs of the WikiTable
-// (shared/dynamo.IntegrationStore).
+// (shared/wikitable.IntegrationStore).
 type ReconcileStore interface {
 	// PageLinked calls fn with pages of at most 100 current rows (stubs
 	// left out) whose page holds, or once held, links to serviceID or to

@@ -19,7 +19,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/config"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 )
 
@@ -56,7 +56,7 @@ func Setup(ctx context.Context, required ...string) (*Deps, error) {
 	db := dynamodb.NewFromConfig(awsCfg)
 	d := &Deps{Config: cfg, AWS: awsCfg, DynamoDB: db, Logger: logger}
 	if cfg.AuthTable != "" {
-		d.Auth = auth.NewAuthenticator(dynamo.NewAuthStore(db, cfg.AuthTable), cfg.AuthCacheTTL)
+		d.Auth = auth.NewAuthenticator(authtable.NewAuthStore(db, cfg.AuthTable), cfg.AuthCacheTTL)
 	}
 	return d, nil
 }

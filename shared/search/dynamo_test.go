@@ -13,6 +13,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
@@ -78,10 +79,10 @@ func (c *itemCounter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, op
 // counters of calls and items.
 type stack struct {
 	svc      *search.Service
-	store    *dynamo.SearchStore
+	store    *wikitable.SearchStore
 	wiki     *wiki.Service
-	reqs     *dynamo.RequirementStore
-	settings *dynamo.SettingsStore
+	reqs     *wikitable.RequirementStore
+	settings *wikitable.SettingsStore
 	calls    *testenv.CallCounter
 	items    *itemCounter
 	table    string
@@ -92,12 +93,12 @@ func newStack(t *testing.T) *stack {
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	items := &itemCounter{API: dynamodb.NewFromConfig(env.Config, calls.Options)}
-	store := dynamo.NewSearchStore(items, env.WikiTable)
+	store := wikitable.NewSearchStore(items, env.WikiTable)
 	return &stack{
 		svc: search.NewService(store, store), store: store,
-		wiki:     wiki.NewService(dynamo.NewWikiStore(items, env.WikiTable)),
-		reqs:     dynamo.NewRequirementStore(items, env.WikiTable),
-		settings: dynamo.NewSettingsStore(items, env.WikiTable),
+		wiki:     wiki.NewService(wikitable.NewWikiStore(items, env.WikiTable)),
+		reqs:     wikitable.NewRequirementStore(items, env.WikiTable),
+		settings: wikitable.NewSettingsStore(items, env.WikiTable),
 		calls:    calls, items: items, table: env.WikiTable,
 	}
 }
@@ -111,10 +112,10 @@ func (s *stack) reset() {
 // spaces and keys with GetMany: the brute force's view of the table.
 func (s *stack) currentRows(t *testing.T, tenant string) []*requirement.Requirement {
 	t.Helper()
-	var ids []dynamo.RequirementID
+	var ids []wikitable.RequirementID
 	for _, sp := range wLinkSpaces {
 		for _, k := range wKeys {
-			ids = append(ids, dynamo.RequirementID{SpaceKey: sp, Key: k})
+			ids = append(ids, wikitable.RequirementID{SpaceKey: sp, Key: k})
 		}
 	}
 	found, err := s.reqs.GetMany(context.Background(), tenant, ids)
@@ -141,7 +142,7 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 			s := newStack(t)
 			rnd := rand.New(rand.NewPCG(seed, 11))
 			var archived []*requirement.Requirement
-			bl := dynamo.NewBaselineStore(s.items, s.table)
+			bl := wikitable.NewBaselineStore(s.items, s.table)
 			archive := func(tenant string) func([]*requirement.Requirement, int, bool) {
 				return func(rows []*requirement.Requirement, n int, commit bool) {
 					if err := s.reqs.Put(ctx, tenant, rows); err != nil {

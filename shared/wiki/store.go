@@ -8,7 +8,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
-// Store is the persistence the services need. shared/dynamo.WikiStore
+// Store is the persistence the services need. shared/wikitable.WikiStore
 // implements it on DynamoDB.
 type Store interface {
 	// Page returns a page with its body, or apperr.ErrNotFound.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -55,7 +56,7 @@ func (r *Result) String() string {
 // place.
 func Freeze(ctx context.Context, db dynamo.API, table, tenant string, n int) (*Result, error) {
 	res := &Result{Requirements: n, Calls: map[string]int{}}
-	if _, err := wiki.NewService(dynamo.NewWikiStore(db, table)).SavePage(ctx, tenant, "bench",
+	if _, err := wiki.NewService(wikitable.NewWikiStore(db, table)).SavePage(ctx, tenant, "bench",
 		wiki.PageInput{ID: "1", SpaceKey: Space, Title: "Baselines", Body: "<p>baseline page</p>"}); err != nil {
 		return nil, fmt.Errorf("seed the baseline page: %w", err)
 	}
@@ -71,7 +72,7 @@ func Freeze(ctx context.Context, db dynamo.API, table, tenant string, n int) (*R
 		})
 	}
 	start := time.Now()
-	if err := dynamo.NewRequirementStore(db, table).Put(ctx, tenant, reqs); err != nil {
+	if err := wikitable.NewRequirementStore(db, table).Put(ctx, tenant, reqs); err != nil {
 		return nil, fmt.Errorf("seed %d requirements: %w", n, err)
 	}
 	res.Seed = time.Since(start)
@@ -80,7 +81,7 @@ func Freeze(ctx context.Context, db dynamo.API, table, tenant string, n int) (*R
 	for _, op := range []string{"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchGetItem", "BatchWriteItem", "TransactWriteItems"} {
 		counted.calls[op] = &atomic.Int64{}
 	}
-	store := dynamo.NewBaselineStore(counted, table)
+	store := wikitable.NewBaselineStore(counted, table)
 	timed := &timer{BaselineStore: store}
 	svc := baseline.NewService(timed, timed)
 	// The whole freeze in process, as one request without a deadline
@@ -158,7 +159,7 @@ func (c *counter) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, 
 
 // timer times the phases of a freeze (one freeze at a time).
 type timer struct {
-	*dynamo.BaselineStore
+	*wikitable.BaselineStore
 	read, write, commit time.Duration
 }
 

@@ -25,7 +25,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/devseed"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 )
 
 func main() {
@@ -60,11 +60,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("load AWS config: %w", err)
 	}
-	store := dynamo.NewAuthStore(dynamodb.NewFromConfig(cfg), *table)
+	store := authtable.NewAuthStore(dynamodb.NewFromConfig(cfg), *table)
 	return dispatch(ctx, store, args, out)
 }
 
-func dispatch(ctx context.Context, store *dynamo.AuthStore, args []string, out io.Writer) error {
+func dispatch(ctx context.Context, store *authtable.AuthStore, args []string, out io.Writer) error {
 	switch {
 	case len(args) >= 3 && args[0] == "tenant" && args[1] == "create":
 		fs := flag.NewFlagSet("tenant create", flag.ContinueOnError)
@@ -95,7 +95,7 @@ func dispatch(ctx context.Context, store *dynamo.AuthStore, args []string, out i
 	return errUsage
 }
 
-func createToken(ctx context.Context, store *dynamo.AuthStore, args []string, out io.Writer) error {
+func createToken(ctx context.Context, store *authtable.AuthStore, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "tenant id")
 	app := fs.String("app", "", "wiki or tracker")

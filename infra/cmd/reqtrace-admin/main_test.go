@@ -10,7 +10,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestTenantAndTokenLifecycle(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
-	store := dynamo.NewAuthStore(env.DynamoDB, env.AuthTable)
+	store := authtable.NewAuthStore(env.DynamoDB, env.AuthTable)
 	admin := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		err := dispatch(ctx, store, args, &out)
@@ -62,7 +62,7 @@ func TestTenantAndTokenLifecycle(t *testing.T) {
 
 func TestSeedDevRefusesRemoteEndpoints(t *testing.T) {
 	env := testenv.AWS(t)
-	store := dynamo.NewAuthStore(env.DynamoDB, env.AuthTable)
+	store := authtable.NewAuthStore(env.DynamoDB, env.AuthTable)
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "https://dynamodb.eu-west-1.amazonaws.com")
 	if err := dispatch(context.Background(), store, []string{"seed-dev"}, new(bytes.Buffer)); err == nil {
 		t.Fatal("development tokens seeded into a non-loopback endpoint")

@@ -15,7 +15,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/baseline"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
@@ -38,10 +38,10 @@ func newBgServer(t *testing.T, n int) *bgServer {
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
-	bl := dynamo.NewBaselineStore(db, env.WikiTable)
+	bl := wikitable.NewBaselineStore(db, env.WikiTable)
 	svc := baseline.NewService(bl, bl)
 	svc.InlineBudget, svc.SliceSize = 0, 500
-	store := dynamo.NewWikiStore(db, env.WikiTable)
+	store := wikitable.NewWikiStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	(&baselines.Handler{Baselines: svc}).Register(rt)
 	(&requirements.Handler{Requirements: wiki.NewService(store)}).Register(rt)
@@ -56,7 +56,7 @@ func newBgServer(t *testing.T, n int) *bgServer {
 			Text: fmt.Sprint("Requirement ", i), Origin: requirement.PageRef{PageID: fmt.Sprint(1000 + i/500), Title: fmt.Sprint("Page ", i/500)},
 			Dependencies: []requirement.Dependency{{SpaceKey: "BIG", Key: fmt.Sprintf("REQ-%05d", (i+1)%n), Relationship: "refines"}}})
 	}
-	if err := dynamo.NewRequirementStore(db, env.WikiTable).Put(ctx, "demo", reqs); err != nil {
+	if err := wikitable.NewRequirementStore(db, env.WikiTable).Put(ctx, "demo", reqs); err != nil {
 		t.Fatal(err)
 	}
 	calls.Reset()

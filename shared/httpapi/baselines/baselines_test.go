@@ -15,7 +15,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/baseline"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
@@ -36,14 +36,14 @@ var devTokens = httpapitest.Tokens{
 type server struct {
 	http.Handler
 	pages *wiki.Service
-	store *dynamo.WikiStore
+	store *wikitable.WikiStore
 }
 
 func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.AWS(t)
-	bl := dynamo.NewBaselineStore(env.DynamoDB, env.WikiTable)
-	store := dynamo.NewWikiStore(env.DynamoDB, env.WikiTable)
+	bl := wikitable.NewBaselineStore(env.DynamoDB, env.WikiTable)
+	store := wikitable.NewWikiStore(env.DynamoDB, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	(&baselines.Handler{Baselines: baseline.NewService(bl, bl)}).Register(rt)
 	(&requirements.Handler{Requirements: wiki.NewService(store)}).Register(rt)

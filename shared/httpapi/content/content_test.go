@@ -16,7 +16,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/content"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -30,17 +30,17 @@ var devTokens = httpapitest.DevTokens()
 
 type server struct {
 	http.Handler
-	reqs  *dynamo.RequirementStore
-	store *dynamo.WikiStore
+	reqs  *wikitable.RequirementStore
+	store *wikitable.WikiStore
 }
 
 func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.AWS(t)
-	store := dynamo.NewWikiStore(env.DynamoDB, env.WikiTable)
+	store := wikitable.NewWikiStore(env.DynamoDB, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	(&content.Handler{Pages: wiki.NewService(store)}).Register(rt)
-	return &server{Handler: rt, reqs: dynamo.NewRequirementStore(env.DynamoDB, env.WikiTable), store: store}
+	return &server{Handler: rt, reqs: wikitable.NewRequirementStore(env.DynamoDB, env.WikiTable), store: store}
 }
 
 type answer struct {
@@ -189,7 +189,7 @@ func TestContentTenantIsolation(t *testing.T) {
 	if a := do(t, s, "GET", "/rest/reqs/1/content/100", "demo-wiki-user", ""); a.body["title"] != "Demo specs" {
 		t.Fatalf("demo's page: %s", a.raw)
 	}
-	r, err := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	r, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
 	if err != nil || r.Status != requirement.Active {
 		t.Fatalf("demo's requirement %+v %v", r, err)
 	}
@@ -247,7 +247,7 @@ func TestContentBadInput(t *testing.T) {
 	if a := do(t, s, "GET", "/rest/reqs/1/content/100", "demo-wiki-user", ""); a.code != 404 {
 		t.Fatalf("page stored: %s", a.raw)
 	}
-	if _, err := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("requirement stored: %v", err)
 	}
 	if sp, err := s.store.Spaces(context.Background(), "demo"); err != nil || len(sp) != 0 {

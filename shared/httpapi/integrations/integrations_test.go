@@ -27,7 +27,8 @@ import (
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
 	"github.com/reqtrace/reqtrace/shared/integration"
@@ -117,8 +118,8 @@ type stack struct {
 	env     *testenv.Env
 	router  *httpapi.Router
 	sync    *integration.Sync
-	outbox  *dynamo.OutboxStore
-	reqs    *dynamo.RequirementStore
+	outbox  *wikitable.OutboxStore
+	reqs    *wikitable.RequirementStore
 	pub     *integration.Publisher
 	tracker *tracker
 	mail    *mailer
@@ -136,7 +137,7 @@ func newStack(t *testing.T) *stack {
 	env := testenv.AWS(t)
 	ctx := context.Background()
 	db := dynamodb.NewFromConfig(env.Config)
-	authStore := dynamo.NewAuthStore(db, env.AuthTable)
+	authStore := authtable.NewAuthStore(db, env.AuthTable)
 	for tok, p := range map[string]auth.Principal{
 		demoAdmin: {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "admin", Admin: true},
 		demoUser:  {Tenant: "demo", App: auth.Wiki, Kind: auth.User, User: "alice"},
@@ -146,18 +147,18 @@ func newStack(t *testing.T) *stack {
 			t.Fatal(err)
 		}
 	}
-	store := dynamo.NewIntegrationStore(db, env.WikiTable)
-	ob := dynamo.NewOutboxStore(db, env.WikiTable)
+	store := wikitable.NewIntegrationStore(db, env.WikiTable)
+	ob := wikitable.NewOutboxStore(db, env.WikiTable)
 	q := queue.New(env.SQS, env.QueueURL)
-	s := &stack{env: env, outbox: ob, reqs: dynamo.NewRequirementStore(db, env.WikiTable),
+	s := &stack{env: env, outbox: ob, reqs: wikitable.NewRequirementStore(db, env.WikiTable),
 		pub: integration.NewPublisher(q, ob), tracker: newTracker(t), mail: &mailer{}}
 	deps := integration.Deps{
-		Store: store, Outbox: ob, Links: store, Tokens: authStore, Settings: dynamo.NewSettingsStore(db, env.WikiTable),
+		Store: store, Outbox: ob, Links: store, Tokens: authStore, Settings: wikitable.NewSettingsStore(db, env.WikiTable),
 		Tracker: &integration.HTTPTracker{Client: &http.Client{Timeout: 5 * time.Second}}, Publisher: s.pub, Queue: q, Mailer: s.mail,
 		ReconcileStore: store,
 	}
 	deps.Reconciler = integration.NewReconciler(deps, store)
-	s.wiki = wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
+	s.wiki = wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
 	s.router = httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(authStore, 0))
 	s.router.Logger = slog.New(slog.DiscardHandler)
 	(&integrations.Handler{Service: integration.NewService(deps)}).Register(s.router)
@@ -793,7 +794,7 @@ func TestLinksCallback(t *testing.T) {
 	if res["updated"] != 2.0 {
 		t.Fatalf("links = %v", res)
 	}
-	r1, _ := s.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	r1, _ := s.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
 	// The callback's links are the tracker's holds (the stored link of
 	// jira-2, from before holds existed, reads as the tracker's too).
 	want := []requirement.IssueLink{{ServiceID: "jira-2", IssueKey: "OTHER-1", Relationship: "tests", Tracker: true},
@@ -803,7 +804,7 @@ func TestLinksCallback(t *testing.T) {
 	}
 	index := func(issue string) []string {
 		var keys []string
-		if err := s.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(id dynamo.RequirementID) bool {
+		if err := s.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(id wikitable.RequirementID) bool {
 			keys = append(keys, id.Key)
 			return true
 		}); err != nil {
@@ -931,7 +932,7 @@ func TestLinksCallbackHolds(t *testing.T) {
 	}
 	path := "/rest/reqs/1/integration/jira-1/links"
 	issues := func() string {
-		r, err := s.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+		r, err := s.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -29,8 +29,8 @@ var devTokens = httpapitest.DevTokens()
 type server struct {
 	http.Handler
 	svc   *wiki.Service
-	reqs  *dynamo.RequirementStore
-	bl    *dynamo.BaselineStore
+	reqs  *wikitable.RequirementStore
+	bl    *wikitable.BaselineStore
 	calls *testenv.CallCounter
 }
 
@@ -39,10 +39,10 @@ func newServer(t *testing.T, search httpapi.HandlerFunc) *server {
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
-	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
+	svc := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	(&requirements.Handler{Requirements: svc, Search: search}).Register(rt)
-	return &server{Handler: rt, svc: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable), bl: dynamo.NewBaselineStore(db, env.WikiTable), calls: calls}
+	return &server{Handler: rt, svc: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable), calls: calls}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {
@@ -151,7 +151,7 @@ func TestGetRequirementVersionsAndStatuses(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, nil)
 	s.save(t, "demo", "1", "DEMO", specs(wt.TR(wt.Def("REQ-1"), "One", "", "", ""), wt.TR(wt.Def("REQ-2"), "Two", "", "", "")))
-	cp, err := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	cp, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestPageView(t *testing.T) {
 	}
 	// Reindex flags nothing here (the index matches the body); flag one by
 	// hand and view again: the flag is cleared and the excerpt gathered.
-	r, _ := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "A-1"})
+	r, _ := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "A-1"})
 	r.HTMLNeedsUpdating, r.HTMLExcerpt, r.Text = true, "", ""
 	if err := s.reqs.Put(context.Background(), "demo", []*requirement.Requirement{r}); err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestPageView(t *testing.T) {
 	if row := a.body["requirements"].([]any)[1].(map[string]any); row["htmlNeedsUpdating"] != false || row["htmlExcerpt"] != "<p>Ay</p>" {
 		t.Fatalf("after view %v", row)
 	}
-	if r, _ := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "A-1"}); r.HTMLNeedsUpdating || r.Text != "Ay" {
+	if r, _ := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "A-1"}); r.HTMLNeedsUpdating || r.Text != "Ay" {
 		t.Fatalf("stored %+v", r)
 	}
 	for _, c := range []struct {

@@ -20,7 +20,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/httpapi/searchapi"
@@ -38,9 +38,9 @@ var devTokens = httpapitest.DevTokens()
 type server struct {
 	http.Handler
 	wiki     *wiki.Service
-	reqs     *dynamo.RequirementStore
-	bl       *dynamo.BaselineStore
-	settings *dynamo.SettingsStore
+	reqs     *wikitable.RequirementStore
+	bl       *wikitable.BaselineStore
+	settings *wikitable.SettingsStore
 	calls    *testenv.CallCounter
 }
 
@@ -51,13 +51,13 @@ func newServer(t *testing.T) *server {
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
-	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
-	store := dynamo.NewSearchStore(db, env.WikiTable)
+	svc := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
+	store := wikitable.NewSearchStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	(&requirements.Handler{Requirements: svc, Search: searchapi.Handler(search.NewService(store, store))}).Register(rt)
-	return &server{Handler: rt, wiki: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable), bl: dynamo.NewBaselineStore(db, env.WikiTable),
-		settings: dynamo.NewSettingsStore(db, env.WikiTable), calls: calls}
+	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
+		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {
@@ -167,7 +167,7 @@ func seed(t *testing.T, s *server) {
 		wt.TR(wt.Def("REQ-1"), "<p>Other one.</p>", "High", "", ""),
 		wt.TR(wt.Def("O-1"), "<p>Other.</p>", "", wt.Link("DEMO", "REQ-2"), ""),
 	))
-	cp, err := s.reqs.Get(context.Background(), "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	cp, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

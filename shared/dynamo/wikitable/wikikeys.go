@@ -1,8 +1,10 @@
-package dynamo
+package wikitable
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
 
 // WikiTable key design (docs/architecture.md has the full table). KEYU is the
@@ -27,10 +29,10 @@ const maxBaseline = 99999999
 
 func keyU(key string) string { return strings.ToUpper(key) }
 
-func spacePK(tenant, space string) string { return tenantPrefix(tenant) + "S#" + space }
+func spacePK(tenant, space string) string { return dynamo.TenantPrefix(tenant) + "S#" + space }
 
 func baselinePK(tenant, space string, n int) string {
-	return fmt.Sprintf("%sS#%s#B#%08d", tenantPrefix(tenant), space, n)
+	return fmt.Sprintf("%sS#%s#B#%08d", dynamo.TenantPrefix(tenant), space, n)
 }
 
 func reqSK(key string) string { return "R#" + keyU(key) }
@@ -44,8 +46,8 @@ func reqPK(tenant, space string, baseline int) string {
 	return baselinePK(tenant, space, baseline)
 }
 
-func curGSI1PK(tenant string) string  { return tenantPrefix(tenant) + "CUR" }
-func archGSI1PK(tenant string) string { return tenantPrefix(tenant) + "ARCH" }
+func curGSI1PK(tenant string) string  { return dynamo.TenantPrefix(tenant) + "CUR" }
+func archGSI1PK(tenant string) string { return dynamo.TenantPrefix(tenant) + "ARCH" }
 
 func curGSI1SK(space, key string) string { return keyU(key) + "#" + space }
 
@@ -53,16 +55,18 @@ func archGSI1SK(space, key string, n int) string {
 	return fmt.Sprintf("%s#%s#%08d", keyU(key), space, maxBaseline-n)
 }
 
-func pagePK(tenant, pageID string) string     { return tenantPrefix(tenant) + "PAGE#" + pageID }
-func childrenPK(tenant, parent string) string { return tenantPrefix(tenant) + "CHILDREN#" + parent }
-func spacesPK(tenant string) string           { return tenantPrefix(tenant) + "SPACES" }
+func pagePK(tenant, pageID string) string { return dynamo.TenantPrefix(tenant) + "PAGE#" + pageID }
+func childrenPK(tenant, parent string) string {
+	return dynamo.TenantPrefix(tenant) + "CHILDREN#" + parent
+}
+func spacesPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "SPACES" }
 
 // indexPK is the partition of a search index item: kind "P" (property,
 // value "<name>#<value>") or "J" (issue key), value as ixValue gives it
 // (folded, so the index is a superset of the exact match, which the
 // evaluator then checks).
 func indexPK(tenant, kind, value string) string {
-	return tenantPrefix(tenant) + "IX#" + kind + "#" + value
+	return dynamo.TenantPrefix(tenant) + "IX#" + kind + "#" + value
 }
 
 func indexSK(space, key string) string { return keyU(key) + "#" + space }
@@ -70,5 +74,5 @@ func indexSK(space, key string) string { return keyU(key) + "#" + space }
 // spaceIndexPK is the gsi1 partition of a search index's items of one
 // space: the partition indexPK(tenant, kind, value) restricted to space.
 func spaceIndexPK(tenant, space, kind, value string) string {
-	return tenantPrefix(tenant) + "IXS#" + space + "#" + kind + "#" + value
+	return dynamo.TenantPrefix(tenant) + "IXS#" + space + "#" + kind + "#" + value
 }

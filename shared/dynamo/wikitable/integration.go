@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/integration"
 )
 
@@ -20,7 +21,7 @@ import (
 // (pk T#t#INTEG, sk <serviceId>) and applies the tracker's links callback
 // to requirement rows.
 type IntegrationStore struct {
-	db    API
+	db    dynamo.API
 	table string
 	reqs  *RequirementStore
 }
@@ -31,7 +32,7 @@ var (
 )
 
 // NewIntegrationStore returns an IntegrationStore on table.
-func NewIntegrationStore(db API, table string) *IntegrationStore {
+func NewIntegrationStore(db dynamo.API, table string) *IntegrationStore {
 	return &IntegrationStore{db: db, table: table, reqs: NewRequirementStore(db, table)}
 }
 
@@ -68,7 +69,7 @@ type igItem struct {
 	PendingRemovals int `dynamodbav:"pendingRemovals,omitempty"`
 }
 
-func igPK(tenant string) string { return tenantPrefix(tenant) + "INTEG" }
+func igPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "INTEG" }
 
 func igKey(tenant, serviceID string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
@@ -77,15 +78,13 @@ func igKey(tenant, serviceID string) map[string]types.AttributeValue {
 	}
 }
 
-func igTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 func igNewItem(tenant string, d *integration.Descriptor) igItem {
 	it := igItem{
 		PK: igPK(tenant), SK: d.ServiceID, ServiceID: d.ServiceID, ApplinkID: d.ApplinkID, Label: d.Label,
 		DisplayURL: d.DisplayURL, RPCURL: d.RPCURL, Endpoint: d.Endpoint, Email: d.SendErrorsToEmail,
 		Throttle: d.SendErrorsToEmailThrottle, UserKey: d.UserKey, Username: d.Username, Version: d.Version,
 		Status: string(d.Status), Token: d.Token, IncomingHash: d.IncomingTokenHash, Rev: d.Rev,
-		CreatedAt: igTime(d.CreatedAt), UpdatedAt: igTime(d.UpdatedAt), SweepFrom: d.SweepFrom,
+		CreatedAt: dynamo.Time(d.CreatedAt), UpdatedAt: dynamo.Time(d.UpdatedAt), SweepFrom: d.SweepFrom,
 	}
 	if !d.LastErrorMail.IsZero() {
 		it.LastMail = d.LastErrorMail.UnixMilli()
@@ -94,8 +93,8 @@ func igNewItem(tenant string, d *integration.Descriptor) igItem {
 }
 
 func (it *igItem) entity() *integration.Descriptor {
-	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
-	updated, _ := time.Parse(time.RFC3339Nano, it.UpdatedAt)
+	created := dynamo.ParseTime(it.CreatedAt)
+	updated := dynamo.ParseTime(it.UpdatedAt)
 	d := &integration.Descriptor{
 		ServiceID: it.ServiceID, ApplinkID: it.ApplinkID, Label: it.Label, DisplayURL: it.DisplayURL,
 		RPCURL: it.RPCURL, Endpoint: it.Endpoint, SendErrorsToEmail: it.Email, SendErrorsToEmailThrottle: it.Throttle,
@@ -112,7 +111,7 @@ func (it *igItem) entity() *integration.Descriptor {
 func igDecode(av map[string]types.AttributeValue) (*integration.Descriptor, error) {
 	var it igItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return nil, errorf("decode integration", err)
+		return nil, dynamo.Errorf("decode integration", err)
 	}
 	return it.entity(), nil
 }
@@ -127,7 +126,7 @@ func (s *IntegrationStore) List(ctx context.Context, tenant string) ([]*integrat
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("list integrations", err)
+			return nil, dynamo.Errorf("list integrations", err)
 		}
 		for _, av := range page.Items {
 			d, err := igDecode(av)
@@ -144,7 +143,7 @@ func (s *IntegrationStore) List(ctx context.Context, tenant string) ([]*integrat
 func (s *IntegrationStore) Get(ctx context.Context, tenant, serviceID string) (*integration.Descriptor, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: igKey(tenant, serviceID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, errorf("get integration", err)
+		return nil, dynamo.Errorf("get integration", err)
 	}
 	if out.Item == nil {
 		return nil, apperr.ErrNotFound
@@ -159,12 +158,12 @@ func (s *IntegrationStore) Create(ctx context.Context, tenant string, d *integra
 	it.Rev = 1
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
-		return errorf("encode integration", err)
+		return dynamo.Errorf("encode integration", err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	})
-	if err := translate(err, "create integration"); err != nil {
+	if err := dynamo.Translate(err, "create integration"); err != nil {
 		return err
 	}
 	d.Rev = 1
@@ -210,7 +209,7 @@ func (s *IntegrationStore) Update(ctx context.Context, tenant string, d *integra
 			return apperr.ErrNotFound
 		}
 	}
-	if err := translate(err, "update integration"); err != nil {
+	if err := dynamo.Translate(err, "update integration"); err != nil {
 		return err
 	}
 	d.Rev++
@@ -233,7 +232,7 @@ func (s *IntegrationStore) igConditional(ctx context.Context, tenant, serviceID 
 		return false, nil
 	}
 	if err != nil {
-		return false, errorf(what, err)
+		return false, dynamo.Errorf(what, err)
 	}
 	return true, nil
 }
@@ -303,7 +302,7 @@ func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, servic
 		if attempt == igLinkAttempts {
 			return 0, apperr.Wrap(apperr.Conflictf("requirements changed %d times while their issue links were written; send the links again", attempt), err)
 		}
-		if err := backoff(ctx, attempt); err != nil {
+		if err := dynamo.Backoff(ctx, attempt); err != nil {
 			return 0, err
 		}
 	}
@@ -375,7 +374,7 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 	if len(units) == 0 {
 		return 0, nil
 	}
-	if err := BatchWrite(ctx, s.db, s.table, ixPuts); err != nil {
+	if err := dynamo.BatchWrite(ctx, s.db, s.table, ixPuts); err != nil {
 		return 0, fmt.Errorf("write search index items: %w", err)
 	}
 	// Transactions of at most wsTxItems updates and wsTxBytes bytes, one
@@ -395,10 +394,10 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 		}
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		switch {
-		case txConditionFailed(err):
+		case dynamo.TxConditionFailed(err):
 			changed = fmt.Errorf("%w: %w", errRowChanged, err)
 		case err != nil:
-			return 0, translate(err, "write issue links")
+			return 0, dynamo.Translate(err, "write issue links")
 		default:
 			done, start = end, end
 		}
@@ -407,7 +406,7 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 	for _, u := range units[:done] {
 		deletes = append(deletes, u.deletes...)
 	}
-	if err := BatchWrite(ctx, s.db, s.table, deletes); err != nil {
+	if err := dynamo.BatchWrite(ctx, s.db, s.table, deletes); err != nil {
 		return 0, fmt.Errorf("delete search index items: %w", err)
 	}
 	return done, changed

@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 )
@@ -25,14 +26,16 @@ import (
 // listing is a Query in creation order; "from" arguments are id prefixes
 // that bound those Queries (see integration.Sync's sweep mark).
 type OutboxStore struct {
-	db    API
+	db    dynamo.API
 	table string
 }
 
 var _ integration.Outbox = (*OutboxStore)(nil)
 
 // NewOutboxStore returns an OutboxStore on table.
-func NewOutboxStore(db API, table string) *OutboxStore { return &OutboxStore{db: db, table: table} }
+func NewOutboxStore(db dynamo.API, table string) *OutboxStore {
+	return &OutboxStore{db: db, table: table}
+}
 
 // obDoneTTL is how long a DONE message is kept: its "ttl" attribute (epoch
 // seconds) lets DynamoDB TTL expire it once the table's TTL is enabled on
@@ -54,11 +57,11 @@ func (s *OutboxStore) Put(ctx context.Context, tenant string, msgs []*outbox.Mes
 	for _, m := range msgs {
 		av, err := attributevalue.MarshalMap(newOutboxItem(tenant, m))
 		if err != nil {
-			return errorf("encode outbox message", err)
+			return dynamo.Errorf("encode outbox message", err)
 		}
 		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 	}
-	return BatchWrite(ctx, s.db, s.table, writes)
+	return dynamo.BatchWrite(ctx, s.db, s.table, writes)
 }
 
 // obQuery builds the Query of an integration's partition from an id
@@ -98,7 +101,7 @@ func (s *OutboxStore) CountNew(ctx context.Context, tenant, serviceID, from stri
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return 0, errorf("count outbox messages", err)
+			return 0, dynamo.Errorf("count outbox messages", err)
 		}
 		n += int(page.Count)
 	}
@@ -118,7 +121,7 @@ func (s *OutboxStore) List(ctx context.Context, tenant, serviceID, from string, 
 	for p.HasMorePages() && len(out) < limit {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("list outbox messages", err)
+			return nil, dynamo.Errorf("list outbox messages", err)
 		}
 		for _, av := range page.Items {
 			if len(out) == limit {
@@ -138,7 +141,7 @@ func (s *OutboxStore) List(ctx context.Context, tenant, serviceID, from string, 
 func (s *OutboxStore) Get(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: obKey(tenant, serviceID, id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, errorf("get outbox message", err)
+		return nil, dynamo.Errorf("get outbox message", err)
 	}
 	if out.Item == nil {
 		return nil, apperr.ErrNotFound
@@ -157,7 +160,7 @@ func (s *OutboxStore) GetMany(ctx context.Context, refs []integration.Ref) (map[
 			keys = append(keys, obKey(r.Tenant, r.ServiceID, r.ID))
 		}
 	}
-	items, err := batchGet(ctx, s.db, s.table, keys, true)
+	items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, true)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +168,7 @@ func (s *OutboxStore) GetMany(ctx context.Context, refs []integration.Ref) (map[
 	for _, av := range items {
 		var it outboxItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return nil, errorf("decode outbox message", err)
+			return nil, dynamo.Errorf("decode outbox message", err)
 		}
 		out[integration.Ref{Tenant: it.Tenant, ServiceID: it.ServiceID, ID: it.ID}] = it.entity()
 	}
@@ -178,7 +181,7 @@ func (s *OutboxStore) Delete(ctx context.Context, tenant, serviceID, id string) 
 		TableName: &s.table, Key: obKey(tenant, serviceID, id), ReturnValues: types.ReturnValueAllOld,
 	})
 	if err != nil {
-		return errorf("delete outbox message", err)
+		return dynamo.Errorf("delete outbox message", err)
 	}
 	if len(out.Attributes) == 0 {
 		return apperr.ErrNotFound
@@ -197,7 +200,7 @@ func (s *OutboxStore) ScanNew(ctx context.Context, tenant, serviceID, from strin
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return errorf("scan outbox messages", err)
+			return dynamo.Errorf("scan outbox messages", err)
 		}
 		if len(page.Items) == 0 {
 			continue
@@ -258,7 +261,7 @@ func (s *OutboxStore) obApply(ctx context.Context, updates []obUpdate, what stri
 				return err
 			}
 		default:
-			return errorf(what, err)
+			return dynamo.Errorf(what, err)
 		}
 	}
 	return nil
@@ -284,7 +287,7 @@ func (s *OutboxStore) obApplyEach(ctx context.Context, items []types.TransactWri
 			var ccf *types.ConditionalCheckFailedException
 			if err != nil && !errors.As(err, &ccf) {
 				mu.Lock()
-				errs = append(errs, errorf(what, err))
+				errs = append(errs, dynamo.Errorf(what, err))
 				mu.Unlock()
 			}
 		}()
@@ -304,7 +307,7 @@ func (s *OutboxStore) MarkDone(ctx context.Context, outcomes []integration.Outco
 		updates[i] = obUpdate{ref: o.Ref, cond: obExists(), upd: expression.
 			Set(expression.Name("state"), expression.Value(string(outbox.Done))).
 			Set(expression.Name("lastResponse"), expression.Value(o.LastResponse)).
-			Set(expression.Name("doneAt"), expression.Value(now.Format(time.RFC3339Nano))).
+			Set(expression.Name("doneAt"), expression.Value(dynamo.Time(now))).
 			Set(expression.Name("ttl"), expression.Value(now.Add(obDoneTTL).Unix())).
 			Remove(expression.Name("gsi1pk")).Remove(expression.Name("gsi1sk"))}
 	}
@@ -355,13 +358,13 @@ func (s *OutboxStore) Pending(ctx context.Context, before time.Time, fn func([]i
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return errorf("query pending outbox messages", err)
+			return dynamo.Errorf("query pending outbox messages", err)
 		}
 		out := make([]integration.Pending, 0, len(page.Items))
 		for _, av := range page.Items {
 			var it outboxItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return errorf("decode outbox message", err)
+				return dynamo.Errorf("decode outbox message", err)
 			}
 			if it.State == string(outbox.New) {
 				out = append(out, integration.Pending{Tenant: it.Tenant, Message: it.entity()})

@@ -1,4 +1,4 @@
-package dynamo
+package authtable
 
 import (
 	"context"
@@ -12,18 +12,19 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
 
 // AuthStore keeps token hashes and tenants in the AuthTable.
 type AuthStore struct {
-	db    API
+	db    dynamo.API
 	table string
 }
 
 var _ auth.Store = (*AuthStore)(nil)
 
 // NewAuthStore returns an AuthStore on table.
-func NewAuthStore(db API, table string) *AuthStore { return &AuthStore{db: db, table: table} }
+func NewAuthStore(db dynamo.API, table string) *AuthStore { return &AuthStore{db: db, table: table} }
 
 type tokenItem struct {
 	PK        string `dynamodbav:"pk"`
@@ -49,14 +50,14 @@ func tokenKey(hash string) map[string]types.AttributeValue {
 func (s *AuthStore) LookupToken(ctx context.Context, hash string) (auth.Principal, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tokenKey(hash)})
 	if err != nil {
-		return auth.Principal{}, errorf("get token", err)
+		return auth.Principal{}, dynamo.Errorf("get token", err)
 	}
 	if out.Item == nil {
 		return auth.Principal{}, apperr.ErrNotFound
 	}
 	var it tokenItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return auth.Principal{}, errorf("decode token", err)
+		return auth.Principal{}, dynamo.Errorf("decode token", err)
 	}
 	return auth.Principal{Tenant: it.Tenant, App: auth.App(it.App), Kind: auth.Kind(it.Kind), User: it.User, Admin: it.Admin, Scope: it.Scope, Disabled: it.Disabled}, nil
 }
@@ -65,19 +66,19 @@ func (s *AuthStore) LookupToken(ctx context.Context, hash string) (auth.Principa
 func (s *AuthStore) PutToken(ctx context.Context, hash string, p auth.Principal) error {
 	item, err := attributevalue.MarshalMap(tokenItem{
 		PK: "TOKEN#" + hash, SK: "TOKEN", Tenant: p.Tenant, App: string(p.App), Kind: string(p.Kind),
-		User: p.User, Admin: p.Admin, Scope: p.Scope, Disabled: p.Disabled, CreatedAt: time.Now().UTC().Format(time.RFC3339),
+		User: p.User, Admin: p.Admin, Scope: p.Scope, Disabled: p.Disabled, CreatedAt: dynamo.Time(time.Now()),
 	})
 	if err != nil {
-		return errorf("encode token", err)
+		return dynamo.Errorf("encode token", err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item})
-	return translate(err, "put token")
+	return dynamo.Translate(err, "put token")
 }
 
 // DeleteToken removes a token hash; an absent hash is not an error.
 func (s *AuthStore) DeleteToken(ctx context.Context, hash string) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: tokenKey(hash)})
-	return translate(err, "delete token")
+	return dynamo.Translate(err, "delete token")
 }
 
 // SetTokenDisabled sets or clears the disabled flag of a stored token (the
@@ -100,7 +101,7 @@ func (s *AuthStore) SetTokenDisabled(ctx context.Context, hash string, disabled 
 			return apperr.ErrNotFound
 		}
 	}
-	return translate(err, "set token disabled")
+	return dynamo.Translate(err, "set token disabled")
 }
 
 // PutTenant records a tenant (idempotent).
@@ -112,9 +113,9 @@ func (s *AuthStore) PutTenant(ctx context.Context, tenant, name string) error {
 		"pk":        &types.AttributeValueMemberS{Value: "TENANT#" + tenant},
 		"sk":        &types.AttributeValueMemberS{Value: "TENANT"},
 		"name":      &types.AttributeValueMemberS{Value: name},
-		"createdAt": &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339)},
+		"createdAt": &types.AttributeValueMemberS{Value: dynamo.Time(time.Now())},
 	}})
-	return translate(err, "put tenant")
+	return dynamo.Translate(err, "put tenant")
 }
 
 // TenantExists reports whether a tenant was recorded.
@@ -124,7 +125,7 @@ func (s *AuthStore) TenantExists(ctx context.Context, tenant string) (bool, erro
 		"sk": &types.AttributeValueMemberS{Value: "TENANT"},
 	}})
 	if err != nil {
-		return false, errorf("get tenant", err)
+		return false, dynamo.Errorf("get tenant", err)
 	}
 	return out.Item != nil, nil
 }

@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -106,7 +107,7 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 		return nil, apperr.Wrap(apperr.Conflictf("page %s was changed by another request meanwhile; send it again", id), err)
 	}
 	if err != nil {
-		return nil, errorf("lease page", err)
+		return nil, dynamo.Errorf("lease page", err)
 	}
 	if out != nil {
 		l.Leftover, l.LeftoverEdges = pgDecodePending(out.Attributes[pgPending])
@@ -202,7 +203,7 @@ func (s *WikiStore) pgRecordPending(ctx context.Context, tenant string, l *wiki.
 			"(%d bytes of keys with the page, over DynamoDB's 400 KB per item); save it in two steps", l.PageID, size), err)
 	}
 	if err != nil {
-		return errorf("record the rows a save may write", err)
+		return dynamo.Errorf("record the rows a save may write", err)
 	}
 	return nil
 }
@@ -248,7 +249,7 @@ func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Leas
 		return nil
 	}
 	if err != nil {
-		return errorf("release page lease", err)
+		return dynamo.Errorf("release page lease", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package dynamo
+package trackertable
 
 // TrackerTable: the issue-tracker side's application links, issue links,
 // requirement excerpts and pending messages. Key design (every pk starts
@@ -39,12 +39,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
 // TrackerStore keeps the tracker's data in the TrackerTable.
 type TrackerStore struct {
-	db    API
+	db    dynamo.API
 	table string
 }
 
@@ -57,7 +58,7 @@ var (
 )
 
 // NewTrackerStore returns a TrackerStore on table.
-func NewTrackerStore(db API, table string) *TrackerStore {
+func NewTrackerStore(db dynamo.API, table string) *TrackerStore {
 	return &TrackerStore{db: db, table: table}
 }
 
@@ -65,10 +66,10 @@ func NewTrackerStore(db API, table string) *TrackerStore {
 
 const tkLinkPrefix = "L#"
 
-func tkApplinkPK(tenant string) string { return tenantPrefix(tenant) + "APPLINK" }
-func tkPendingPK(tenant string) string { return tenantPrefix(tenant) + "PENDING" }
+func tkApplinkPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "APPLINK" }
+func tkPendingPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "PENDING" }
 func tkIssuePK(tenant, issueKey string) string {
-	return tenantPrefix(tenant) + "ISSUE#" + issueKey
+	return dynamo.TenantPrefix(tenant) + "ISSUE#" + issueKey
 }
 
 func tkBaseline(b int) string {
@@ -83,7 +84,7 @@ func tkRefPart(r tracker.ReqRef) string {
 }
 
 func tkReqPK(tenant string, r tracker.ReqRef) string {
-	return tenantPrefix(tenant) + "REQ#" + tkRefPart(r)
+	return dynamo.TenantPrefix(tenant) + "REQ#" + tkRefPart(r)
 }
 
 func tkLinkSK(l tracker.Link) string { return tkLinkPrefix + tkRefPart(l.Req) + "#" + l.Relationship }
@@ -93,13 +94,6 @@ func tkKey(pk, sk string) map[string]types.AttributeValue {
 		"pk": &types.AttributeValueMemberS{Value: pk},
 		"sk": &types.AttributeValueMemberS{Value: sk},
 	}
-}
-
-func tkTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func tkParseTime(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s) // written by tkTime; zero if absent
-	return t
 }
 
 // ---------------------------------------------------------------- applinks
@@ -122,27 +116,27 @@ type tkApplinkItem struct {
 func newTkApplinkItem(tenant string, a tracker.Applink) tkApplinkItem {
 	return tkApplinkItem{PK: tkApplinkPK(tenant), SK: a.ID, ID: a.ID, Name: a.Name, URL: a.URL, ServiceID: a.ServiceID,
 		Mode: string(a.Mode), Version: a.Version, WikiToken: a.WikiToken, IncomingTokenHash: a.IncomingTokenHash,
-		CreatedAt: tkTime(a.CreatedAt), UpdatedAt: tkTime(a.UpdatedAt)}
+		CreatedAt: dynamo.Time(a.CreatedAt), UpdatedAt: dynamo.Time(a.UpdatedAt)}
 }
 
 func (it tkApplinkItem) entity() tracker.Applink {
 	return tracker.Applink{ID: it.ID, Name: it.Name, URL: it.URL, ServiceID: it.ServiceID, Mode: tracker.Mode(it.Mode),
 		Version: it.Version, WikiToken: it.WikiToken, IncomingTokenHash: it.IncomingTokenHash,
-		CreatedAt: tkParseTime(it.CreatedAt), UpdatedAt: tkParseTime(it.UpdatedAt)}
+		CreatedAt: dynamo.ParseTime(it.CreatedAt), UpdatedAt: dynamo.ParseTime(it.UpdatedAt)}
 }
 
 // GetApplink returns an applink of the tenant, or apperr.ErrNotFound.
 func (s *TrackerStore) GetApplink(ctx context.Context, tenant, id string) (tracker.Applink, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tkKey(tkApplinkPK(tenant), id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return tracker.Applink{}, errorf("get applink", err)
+		return tracker.Applink{}, dynamo.Errorf("get applink", err)
 	}
 	if out.Item == nil {
 		return tracker.Applink{}, apperr.ErrNotFound
 	}
 	var it tkApplinkItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return tracker.Applink{}, errorf("decode applink", err)
+		return tracker.Applink{}, dynamo.Errorf("decode applink", err)
 	}
 	return it.entity(), nil
 }
@@ -150,17 +144,17 @@ func (s *TrackerStore) GetApplink(ctx context.Context, tenant, id string) (track
 // ListApplinks returns the tenant's applinks ordered by id.
 func (s *TrackerStore) ListApplinks(ctx context.Context, tenant string) ([]tracker.Applink, error) {
 	var out []tracker.Applink
-	err := s.tkQuery(ctx, &dynamodb.QueryInput{
+	err := dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: tkApplinkPK(tenant)},
 		},
 		ConsistentRead: aws.Bool(true),
-	}, func(av map[string]types.AttributeValue) error {
+	}, "list applinks", func(av map[string]types.AttributeValue) error {
 		var it tkApplinkItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return errorf("decode applink", err)
+			return dynamo.Errorf("decode applink", err)
 		}
 		out = append(out, it.entity())
 		return nil
@@ -174,15 +168,15 @@ func (s *TrackerStore) ListApplinks(ctx context.Context, tenant string) ([]track
 func (s *TrackerStore) PutApplink(ctx context.Context, tenant string, a tracker.Applink, prev *tracker.Applink) error {
 	item, err := attributevalue.MarshalMap(newTkApplinkItem(tenant, a))
 	if err != nil {
-		return errorf("encode applink", err)
+		return dynamo.Errorf("encode applink", err)
 	}
 	cond := expression.AttributeNotExists(expression.Name("pk"))
 	if prev != nil {
-		cond = expression.Name("updatedAt").Equal(expression.Value(tkTime(prev.UpdatedAt)))
+		cond = expression.Name("updatedAt").Equal(expression.Value(dynamo.Time(prev.UpdatedAt)))
 	}
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
-		return errorf("build applink condition", err)
+		return dynamo.Errorf("build applink condition", err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: item,
@@ -190,7 +184,7 @@ func (s *TrackerStore) PutApplink(ctx context.Context, tenant string, a tracker.
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	})
-	return translate(err, "put applink "+a.ID)
+	return dynamo.Translate(err, "put applink "+a.ID)
 }
 
 // ---------------------------------------------------------------- links
@@ -243,7 +237,7 @@ func newTkLinkItem(tenant string, l tracker.Link, h tracker.Holds, now time.Time
 	return tkLinkItem{PK: tkIssuePK(tenant, l.IssueKey), SK: tkLinkSK(l), GSI1PK: tkReqPK(tenant, l.Req),
 		GSI1SK: l.IssueKey + "#" + l.Relationship, IssueKey: l.IssueKey, ApplinkID: l.Req.ApplinkID,
 		SpaceKey: l.Req.SpaceKey, Key: l.Req.Key, Baseline: l.Req.Baseline, Relationship: l.Relationship,
-		Holds: tkHolds(h), CreatedAt: tkTime(now)}
+		Holds: tkHolds(h), CreatedAt: dynamo.Time(now)}
 }
 
 func (it tkLinkItem) entity() tracker.HeldLink {
@@ -256,7 +250,7 @@ func tkDecodeLinks(out *[]tracker.HeldLink) func(map[string]types.AttributeValue
 	return func(av map[string]types.AttributeValue) error {
 		var it tkLinkItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return errorf("decode link", err)
+			return dynamo.Errorf("decode link", err)
 		}
 		*out = append(*out, it.entity())
 		return nil
@@ -267,7 +261,7 @@ func tkDecodeLinks(out *[]tracker.HeldLink) func(map[string]types.AttributeValue
 // partition.
 func (s *TrackerStore) IssueLinks(ctx context.Context, tenant, issueKey string) ([]tracker.HeldLink, error) {
 	var out []tracker.HeldLink
-	err := s.tkQuery(ctx, &dynamodb.QueryInput{
+	err := dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :l)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -275,7 +269,7 @@ func (s *TrackerStore) IssueLinks(ctx context.Context, tenant, issueKey string) 
 			":l":  &types.AttributeValueMemberS{Value: tkLinkPrefix},
 		},
 		ConsistentRead: aws.Bool(true),
-	}, tkDecodeLinks(&out))
+	}, "query issue links", tkDecodeLinks(&out))
 	return out, err
 }
 
@@ -284,14 +278,14 @@ func (s *TrackerStore) IssueLinks(ctx context.Context, tenant, issueKey string) 
 // stored before holds existed) are read this way.
 func (s *TrackerStore) requirementLinks(ctx context.Context, tenant string, ref tracker.ReqRef) ([]tracker.HeldLink, error) {
 	var out []tracker.HeldLink
-	err := s.tkQuery(ctx, &dynamodb.QueryInput{
+	err := dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		IndexName:              aws.String("gsi1"),
 		KeyConditionExpression: aws.String("gsi1pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: tkReqPK(tenant, ref)},
 		},
-	}, tkDecodeLinks(&out))
+	}, "query requirement links", tkDecodeLinks(&out))
 	return out, err
 }
 
@@ -329,7 +323,7 @@ func (it tkReqItem) ref() tracker.ReqRef {
 
 func (it tkReqItem) entity() tracker.Requirement {
 	return tracker.Requirement{Ref: it.ref(), HTMLExcerpt: it.HTMLExcerpt, GenericURL: it.GenericURL,
-		Deleted: it.Deleted, UpdatedAt: tkParseTime(it.UpdatedAt)}
+		Deleted: it.Deleted, UpdatedAt: dynamo.ParseTime(it.UpdatedAt)}
 }
 
 func tkRelMember(r tracker.IssueRelationship) string { return r.IssueKey + "#" + r.Relationship }
@@ -394,18 +388,16 @@ func (s *TrackerStore) tkReqItems(ctx context.Context, tenant string, refs []tra
 		}
 	}
 	out := make(map[tracker.ReqRef]tkReqItem, len(keys))
-	for chunk := range slices.Chunk(keys, 100) {
-		items, err := s.tkBatchGet(ctx, chunk)
-		if err != nil {
-			return nil, err
+	items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, av := range items {
+		var it tkReqItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return nil, dynamo.Errorf("decode requirement", err)
 		}
-		for _, av := range items {
-			var it tkReqItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, errorf("decode requirement", err)
-			}
-			out[it.ref()] = it
-		}
+		out[it.ref()] = it
 	}
 	return out, nil
 }
@@ -439,7 +431,7 @@ func (s *TrackerStore) LinkStates(ctx context.Context, tenant string, refs []tra
 		legacy = append(legacy, r)
 	}
 	var mu sync.Mutex
-	err = tkEach(ctx, legacy, 8, func(ctx context.Context, r tracker.ReqRef) error {
+	err = dynamo.Each(ctx, legacy, 8, func(ctx context.Context, r tracker.ReqRef) error {
 		links, err := s.requirementLinks(ctx, tenant, r)
 		if err != nil {
 			return err
@@ -460,54 +452,6 @@ func (s *TrackerStore) LinkStates(ctx context.Context, tenant string, refs []tra
 	return out, nil
 }
 
-// tkEach calls fn for each item, n at a time, and returns the first error.
-func tkEach[T any](ctx context.Context, items []T, n int, fn func(context.Context, T) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		sem   = make(chan struct{}, n)
-	)
-	for _, it := range items {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(ctx, it); err != nil {
-				once.Do(func() { first = err; cancel() })
-			}
-		}()
-	}
-	wg.Wait()
-	return first
-}
-
-// tkBatchGet reads at most 100 keys consistently, retrying unprocessed
-// keys with backoff.
-func (s *TrackerStore) tkBatchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
-	var items []map[string]types.AttributeValue
-	req := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-	for attempt := 0; len(req) > 0 && len(req[s.table].Keys) > 0; attempt++ {
-		if attempt > 0 {
-			if attempt > 10 {
-				return nil, fmt.Errorf("batch get requirements: %d keys still unprocessed after retries", len(req[s.table].Keys))
-			}
-			if err := backoff(ctx, attempt); err != nil {
-				return nil, err
-			}
-		}
-		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-		if err != nil {
-			return nil, errorf("batch get requirements", err)
-		}
-		items = append(items, out.Responses[s.table]...)
-		req = out.UnprocessedKeys
-	}
-	return items, nil
-}
-
 // PutRequirements creates requirements or sets their excerpt, URL and
 // deleted flag (one UpdateItem each, a few at a time); their link state is
 // never touched.
@@ -522,21 +466,21 @@ func (s *TrackerStore) PutRequirements(ctx context.Context, tenant string, reqs 
 			todo = append(todo, r)
 		}
 	}
-	return tkEach(ctx, todo, 8, func(ctx context.Context, r tracker.Requirement) error {
+	return dynamo.Each(ctx, todo, 8, func(ctx context.Context, r tracker.Requirement) error {
 		upd := tkRefSet(expression.UpdateBuilder{}, r.Ref).
 			Set(expression.Name("htmlExcerpt"), expression.Value(r.HTMLExcerpt)).
 			Set(expression.Name("genericUrl"), expression.Value(r.GenericURL)).
 			Set(expression.Name("deleted"), expression.Value(r.Deleted)).
-			Set(expression.Name("updatedAt"), expression.Value(tkTime(r.UpdatedAt)))
+			Set(expression.Name("updatedAt"), expression.Value(dynamo.Time(r.UpdatedAt)))
 		expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 		if err != nil {
-			return errorf("build requirement update", err)
+			return dynamo.Errorf("build requirement update", err)
 		}
 		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &s.table, Key: tkKey(tkReqPK(tenant, r.Ref), tkReqSK),
 			UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		})
-		return translate(err, "put requirement "+r.Ref.String())
+		return dynamo.Translate(err, "put requirement "+r.Ref.String())
 	})
 }
 
@@ -571,10 +515,10 @@ func (s *TrackerStore) WriteLinks(ctx context.Context, tenant string, writes []t
 		}
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: batch})
 		batch = nil
-		if txConditionFailed(err) {
+		if dynamo.TxConditionFailed(err) {
 			return apperr.Wrap(apperr.Conflictf("link state changed concurrently"), err)
 		}
-		return translate(err, "write links")
+		return dynamo.Translate(err, "write links")
 	}
 	for _, w := range writes {
 		group, err := s.tkGroup(tenant, w, now)
@@ -631,7 +575,7 @@ func (s *TrackerStore) tkGroup(tenant string, w tracker.LinkWrite, now time.Time
 	}
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
-		return nil, errorf("build link state update", err)
+		return nil, dynamo.Errorf("build link state update", err)
 	}
 	items := []types.TransactWriteItem{{Update: &types.Update{
 		TableName: &s.table, Key: tkKey(tkReqPK(tenant, ref), tkReqSK),
@@ -671,7 +615,7 @@ func (s *TrackerStore) tkGroup(tenant string, w tracker.LinkWrite, now time.Time
 		}
 		av, err := attributevalue.MarshalMap(newTkLinkItem(tenant, l, nh, now))
 		if err != nil {
-			return nil, errorf("encode link", err)
+			return nil, dynamo.Errorf("encode link", err)
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: av}})
 	}
@@ -692,27 +636,27 @@ func (s *TrackerStore) LockIssue(ctx context.Context, tenant, issueKey, owner st
 		Or(expression.Name("owner").Equal(expression.Value(owner)))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
-		return errorf("build issue lease", err)
+		return dynamo.Errorf("build issue lease", err)
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: tkKey(tkIssuePK(tenant, issueKey), tkLockSK),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	return translate(err, "lock issue "+issueKey)
+	return dynamo.Translate(err, "lock issue "+issueKey)
 }
 
 // UnlockIssue deletes owner's lease of an issue.
 func (s *TrackerStore) UnlockIssue(ctx context.Context, tenant, issueKey, owner string) error {
 	expr, err := expression.NewBuilder().WithCondition(expression.Name("owner").Equal(expression.Value(owner))).Build()
 	if err != nil {
-		return errorf("build issue unlock", err)
+		return dynamo.Errorf("build issue unlock", err)
 	}
 	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &s.table, Key: tkKey(tkIssuePK(tenant, issueKey), tkLockSK),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	if err = translate(err, "unlock issue "+issueKey); errors.Is(err, apperr.ErrConflict) {
+	if err = dynamo.Translate(err, "unlock issue "+issueKey); errors.Is(err, apperr.ErrConflict) {
 		return nil // expired and taken by another: nothing of ours left
 	}
 	return err
@@ -728,7 +672,7 @@ func (s *TrackerStore) UnlockIssue(ctx context.Context, tenant, issueKey, owner 
 // it only if seq is still the one it read.
 const tkOutboxPending = "TOUTBOX#PENDING"
 
-func tkOutboxPK(tenant string) string { return tenantPrefix(tenant) + "TOUTBOX" }
+func tkOutboxPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "TOUTBOX" }
 
 type tkMarkItem struct {
 	PK         string `dynamodbav:"pk"`
@@ -747,7 +691,7 @@ type tkMarkItem struct {
 
 func (it tkMarkItem) entity() tracker.Mark {
 	return tracker.Mark{Tenant: it.Tenant, Seq: it.Seq, Attempts: it.Attempts, LastError: it.LastError,
-		MarkedAt: tkParseTime(it.MarkedAt),
+		MarkedAt: dynamo.ParseTime(it.MarkedAt),
 		Ref:      tracker.ReqRef{ApplinkID: it.ApplinkID, SpaceKey: it.SpaceKey, Key: it.Key, Baseline: it.Baseline}}
 }
 
@@ -756,12 +700,12 @@ func (s *TrackerStore) tkMarkUpdate(tenant string, ref tracker.ReqRef, now time.
 	upd := tkRefSet(expression.UpdateBuilder{}, ref).
 		Add(expression.Name("seq"), expression.Value(1)).
 		Set(expression.Name("tenant"), expression.Value(tenant)).
-		Set(expression.Name("markedAt"), expression.Value(tkTime(now))).
+		Set(expression.Name("markedAt"), expression.Value(dynamo.Time(now))).
 		Set(expression.Name("gsi1pk"), expression.Value(tkOutboxPending)).
 		Set(expression.Name("gsi1sk"), expression.Value(tenant+"#"+tkRefPart(ref)))
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
-		return types.TransactWriteItem{}, errorf("build outbox mark", err)
+		return types.TransactWriteItem{}, dynamo.Errorf("build outbox mark", err)
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.table, Key: tkKey(tkOutboxPK(tenant), tkRefPart(ref)),
@@ -784,12 +728,12 @@ func (s *TrackerStore) PendingMarks(ctx context.Context, limit int) ([]tracker.M
 	for p.HasMorePages() && len(out) < limit {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("query outbox marks", err)
+			return nil, dynamo.Errorf("query outbox marks", err)
 		}
 		for _, av := range page.Items {
 			var it tkMarkItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, errorf("decode outbox mark", err)
+				return nil, dynamo.Errorf("decode outbox mark", err)
 			}
 			out = append(out, it.entity())
 		}
@@ -810,7 +754,7 @@ func (s *TrackerStore) TakeMark(ctx context.Context, tenant string, ref tracker.
 			Or(expression.Name("leaseUntil").LessThan(expression.Value(now.UnixMilli()))))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
-		return tracker.Mark{}, errorf("build outbox lease", err)
+		return tracker.Mark{}, dynamo.Errorf("build outbox lease", err)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: tkKey(tkOutboxPK(tenant), tkRefPart(ref)),
@@ -819,11 +763,11 @@ func (s *TrackerStore) TakeMark(ctx context.Context, tenant string, ref tracker.
 		ReturnValues: types.ReturnValueAllNew,
 	})
 	if err != nil {
-		return tracker.Mark{}, translate(err, "take outbox mark "+ref.String())
+		return tracker.Mark{}, dynamo.Translate(err, "take outbox mark "+ref.String())
 	}
 	var it tkMarkItem
 	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return tracker.Mark{}, errorf("decode outbox mark", err)
+		return tracker.Mark{}, dynamo.Errorf("decode outbox mark", err)
 	}
 	return it.entity(), nil
 }
@@ -834,13 +778,13 @@ func (s *TrackerStore) ClearMark(ctx context.Context, tenant string, m tracker.M
 	cond := expression.Name("seq").Equal(expression.Value(m.Seq)).And(expression.Name("leaseOwner").Equal(expression.Value(owner)))
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
-		return false, errorf("build outbox clear", err)
+		return false, dynamo.Errorf("build outbox clear", err)
 	}
 	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &s.table, Key: tkKey(tkOutboxPK(tenant), tkRefPart(m.Ref)),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	err = translate(err, "clear outbox mark "+m.Ref.String())
+	err = dynamo.Translate(err, "clear outbox mark "+m.Ref.String())
 	if errors.Is(err, apperr.ErrConflict) {
 		return false, s.ReleaseMark(ctx, tenant, m, owner, "")
 	}
@@ -860,14 +804,14 @@ func (s *TrackerStore) ReleaseMark(ctx context.Context, tenant string, m tracker
 	expr, err := expression.NewBuilder().WithUpdate(upd).
 		WithCondition(expression.Name("leaseOwner").Equal(expression.Value(owner))).Build()
 	if err != nil {
-		return errorf("build outbox release", err)
+		return dynamo.Errorf("build outbox release", err)
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: tkKey(tkOutboxPK(tenant), tkRefPart(m.Ref)),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	if err = translate(err, "release outbox mark "+m.Ref.String()); errors.Is(err, apperr.ErrConflict) {
+	if err = dynamo.Translate(err, "release outbox mark "+m.Ref.String()); errors.Is(err, apperr.ErrConflict) {
 		return nil // gone or no longer ours
 	}
 	return err
@@ -961,7 +905,7 @@ func (s *TrackerStore) AddPending(ctx context.Context, tenant string, ps []track
 		it := newTkPendingItem(tenant, p)
 		av, err := attributevalue.MarshalMap(it)
 		if err != nil {
-			return errorf("encode pending message", err)
+			return dynamo.Errorf("encode pending message", err)
 		}
 		w := types.WriteRequest{PutRequest: &types.PutRequest{Item: av}}
 		if i, ok := byKey[it.SK]; ok {
@@ -971,23 +915,26 @@ func (s *TrackerStore) AddPending(ctx context.Context, tenant string, ps []track
 		byKey[it.SK] = len(writes)
 		writes = append(writes, w)
 	}
-	return tkWrap(BatchWrite(ctx, s.db, s.table, writes), "put pending messages")
+	if err := dynamo.BatchWrite(ctx, s.db, s.table, writes); err != nil {
+		return fmt.Errorf("put pending messages: %w", err)
+	}
+	return nil
 }
 
 // ListPending returns the tenant's pending messages in the order received.
 func (s *TrackerStore) ListPending(ctx context.Context, tenant string) ([]tracker.Pending, error) {
 	var out []tracker.Pending
-	err := s.tkQuery(ctx, &dynamodb.QueryInput{
+	err := dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: tkPendingPK(tenant)},
 		},
 		ConsistentRead: aws.Bool(true),
-	}, func(av map[string]types.AttributeValue) error {
+	}, "list pending messages", func(av map[string]types.AttributeValue) error {
 		var it tkPendingItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return errorf("decode pending message", err)
+			return dynamo.Errorf("decode pending message", err)
 		}
 		out = append(out, it.entity())
 		return nil
@@ -1004,48 +951,10 @@ func (s *TrackerStore) DeletePending(ctx context.Context, tenant string, ps []tr
 	for _, p := range ps {
 		keys = append(keys, tkKey(tkPendingPK(tenant), tkPendingSK(p)))
 	}
-	return tkWrap(BatchWrite(ctx, s.db, s.table, tkDeletes(keys)), "delete pending messages")
-}
-
-// ---------------------------------------------------------------- helpers
-
-// tkQuery pages through a Query, calling fn for each item.
-func (s *TrackerStore) tkQuery(ctx context.Context, in *dynamodb.QueryInput, fn func(map[string]types.AttributeValue) error) error {
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return errorf("query tracker table", err)
-		}
-		for _, av := range page.Items {
-			if err := fn(av); err != nil {
-				return err
-			}
-		}
+	if err := dynamo.BatchWrite(ctx, s.db, s.table, dynamo.Deletes(keys)); err != nil {
+		return fmt.Errorf("delete pending messages: %w", err)
 	}
 	return nil
 }
 
-// tkDeletes turns keys into delete requests, without duplicates
-// (BatchWriteItem refuses the same key twice).
-func tkDeletes(keys []map[string]types.AttributeValue) []types.WriteRequest {
-	seen := map[string]bool{}
-	out := make([]types.WriteRequest, 0, len(keys))
-	for _, k := range keys {
-		id := k["pk"].(*types.AttributeValueMemberS).Value + "\x00" + k["sk"].(*types.AttributeValueMemberS).Value
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		out = append(out, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}})
-	}
-	return out
-}
-
-// tkWrap adds what was being done to a BatchWrite error.
-func tkWrap(err error, what string) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
+// ---------------------------------------------------------------- helpers

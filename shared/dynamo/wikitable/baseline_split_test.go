@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
@@ -37,7 +37,7 @@ import (
 // (sk FREEZE) that the record's transaction deletes. docs/baselines.md has
 // the details.
 type BaselineStore struct {
-	db    API
+	db    dynamo.API
 	table string
 	reqs  *RequirementStore
 	wiki  *WikiStore
@@ -55,7 +55,7 @@ var (
 )
 
 // NewBaselineStore returns a BaselineStore on table.
-func NewBaselineStore(db API, table string) *BaselineStore {
+func NewBaselineStore(db dynamo.API, table string) *BaselineStore {
 	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500, ReadSegments: 4}
 }
 
@@ -108,7 +108,7 @@ var blMeta = expression.NamesList(expression.Name("spaceKey"), expression.Name("
 func blNewItem(tenant string, b *baseline.Baseline, pages []baseline.PageCount) (blItem, error) {
 	it := blItem{
 		PK: spacePK(tenant, b.SpaceKey), SK: blSK(b.Number), Space: b.SpaceKey, Number: b.Number, Name: b.Name,
-		Label: b.Label, CEO: b.CEO, Instant: b.Instant, CreatedAt: b.CreatedAt.UTC().Format(time.RFC3339Nano),
+		Label: b.Label, CEO: b.CEO, Instant: b.Instant, CreatedAt: dynamo.Time(b.CreatedAt),
 		CreatedBy: b.CreatedBy, Count: b.Count,
 	}
 	if pages == nil {
@@ -137,7 +137,7 @@ func blNewItem(tenant string, b *baseline.Baseline, pages []baseline.PageCount) 
 }
 
 func (it *blItem) entity() *baseline.Baseline {
-	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
+	created := dynamo.ParseTime(it.CreatedAt)
 	return &baseline.Baseline{
 		SpaceKey: it.Space, Number: it.Number, Name: it.Name, Label: it.Label, CEO: it.CEO, Instant: it.Instant,
 		CreatedAt: created, CreatedBy: it.CreatedBy, Count: it.Count, Status: baseline.StatusComplete,
@@ -147,7 +147,7 @@ func (it *blItem) entity() *baseline.Baseline {
 func blDecode(av map[string]types.AttributeValue) (*blItem, error) {
 	var it blItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return nil, errorf("decode baseline", err)
+		return nil, dynamo.Errorf("decode baseline", err)
 	}
 	return &it, nil
 }
@@ -174,7 +174,7 @@ func (s *BaselineStore) NextNumber(ctx context.Context, tenant, space string) (i
 		ReturnValues: types.ReturnValueUpdatedNew,
 	})
 	if err != nil {
-		return 0, errorf("allocate baseline number", err)
+		return 0, dynamo.Errorf("allocate baseline number", err)
 	}
 	var got struct {
 		N int `dynamodbav:"n"`
@@ -220,13 +220,13 @@ func (s *BaselineStore) DeleteCopies(ctx context.Context, tenant, space string, 
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return errorf("list archived copies", err)
+			return dynamo.Errorf("list archived copies", err)
 		}
 		for _, av := range out.Items {
 			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{"pk": av["pk"], "sk": av["sk"]}}})
 		}
 	}
-	if err := BatchWrite(ctx, s.db, s.table, deletes); err != nil {
+	if err := dynamo.BatchWrite(ctx, s.db, s.table, deletes); err != nil {
 		return fmt.Errorf("delete archived copies: %w", err)
 	}
 	return nil
@@ -249,7 +249,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
-		return errorf("encode baseline", err)
+		return dynamo.Errorf("encode baseline", err)
 	}
 	items := []types.TransactWriteItem{
 		{Put: &types.Put{TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
@@ -263,7 +263,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 			WithCondition(expression.AttributeExists(expression.Name("pk"))).
 			WithUpdate(expression.Set(expression.Name("title"), expression.Value(b.Name)).
 				Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
-				Set(expression.Name("updatedAt"), expression.Value(b.CreatedAt.UTC().Format(time.RFC3339Nano))).
+				Set(expression.Name("updatedAt"), expression.Value(dynamo.Time(b.CreatedAt))).
 				Set(expression.Name("updatedBy"), expression.Value(b.CreatedBy))).Build()
 		if err != nil {
 			return fmt.Errorf("build page title update: %w", err)
@@ -275,7 +275,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 	}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
+			if err := dynamo.Backoff(ctx, attempt); err != nil {
 				return err
 			}
 		}
@@ -286,7 +286,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 		}
 		var tce *types.TransactionCanceledException
 		if !errors.As(err, &tce) {
-			return errorf("write baseline", err)
+			return dynamo.Errorf("write baseline", err)
 		}
 		codes := make([]string, len(items))
 		conflict := false
@@ -306,7 +306,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 		case conflict && attempt < 8:
 			continue
 		}
-		return errorf("write baseline", err)
+		return dynamo.Errorf("write baseline", err)
 	}
 }
 
@@ -330,7 +330,7 @@ func (s *BaselineStore) List(ctx context.Context, tenant, space string) ([]*base
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("list baselines", err)
+			return nil, dynamo.Errorf("list baselines", err)
 		}
 		for _, av := range out.Items {
 			sk, _ := av["sk"].(*types.AttributeValueMemberS)
@@ -374,7 +374,7 @@ func (s *BaselineStore) Numbers(ctx context.Context, tenant, space string) (map[
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("list baselines", err)
+			return nil, dynamo.Errorf("list baselines", err)
 		}
 		for _, av := range out.Items {
 			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
@@ -394,7 +394,7 @@ func (s *BaselineStore) Exists(ctx context.Context, tenant, space string, n int)
 		TableName: &s.table, Key: blKey(tenant, space, n), ProjectionExpression: aws.String("pk"),
 	})
 	if err != nil {
-		return false, errorf("get baseline", err)
+		return false, dynamo.Errorf("get baseline", err)
 	}
 	return out.Item != nil, nil
 }
@@ -410,7 +410,7 @@ func (s *BaselineStore) Get(ctx context.Context, tenant, space string, n int) (*
 		ProjectionExpression: proj.Projection(), ExpressionAttributeNames: proj.Names(),
 	})
 	if err != nil {
-		return nil, errorf("get baseline", err)
+		return nil, dynamo.Errorf("get baseline", err)
 	}
 	if out.Item == nil {
 		return nil, blNotFound(space, n)
@@ -440,7 +440,7 @@ func (s *BaselineStore) SetLabel(ctx context.Context, tenant, space string, n in
 		return nil, apperr.Wrap(blNotFound(space, n), err)
 	}
 	if err != nil {
-		return nil, errorf("label baseline", err)
+		return nil, dynamo.Errorf("label baseline", err)
 	}
 	it, err := blDecode(out.Attributes)
 	if err != nil {
@@ -466,7 +466,7 @@ func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int)
 			TableName: &s.table, Key: blJobKey(tenant, space, n), ReturnValues: types.ReturnValueAllOld,
 		})
 		if err != nil {
-			return errorf("cancel baseline freeze", err)
+			return dynamo.Errorf("cancel baseline freeze", err)
 		}
 		if out.Attributes != nil {
 			return s.DeleteCopies(ctx, tenant, space, n)
@@ -477,7 +477,7 @@ func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int)
 		return apperr.Wrap(blNotFound(space, n), ccf)
 	}
 	if err != nil {
-		return errorf("delete baseline", err)
+		return dynamo.Errorf("delete baseline", err)
 	}
 	return s.DeleteCopies(ctx, tenant, space, n)
 }
@@ -485,7 +485,7 @@ func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int)
 // Cancel deletes the job of baseline n, then its partition.
 func (s *BaselineStore) Cancel(ctx context.Context, tenant, space string, n int) error {
 	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: blJobKey(tenant, space, n)}); err != nil {
-		return errorf("cancel baseline freeze", err)
+		return dynamo.Errorf("cancel baseline freeze", err)
 	}
 	return s.DeleteCopies(ctx, tenant, space, n)
 }
@@ -504,7 +504,7 @@ func (s *BaselineStore) blPurgeLeftovers(ctx context.Context, tenant, space stri
 		Limit:                aws.Int32(1),
 	})
 	if err != nil {
-		return errorf("query baseline copies", err)
+		return dynamo.Errorf("query baseline copies", err)
 	}
 	if len(q.Items) == 0 {
 		return nil
@@ -518,7 +518,7 @@ func (s *BaselineStore) blPurgeLeftovers(ctx context.Context, tenant, space stri
 func (s *BaselineStore) Pages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: blKey(tenant, space, n)})
 	if err != nil {
-		return nil, errorf("get baseline", err)
+		return nil, dynamo.Errorf("get baseline", err)
 	}
 	if out.Item == nil {
 		return nil, blNotFound(space, n)
@@ -567,7 +567,7 @@ func (s *BaselineStore) blCountPages(ctx context.Context, tenant, space string, 
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("count pages of baseline", err)
+			return nil, dynamo.Errorf("count pages of baseline", err)
 		}
 		for _, av := range out.Items {
 			var row struct {
@@ -576,7 +576,7 @@ func (s *BaselineStore) blCountPages(ctx context.Context, tenant, space string, 
 				Status string `dynamodbav:"status"`
 			}
 			if err := attributevalue.UnmarshalMap(av, &row); err != nil {
-				return nil, errorf("decode archived copy", err)
+				return nil, dynamo.Errorf("decode archived copy", err)
 			}
 			if row.Status == "" {
 				continue
@@ -608,7 +608,7 @@ func (s *BaselineStore) SpaceExists(ctx context.Context, tenant, space string) (
 		},
 	})
 	if err != nil {
-		return false, errorf("get space", err)
+		return false, dynamo.Errorf("get space", err)
 	}
 	if out.Item != nil {
 		return true, nil
@@ -624,7 +624,7 @@ func (s *BaselineStore) SpaceExists(ctx context.Context, tenant, space string) (
 		Limit:                aws.Int32(1),
 	})
 	if err != nil {
-		return false, errorf("query space", err)
+		return false, dynamo.Errorf("query space", err)
 	}
 	return len(q.Items) > 0, nil
 }
@@ -714,7 +714,7 @@ func (s *BaselineStore) blEdgeKey(ctx context.Context, pk string, first bool) (s
 		Limit:                aws.Int32(1),
 	})
 	if err != nil {
-		return "", errorf("query space bounds", err)
+		return "", dynamo.Errorf("query space bounds", err)
 	}
 	if len(out.Items) == 0 {
 		return "", nil
@@ -743,7 +743,7 @@ func (s *BaselineStore) blReadRange(ctx context.Context, pk, lo, hi string, incl
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("query requirements", err)
+			return nil, dynamo.Errorf("query requirements", err)
 		}
 		for _, av := range out.Items {
 			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok && !inclusive && sk.Value == hi {

@@ -1,4 +1,4 @@
-package dynamo_test
+package wikitable_test
 
 // Tests of BaselineStore on DynamoDB Local through baseline.Service: the
 // freeze writes copies then the record, keeps the current rows, renames
@@ -22,6 +22,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -30,14 +31,14 @@ import (
 // blEnv is one test's baseline store and service over a counted client.
 type blEnv struct {
 	*wsEnv
-	bl  *dynamo.BaselineStore
+	bl  *wikitable.BaselineStore
 	svc *baseline.Service
 }
 
 func blNew(t *testing.T) *blEnv {
 	t.Helper()
 	e := wsNew(t)
-	bl := dynamo.NewBaselineStore(e.db, e.env.WikiTable)
+	bl := wikitable.NewBaselineStore(e.db, e.env.WikiTable)
 	return &blEnv{wsEnv: e, bl: bl, svc: baseline.NewService(bl, bl)}
 }
 
@@ -112,7 +113,7 @@ func TestBaselineLifecycle(t *testing.T) {
 	}
 	// The copies are readable with Get(Baseline 1), archived, with the
 	// dependencies inside the baseline only.
-	r1, err := e.reqs.Get(ctx, "t1", dynamo.RequirementID{SpaceKey: "DEMO", Key: "req-1", Baseline: 1})
+	r1, err := e.reqs.Get(ctx, "t1", wikitable.RequirementID{SpaceKey: "DEMO", Key: "req-1", Baseline: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +122,11 @@ func TestBaselineLifecycle(t *testing.T) {
 		len(r1.ReverseDependencies) != 1 || r1.ReverseDependencies[0].Key != "REQ-3" {
 		t.Errorf("copy of REQ-1: %+v", r1)
 	}
-	r2, err := e.reqs.Get(ctx, "t1", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-2", Baseline: 1})
+	r2, err := e.reqs.Get(ctx, "t1", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-2", Baseline: 1})
 	if err != nil || len(r2.Dependencies) != 0 || len(r2.ReverseDependencies) != 1 {
 		t.Errorf("copy of REQ-2 (its link to OTHER/X-1 must go): %+v %v", r2, err)
 	}
-	if _, err := e.reqs.Get(ctx, "t1", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 2}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "t1", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 2}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("baseline 2: %v", err)
 	}
 	// The archived copies are in gsi1 T#t#ARCH, as search reads them.
@@ -259,7 +260,7 @@ func TestBaselineFailedFreezeLeavesNothing(t *testing.T) {
 	e.blSeedPage(t, "200", "Baseline page")
 	for i, f := range []*blFaulty{{okPuts: 5}, {okPuts: 1 << 30, failCommit: true}} {
 		f.API = e.db
-		store := dynamo.NewBaselineStore(f, e.env.WikiTable)
+		store := wikitable.NewBaselineStore(f, e.env.WikiTable)
 		_, err := baseline.NewService(store, store).Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Doomed", CEO: "200"})
 		if !errors.Is(err, blErrInjected) {
 			t.Fatalf("case %d: error %v", i, err)

@@ -1,4 +1,4 @@
-package dynamo_test
+package wikitable_test
 
 // The page save lease on DynamoDB Local: concurrent saves, deletes,
 // reindexes and page views of one page never interleave their writes, a
@@ -20,7 +20,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -30,7 +30,7 @@ import (
 // read the page: they then all hold the same version and race for the
 // lease, which makes "N parallel saves" deterministic.
 type leaseBarrier struct {
-	*dynamo.WikiStore
+	*wikitable.WikiStore
 	wg *sync.WaitGroup
 }
 
@@ -53,7 +53,7 @@ func (e *wsEnv) clients(n int) []leaseClient {
 	out := make([]leaseClient, n)
 	for i := range out {
 		calls := testenv.DynamoCallCounter()
-		store := dynamo.NewWikiStore(dynamodb.NewFromConfig(e.env.Config, calls.Options), e.env.WikiTable)
+		store := wikitable.NewWikiStore(dynamodb.NewFromConfig(e.env.Config, calls.Options), e.env.WikiTable)
 		out[i] = leaseClient{calls: calls, service: wiki.NewService(leaseBarrier{WikiStore: store, wg: &wg})}
 	}
 	return out
@@ -346,7 +346,7 @@ func TestWikiStoreExpiredLease(t *testing.T) {
 	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
 
 	// A request that took the leases 61 s ago and crashed.
-	crashed := dynamo.NewWikiStore(e.db, e.env.WikiTable)
+	crashed := wikitable.NewWikiStore(e.db, e.env.WikiTable)
 	crashed.Now = func() time.Time { return time.Now().Add(-61 * time.Second) }
 	if _, err := crashed.LeasePage(ctx, "demo", "100", 1); err != nil {
 		t.Fatal(err)
@@ -392,7 +392,7 @@ func TestWikiStoreExpiredLease(t *testing.T) {
 
 	// A request that outlived its lease (taken over by another) cannot
 	// write its page: its commit is refused.
-	old := dynamo.NewWikiStore(e.db, e.env.WikiTable)
+	old := wikitable.NewWikiStore(e.db, e.env.WikiTable)
 	old.Now = crashed.Now
 	stale, err := old.LeasePage(ctx, "demo", "100", 2)
 	if err != nil {

@@ -1,4 +1,4 @@
-package dynamo_test
+package wikitable_test
 
 // Tests of the wiki write path (pages, indexing, reverse dependencies,
 // index items, outbox) on DynamoDB Local through infra/testenv, driven
@@ -21,7 +21,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/baseline"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -32,8 +32,8 @@ type wsEnv struct {
 	env     *testenv.Env
 	db      *dynamodb.Client
 	calls   *testenv.CallCounter
-	store   *dynamo.WikiStore
-	reqs    *dynamo.RequirementStore
+	store   *wikitable.WikiStore
+	reqs    *wikitable.RequirementStore
 	service *wiki.Service
 }
 
@@ -42,9 +42,9 @@ func wsNew(t *testing.T) *wsEnv {
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
-	store := dynamo.NewWikiStore(db, env.WikiTable)
+	store := wikitable.NewWikiStore(db, env.WikiTable)
 	return &wsEnv{env: env, db: db, calls: calls, store: store,
-		reqs: dynamo.NewRequirementStore(db, env.WikiTable), service: wiki.NewService(store)}
+		reqs: wikitable.NewRequirementStore(db, env.WikiTable), service: wiki.NewService(store)}
 }
 
 func (e *wsEnv) save(t *testing.T, tenant, id, space, body string) *wiki.Result {
@@ -58,7 +58,7 @@ func (e *wsEnv) save(t *testing.T, tenant, id, space, body string) *wiki.Result 
 
 func (e *wsEnv) get(t *testing.T, tenant, space, key string) *requirement.Requirement {
 	t.Helper()
-	r, err := e.reqs.Get(context.Background(), tenant, dynamo.RequirementID{SpaceKey: space, Key: key})
+	r, err := e.reqs.Get(context.Background(), tenant, wikitable.RequirementID{SpaceKey: space, Key: key})
 	if err != nil {
 		t.Fatalf("get %s/%s: %v", space, key, err)
 	}
@@ -115,7 +115,7 @@ func (e *wsEnv) outbox(t *testing.T, tenant, serviceID string) []string {
 func (e *wsEnv) indexed(t *testing.T, tenant, name, value string) []string {
 	t.Helper()
 	var got []string
-	err := e.reqs.QueryPropertyIndex(context.Background(), tenant, name, value, "", 0, func(id dynamo.RequirementID) bool {
+	err := e.reqs.QueryPropertyIndex(context.Background(), tenant, name, value, "", 0, func(id wikitable.RequirementID) bool {
 		got = append(got, id.SpaceKey+"/"+id.Key)
 		return true
 	})
@@ -155,7 +155,7 @@ func TestWikiStoreLifeCycle(t *testing.T) {
 		t.Fatalf("REQ-2 rdeps %+v", r2.ReverseDependencies)
 	}
 	// X-1 is a stub: it carries the reverse dependency but reads as absent.
-	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "OTHER", Key: "X-1"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "OTHER", Key: "X-1"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("stub readable: %v", err)
 	}
 	stubs, err := e.store.Requirements(ctx, "demo", []wiki.ID{{SpaceKey: "OTHER", Key: "x-1"}})
@@ -237,7 +237,7 @@ func TestWikiStoreIndexItems(t *testing.T) {
 		t.Fatalf("priority=high: %v", got)
 	}
 	var issues []string
-	if err := e.reqs.QueryIssueIndex(ctx, "demo", "proj-1", "", 0, func(id dynamo.RequirementID) bool {
+	if err := e.reqs.QueryIssueIndex(ctx, "demo", "proj-1", "", 0, func(id wikitable.RequirementID) bool {
 		issues = append(issues, id.SpaceKey+"/"+id.Key)
 		return true
 	}); err != nil || !slices.Equal(issues, []string{"DEMO/REQ-1"}) {
@@ -254,7 +254,7 @@ func TestWikiStoreIndexItems(t *testing.T) {
 	// Key prefix narrows the partition.
 	e.save(t, "demo", "200", "DEMO", wsSpecs(wsReq("ABC-1", "x", "Low")))
 	var pref []string
-	if err := e.reqs.QueryPropertyIndex(ctx, "demo", "Priority", "Low", "abc", 0, func(id dynamo.RequirementID) bool {
+	if err := e.reqs.QueryPropertyIndex(ctx, "demo", "Priority", "Low", "abc", 0, func(id wikitable.RequirementID) bool {
 		pref = append(pref, id.Key)
 		return true
 	}); err != nil || !slices.Equal(pref, []string{"ABC-1"}) {
@@ -471,7 +471,7 @@ func TestWikiStorePageTooLarge(t *testing.T) {
 	if _, err := e.store.Page(ctx, "demo", "100"); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("page stored: %v", err)
 	}
-	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("requirement stored: %v", err)
 	}
 	if e.calls.Count("BatchWriteItem")+e.calls.Count("PutItem")+e.calls.Count("TransactWriteItems") != 0 {
@@ -491,7 +491,7 @@ func TestWikiStoreRequirementTooLarge(t *testing.T) {
 	if e := apperr.As(err); e == nil || e.Code != apperr.TooLarge || !strings.Contains(e.Message, "requirement DEMO/REQ-1") {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: "REQ-0"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-0"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("REQ-0 stored: %v", err)
 	}
 	if _, err := e.store.Page(ctx, "demo", "100"); !errors.Is(err, apperr.ErrNotFound) {
@@ -674,7 +674,7 @@ func TestWikiStoreStatusTable(t *testing.T) {
 		if _, err := e.service.Requirement(ctx, "demo", "DEMO", "REQ-3", 1); !errors.Is(err, apperr.ErrNotFound) {
 			t.Fatalf("copy of an uncommitted baseline: %v", err)
 		}
-		bl := dynamo.NewBaselineStore(e.db, e.env.WikiTable)
+		bl := wikitable.NewBaselineStore(e.db, e.env.WikiTable)
 		job := &baseline.Job{Tenant: "demo", Owner: "test", Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "b", CEO: "1", Instant: true, CreatedAt: time.Now()}}
 		if err := bl.Begin(ctx, job); err != nil {
 			t.Fatal(err)

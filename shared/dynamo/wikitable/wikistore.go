@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -26,7 +27,7 @@ import (
 // they report. docs/indexing.md describes the write path and its DynamoDB
 // call counts.
 type WikiStore struct {
-	db    API
+	db    dynamo.API
 	table string
 	reqs  *RequirementStore
 	// Now is the clock of page leases (time.Now when nil); tests replace it.
@@ -36,7 +37,7 @@ type WikiStore struct {
 var _ wiki.Store = (*WikiStore)(nil)
 
 // NewWikiStore returns a WikiStore on table.
-func NewWikiStore(db API, table string) *WikiStore {
+func NewWikiStore(db dynamo.API, table string) *WikiStore {
 	return &WikiStore{db: db, table: table, reqs: NewRequirementStore(db, table)}
 }
 
@@ -74,7 +75,7 @@ func (s *WikiStore) Requirements(ctx context.Context, tenant string, ids []wiki.
 // T#t#INTEG partition projecting the serviceId (sort key) and version.
 func (s *WikiStore) Integrations(ctx context.Context, tenant string) ([]wiki.Integration, error) {
 	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key("pk").Equal(expression.Value(tenantPrefix(tenant) + "INTEG"))).
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(dynamo.TenantPrefix(tenant) + "INTEG"))).
 		WithProjection(expression.NamesList(expression.Name("sk"), expression.Name("version"))).Build()
 	if err != nil {
 		return nil, fmt.Errorf("list integrations: build query: %w", err)
@@ -87,7 +88,7 @@ func (s *WikiStore) Integrations(ctx context.Context, tenant string) ([]wiki.Int
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("list integrations", err)
+			return nil, dynamo.Errorf("list integrations", err)
 		}
 		for _, av := range page.Items {
 			var it struct {
@@ -95,7 +96,7 @@ func (s *WikiStore) Integrations(ctx context.Context, tenant string) ([]wiki.Int
 				Version int    `dynamodbav:"version"`
 			}
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, errorf("decode integration", err)
+				return nil, dynamo.Errorf("decode integration", err)
 			}
 			out = append(out, wiki.Integration{ServiceID: it.SK, Version: it.Version})
 		}
@@ -118,7 +119,7 @@ func (s *WikiStore) AddPendingRemovals(ctx context.Context, tenant string, count
 		}
 		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &s.table, Key: map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: tenantPrefix(tenant) + "INTEG"},
+				"pk": &types.AttributeValueMemberS{Value: dynamo.TenantPrefix(tenant) + "INTEG"},
 				"sk": &types.AttributeValueMemberS{Value: serviceID},
 			},
 			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
@@ -126,7 +127,7 @@ func (s *WikiStore) AddPendingRemovals(ctx context.Context, tenant string, count
 		})
 		var ccf *types.ConditionalCheckFailedException
 		if err != nil && !errors.As(err, &ccf) {
-			return errorf("count pending removals", err)
+			return dynamo.Errorf("count pending removals", err)
 		}
 	}
 	return nil
@@ -152,7 +153,7 @@ func (s *WikiStore) wsSortKeys(ctx context.Context, pk, what string) ([]string, 
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf(what, err)
+			return nil, dynamo.Errorf(what, err)
 		}
 		for _, av := range page.Items {
 			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
@@ -174,17 +175,17 @@ type wsSpaceItem struct {
 // wsRegisterSpace adds a space to the registry unless it is there already.
 func (s *WikiStore) wsRegisterSpace(ctx context.Context, tenant, space string) error {
 	av, err := attributevalue.MarshalMap(wsSpaceItem{
-		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: time.Now().UTC().Format(time.RFC3339Nano),
+		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: dynamo.Time(time.Now()),
 	})
 	if err != nil {
-		return errorf("encode space", err)
+		return dynamo.Errorf("encode space", err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &ccf) {
-		return errorf("register space", err)
+		return dynamo.Errorf("register space", err)
 	}
 	return nil
 }
@@ -282,7 +283,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return err
 		}
 		if pageAV, err = attributevalue.MarshalMap(it); err != nil {
-			return errorf("encode page", err)
+			return dynamo.Errorf("encode page", err)
 		}
 	}
 	var rowBatch, ixPuts, ixDeletes []types.WriteRequest
@@ -365,7 +366,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 	for _, ph := range phases {
 		var batchErr error
 		var wg sync.WaitGroup
-		wg.Go(func() { batchErr = BatchWrite(ctx, s.db, s.table, ph.batch) })
+		wg.Go(func() { batchErr = dynamo.BatchWrite(ctx, s.db, s.table, ph.batch) })
 		txErr := ph.tx()
 		wg.Wait()
 		if batchErr != nil {
@@ -387,7 +388,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return pgLeaseLost(c.Lease.PageID, err)
 		}
 		if err != nil {
-			return errorf("end page lease", err)
+			return dynamo.Errorf("end page lease", err)
 		}
 	}
 	return nil
@@ -492,7 +493,7 @@ func (s *WikiStore) wsTransactAll(ctx context.Context, groups [][]types.Transact
 func (s *WikiStore) wsTransact(ctx context.Context, items []types.TransactWriteItem, what string) error {
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
+			if err := dynamo.Backoff(ctx, attempt); err != nil {
 				return err
 			}
 		}
@@ -503,7 +504,7 @@ func (s *WikiStore) wsTransact(ctx context.Context, items []types.TransactWriteI
 		if attempt < 8 && wsConflict(err) {
 			continue
 		}
-		return translate(err, what)
+		return dynamo.Translate(err, what)
 	}
 }
 

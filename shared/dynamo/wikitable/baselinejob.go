@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
 
 // Freeze jobs. The job of baseline n is the item pk T#t#S#<SPACE>, sk
@@ -83,9 +84,9 @@ type blJobItem struct {
 func blDecodeJob(av map[string]types.AttributeValue) (*baseline.Job, error) {
 	var it blJobItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return nil, errorf("decode baseline job", err)
+		return nil, dynamo.Errorf("decode baseline job", err)
 	}
-	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
+	created := dynamo.ParseTime(it.CreatedAt)
 	job := &baseline.Job{
 		Baseline: baseline.Baseline{
 			SpaceKey: it.Space, Number: it.Number, Name: it.Name, Label: it.Label, CEO: it.CEO, Instant: it.Instant,
@@ -212,7 +213,7 @@ func (s *BaselineStore) Begin(ctx context.Context, job *baseline.Job) error {
 		item := blChunkKey(job.Tenant, job.SpaceKey, job.Number, i)
 		item["keys"] = &types.AttributeValueMemberS{Value: c}
 		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
-			return errorf("write baseline job keys", err)
+			return dynamo.Errorf("write baseline job keys", err)
 		}
 	}
 	pages, err := blJobPages(job)
@@ -224,19 +225,19 @@ func (s *BaselineStore) Begin(ctx context.Context, job *baseline.Job) error {
 	it := blJobItem{
 		PK: key["pk"].(*types.AttributeValueMemberS).Value, SK: key["sk"].(*types.AttributeValueMemberS).Value,
 		Tenant: job.Tenant, Space: job.SpaceKey, Number: job.Number, Name: job.Name, Label: job.Label, CEO: job.CEO,
-		Instant: job.Instant, CreatedAt: job.CreatedAt.UTC().Format(time.RFC3339Nano), CreatedBy: job.CreatedBy,
+		Instant: job.Instant, CreatedAt: dynamo.Time(job.CreatedAt), CreatedBy: job.CreatedBy,
 		State: baseline.StatusFreezing, Total: job.Total, Written: job.Count, Cursor: job.Cursor, Chunks: len(chunks),
 		Pages: pages, PagesLost: job.PagesLost, Owner: job.Owner, LeaseUntil: leaseMillis(job.LeaseUntil),
 		GSI1PK: blPendingPK, GSI1SK: fmt.Sprintf("%s#%s#%s#%08d", started, job.Tenant, job.SpaceKey, job.Number),
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
-		return errorf("encode baseline job", err)
+		return dynamo.Errorf("encode baseline job", err)
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	}); err != nil {
-		return errorf("write baseline job", err)
+		return dynamo.Errorf("write baseline job", err)
 	}
 	return nil
 }
@@ -248,7 +249,7 @@ func (s *BaselineStore) blJobGone(ctx context.Context, job *baseline.Job, err er
 		TableName: &s.table, Key: blJobKey(job.Tenant, job.SpaceKey, job.Number), ProjectionExpression: aws.String("pk"), ConsistentRead: aws.Bool(true),
 	})
 	if gerr != nil {
-		return errorf("get baseline job", gerr)
+		return dynamo.Errorf("get baseline job", gerr)
 	}
 	if out.Item == nil {
 		return apperr.Wrap(apperr.NotFoundf("the freeze of baseline %d of space %s was cancelled", job.Number, job.SpaceKey), err)
@@ -290,7 +291,7 @@ func (s *BaselineStore) Progress(ctx context.Context, job *baseline.Job) error {
 		return s.blJobGone(ctx, job, err)
 	}
 	if err != nil {
-		return errorf("save baseline job progress", err)
+		return dynamo.Errorf("save baseline job progress", err)
 	}
 	return nil
 }
@@ -319,7 +320,7 @@ func (s *BaselineStore) Fail(ctx context.Context, job *baseline.Job, message str
 		return s.blJobGone(ctx, job, err)
 	}
 	if err != nil {
-		return errorf("mark baseline job failed", err)
+		return dynamo.Errorf("mark baseline job failed", err)
 	}
 	return nil
 }
@@ -336,7 +337,7 @@ func (s *BaselineStore) Pending(ctx context.Context, limit int) ([]baseline.JobR
 		Limit:                     aws.Int32(int32(max(limit, 1))),
 	})
 	if err != nil {
-		return nil, errorf("list pending baseline jobs", err)
+		return nil, dynamo.Errorf("list pending baseline jobs", err)
 	}
 	refs := make([]baseline.JobRef, 0, len(out.Items))
 	for _, av := range out.Items {
@@ -346,7 +347,7 @@ func (s *BaselineStore) Pending(ctx context.Context, limit int) ([]baseline.JobR
 			Number int    `dynamodbav:"number"`
 		}
 		if err := attributevalue.UnmarshalMap(av, &r); err != nil {
-			return nil, errorf("decode pending baseline job", err)
+			return nil, dynamo.Errorf("decode pending baseline job", err)
 		}
 		refs = append(refs, baseline.JobRef{Tenant: r.Tenant, SpaceKey: r.Space, Number: r.Number})
 	}
@@ -375,7 +376,7 @@ func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner st
 		return nil, nil
 	}
 	if err != nil {
-		return nil, errorf("lease baseline job", err)
+		return nil, dynamo.Errorf("lease baseline job", err)
 	}
 	job, err := blDecodeJob(out.Attributes)
 	if err != nil {
@@ -385,14 +386,14 @@ func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner st
 		Chunks int `dynamodbav:"chunks"`
 	}
 	if err := attributevalue.UnmarshalMap(out.Attributes, &chunks); err != nil {
-		return nil, errorf("decode baseline job", err)
+		return nil, dynamo.Errorf("decode baseline job", err)
 	}
 	for i := range chunks.Chunks {
 		c, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: &s.table, Key: blChunkKey(job.Tenant, job.SpaceKey, job.Number, i), ConsistentRead: aws.Bool(true),
 		})
 		if err != nil {
-			return nil, errorf("read baseline job keys", err)
+			return nil, dynamo.Errorf("read baseline job keys", err)
 		}
 		v, _ := c.Item["keys"].(*types.AttributeValueMemberS)
 		if v == nil {

@@ -1,4 +1,4 @@
-package dynamo_test
+package authtable_test
 
 // Tests of AuthStore on DynamoDB Local through infra/testenv (no TestMain
 // here: see tracker_test.go).
@@ -13,13 +13,13 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 )
 
 func TestAuthStoreTokenDisabled(t *testing.T) {
 	t.Parallel()
 	env := testenv.AWS(t)
-	store := dynamo.NewAuthStore(dynamodb.NewFromConfig(env.Config), env.AuthTable)
+	store := authtable.NewAuthStore(dynamodb.NewFromConfig(env.Config), env.AuthTable)
 	ctx := context.Background()
 	hash := auth.HashToken(auth.NewToken())
 	p := auth.Principal{Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"}

@@ -1,4 +1,4 @@
-package dynamo_test
+package wikitable_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -96,12 +97,12 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 	ctx := context.Background()
 	env := testenv.AWS(t)
 	faulty := &faultyAPI{API: dynamodb.NewFromConfig(env.Config)}
-	store := dynamo.NewWikiStore(faulty, env.WikiTable)
+	store := wikitable.NewWikiStore(faulty, env.WikiTable)
 	var mu sync.Mutex
 	var skew time.Duration
 	store.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
 	svc := wiki.NewService(store)
-	reader := dynamo.NewSearchStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
+	reader := wikitable.NewSearchStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
 	searches := search.NewService(reader, reader)
 
 	save := func(tenant, id, body string) error {
@@ -122,13 +123,13 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 		2: {"@Priority = 'High'": keys(30, 31), "@Priority = 'Low'": keys(0, 30), "jira = 'PROJ-1'": nil,
 			"jira = 'PROJ-2'": keys(0, 31), "to = 'Z'": nil, "to = 'X'": keys(0, 31)},
 	}
-	rows := dynamo.NewRequirementStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
+	rows := wikitable.NewRequirementStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
 	check := func(t *testing.T, tenant string, v int) {
 		t.Helper()
 		// Reverse dependencies exactly as the rows say: what GET shows
 		// and parent/child closures follow.
 		for target, refs := range map[string][]string{"X": want[v]["to = 'X'"], "Z": want[v]["to = 'Z'"]} {
-			r, err := rows.Get(ctx, tenant, dynamo.RequirementID{SpaceKey: "DEMO", Key: target})
+			r, err := rows.Get(ctx, tenant, wikitable.RequirementID{SpaceKey: "DEMO", Key: target})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,7 +201,7 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 			}
 			check(t, tenant, again)
 			if again == 1 {
-				got, err := dynamo.NewRequirementStore(faulty, env.WikiTable).Get(ctx, tenant, dynamo.RequirementID{SpaceKey: "DEMO", Key: "R-30"})
+				got, err := wikitable.NewRequirementStore(faulty, env.WikiTable).Get(ctx, tenant, wikitable.RequirementID{SpaceKey: "DEMO", Key: "R-30"})
 				if err == nil && got.Status != "DELETED" {
 					t.Errorf("write call %d failed: R-30, added by the failed save only, is %s", failAt, got.Status)
 				}
@@ -259,7 +260,7 @@ func TestReverseDependenciesTooLarge(t *testing.T) {
 	if r := e.get(t, "demo", "DEMO", "X"); len(r.ReverseDependencies) != 0 {
 		t.Errorf("X has %d reverse dependencies after a refused save", len(r.ReverseDependencies))
 	}
-	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 190) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 190) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("a row of the refused save: %v", err)
 	}
 }
@@ -304,7 +305,7 @@ func TestLinksCallbackRacingAPageSave(t *testing.T) {
 				}
 				e.save(t, "demo", "1", "DEMO", body("second", issue))
 			}}
-			links := dynamo.NewIntegrationStore(race, e.env.WikiTable)
+			links := wikitable.NewIntegrationStore(race, e.env.WikiTable)
 			n, err := links.ReplaceIssueLinks(ctx, "demo", "jira-1", []integration.LinkSet{{SpaceKey: "DEMO", Key: "R-1",
 				Links: []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "TRK-1", Relationship: "tests"}}}})
 			if err != nil || n != 1 {
@@ -322,7 +323,7 @@ func TestLinksCallbackRacingAPageSave(t *testing.T) {
 			if r.Text != "second" || !slices.Equal(issues, want) {
 				t.Fatalf("R-1: text %q, issues %v; want the save's text and issues %v", r.Text, issues, want)
 			}
-			reader := dynamo.NewSearchStore(e.db, e.env.WikiTable)
+			reader := wikitable.NewSearchStore(e.db, e.env.WikiTable)
 			for _, issue := range want {
 				e, _ := query.Parse("jira = '" + issue + "'")
 				res, err := search.NewService(reader, reader).Search(ctx, search.Request{Tenant: "demo", PathSpace: "DEMO", Query: e})
@@ -345,7 +346,7 @@ func TestLinksCallbackLargeTransactions(t *testing.T) {
 		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%03d", i)), "x"))
 	}
 	e.save(t, "demo", "1", "DEMO", wt.Table(rows...))
-	links := dynamo.NewIntegrationStore(e.db, e.env.WikiTable)
+	links := wikitable.NewIntegrationStore(e.db, e.env.WikiTable)
 	// 45 links of about 500 bytes per row, the same issues in both rounds
 	// (so the second writes no index item) under another relationship:
 	// the second round's updates carry ~23 KB before and ~23 KB after
@@ -416,17 +417,17 @@ func TestLinksCallbackRoundAfterAPartialWrite(t *testing.T) {
 		}
 		return sets
 	}
-	if _, err := dynamo.NewIntegrationStore(e.db, e.env.WikiTable).ReplaceIssueLinks(ctx, "demo", "jira-1", set("OLD-1")); err != nil {
+	if _, err := wikitable.NewIntegrationStore(e.db, e.env.WikiTable).ReplaceIssueLinks(ctx, "demo", "jira-1", set("OLD-1")); err != nil {
 		t.Fatal(err)
 	}
 	hooked := &beforeNthTx{API: e.db, n: 2, hook: func() { e.save(t, "demo", "1", "DEMO", body(wt.Jira("PAGE-1", ""))) }}
-	n, err := dynamo.NewIntegrationStore(hooked, e.env.WikiTable).ReplaceIssueLinks(ctx, "demo", "jira-1", set("NEW-1"))
+	n, err := wikitable.NewIntegrationStore(hooked, e.env.WikiTable).ReplaceIssueLinks(ctx, "demo", "jira-1", set("NEW-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	count := func(issue string) int {
 		c := 0
-		if err := e.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(dynamo.RequirementID) bool { c++; return true }); err != nil {
+		if err := e.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(wikitable.RequirementID) bool { c++; return true }); err != nil {
 			t.Fatal(err)
 		}
 		return c
@@ -460,7 +461,7 @@ func TestDeleteAPageWhoseFirstSaveFailed(t *testing.T) {
 	ctx := context.Background()
 	e := wsNew(t)
 	faulty := &failPagePut{API: e.db, armed: true}
-	svc := wiki.NewService(dynamo.NewWikiStore(faulty, e.env.WikiTable))
+	svc := wiki.NewService(wikitable.NewWikiStore(faulty, e.env.WikiTable))
 	body := wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("N-1"), "n"))
 	if _, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "7", SpaceKey: "DEMO", Title: "P", Body: body}); !errors.Is(err, errInjected) {
 		t.Fatalf("first save = %v", err)
@@ -508,7 +509,7 @@ func TestPendingRecordTooLarge(t *testing.T) {
 	if !errors.Is(err, apperr.ErrTooLarge) || !strings.Contains(err.Error(), "two steps") {
 		t.Fatalf("save = %v, want 413", err)
 	}
-	if _, err := e.reqs.Get(ctx, "demo", dynamo.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 240) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 240) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("a row of the refused save: %v", err)
 	}
 	if pg, err := e.service.Page(ctx, "demo", "9"); err != nil || pg.Version != 1 {

@@ -1,4 +1,4 @@
-package dynamo_test
+package wikitable_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -17,17 +17,17 @@ import (
 // rcEnv is a wiki store with a real integration store and reconciler.
 type rcEnv struct {
 	*wsEnv
-	integ *dynamo.IntegrationStore
-	ob    *dynamo.OutboxStore
+	integ *wikitable.IntegrationStore
+	ob    *wikitable.OutboxStore
 	rec   *integration.Reconcile
 }
 
 func rcNew(t *testing.T) *rcEnv {
 	t.Helper()
 	e := wsNew(t)
-	integ := dynamo.NewIntegrationStore(e.db, e.env.WikiTable)
+	integ := wikitable.NewIntegrationStore(e.db, e.env.WikiTable)
 	d := integration.Deps{Store: integ, Now: time.Now}
-	return &rcEnv{wsEnv: e, integ: integ, ob: dynamo.NewOutboxStore(e.db, e.env.WikiTable), rec: integration.NewReconciler(d, integ)}
+	return &rcEnv{wsEnv: e, integ: integ, ob: wikitable.NewOutboxStore(e.db, e.env.WikiTable), rec: integration.NewReconciler(d, integ)}
 }
 
 func (e *rcEnv) create(t *testing.T, tenant, serviceID string, version int) {

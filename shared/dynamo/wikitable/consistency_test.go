@@ -1,16 +1,17 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
 
 // batchRecorder is an API that answers BatchGetItem with nothing and
 // records whether each call asked for a strongly consistent read.
 type batchRecorder struct {
-	API
+	dynamo.API
 	consistent []bool
 }
 

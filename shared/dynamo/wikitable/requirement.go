@@ -1,11 +1,9 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -13,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
@@ -155,7 +154,7 @@ func (it *requirementItem) entity() *requirement.Requirement {
 func decodeRequirement(av map[string]types.AttributeValue) (*requirement.Requirement, error) {
 	var it requirementItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return nil, errorf("decode requirement", err)
+		return nil, dynamo.Errorf("decode requirement", err)
 	}
 	return it.entity(), nil
 }
@@ -163,19 +162,19 @@ func decodeRequirement(av map[string]types.AttributeValue) (*requirement.Require
 func (it requirementItem) marshal() (map[string]types.AttributeValue, error) {
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
-		return nil, errorf("encode requirement", err)
+		return nil, dynamo.Errorf("encode requirement", err)
 	}
 	return av, nil
 }
 
 // RequirementStore reads and writes requirement rows of the WikiTable.
 type RequirementStore struct {
-	db    API
+	db    dynamo.API
 	table string
 }
 
 // NewRequirementStore returns a RequirementStore on table.
-func NewRequirementStore(db API, table string) *RequirementStore {
+func NewRequirementStore(db dynamo.API, table string) *RequirementStore {
 	return &RequirementStore{db: db, table: table}
 }
 
@@ -198,7 +197,7 @@ func (id RequirementID) key(tenant string) map[string]types.AttributeValue {
 func (s *RequirementStore) Get(ctx context.Context, tenant string, id RequirementID) (*requirement.Requirement, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: id.key(tenant)})
 	if err != nil {
-		return nil, errorf("get requirement", err)
+		return nil, dynamo.Errorf("get requirement", err)
 	}
 	if out.Item == nil {
 		return nil, notFound(id)
@@ -245,7 +244,7 @@ func (s *RequirementStore) getMany(ctx context.Context, tenant string, ids []Req
 			keys = append(keys, id.key(tenant))
 		}
 	}
-	items, err := batchGet(ctx, s.db, s.table, keys, consistent)
+	items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, consistent)
 	if err != nil {
 		return nil, err
 	}
@@ -260,60 +259,6 @@ func (s *RequirementStore) getMany(ctx context.Context, tenant string, ids []Req
 	return found, nil
 }
 
-// batchGet reads keys in chunks of 100, in parallel, retrying unprocessed keys.
-func batchGet(ctx context.Context, db API, table string, keys []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
-	var (
-		mu    sync.Mutex
-		items []map[string]types.AttributeValue
-		wg    sync.WaitGroup
-		errs  = make(chan error, (len(keys)+99)/100)
-		sem   = make(chan struct{}, 8)
-	)
-	for chunk := range slices.Chunk(keys, 100) {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			got, err := batchGetChunk(ctx, db, table, chunk, consistent)
-			if err != nil {
-				errs <- err
-				return
-			}
-			mu.Lock()
-			items = append(items, got...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-func batchGetChunk(ctx context.Context, db API, table string, keys []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
-	var items []map[string]types.AttributeValue
-	req := map[string]types.KeysAndAttributes{table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
-	for attempt := 0; len(req) > 0; attempt++ {
-		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
-				return nil, err
-			}
-		}
-		out, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-		if err != nil {
-			return nil, errorf("batch get", err)
-		}
-		items = append(items, out.Responses[table]...)
-		req = out.UnprocessedKeys
-		if attempt > 10 && len(req) > 0 {
-			return nil, fmt.Errorf("batch get: %d keys still unprocessed after retries", len(req[table].Keys))
-		}
-	}
-	return items, nil
-}
-
 // Put writes requirement rows (full items) with ⌈n/25⌉ BatchWriteItem calls
 // in parallel, retrying unprocessed items with backoff.
 func (s *RequirementStore) Put(ctx context.Context, tenant string, reqs []*requirement.Requirement) error {
@@ -325,48 +270,7 @@ func (s *RequirementStore) Put(ctx context.Context, tenant string, reqs []*requi
 		}
 		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 	}
-	return BatchWrite(ctx, s.db, s.table, writes)
-}
-
-// BatchWrite applies writes in chunks of 25, up to 8 chunks in parallel,
-// retrying unprocessed items with exponential backoff.
-func BatchWrite(ctx context.Context, db API, table string, writes []types.WriteRequest) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, (len(writes)+24)/25)
-	sem := make(chan struct{}, 8)
-	for chunk := range slices.Chunk(writes, 25) {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := batchWriteChunk(ctx, db, table, chunk); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
-
-func batchWriteChunk(ctx context.Context, db API, table string, chunk []types.WriteRequest) error {
-	req := map[string][]types.WriteRequest{table: chunk}
-	for attempt := 0; len(req[table]) > 0; attempt++ {
-		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
-				return err
-			}
-		}
-		if attempt > 12 {
-			return fmt.Errorf("batch write: %d items still unprocessed after retries", len(req[table]))
-		}
-		out, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: req})
-		if err != nil {
-			return errorf("batch write", err)
-		}
-		req = out.UnprocessedItems
-	}
-	return nil
+	return dynamo.BatchWrite(ctx, s.db, s.table, writes)
 }
 
 // QuerySpace pages through the current rows of a space in key order,
@@ -423,7 +327,7 @@ func (s *RequirementStore) query(ctx context.Context, in *dynamodb.QueryInput, f
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return errorf("query requirements", err)
+			return dynamo.Errorf("query requirements", err)
 		}
 		for _, av := range out.Items {
 			r, err := decodeRequirement(av)

@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -17,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -71,7 +71,7 @@ func pgNewItem(tenant string, p *wiki.Page) (pgItem, error) {
 	it := pgItem{
 		PK: pagePK(tenant, p.ID), SK: pgSK, ID: p.ID, Space: p.SpaceKey, Title: p.Title, ParentID: p.ParentID,
 		Version: p.Version, Body: buf.Bytes(), BodySize: len(p.Body), Keys: p.Keys,
-		UpdatedAt: p.UpdatedAt.UTC().Format(time.RFC3339Nano), UpdatedBy: p.UpdatedBy,
+		UpdatedAt: dynamo.Time(p.UpdatedAt), UpdatedBy: p.UpdatedBy,
 	}
 	if p.ParentID != "" {
 		it.GSI1PK, it.GSI1SK = childrenPK(tenant, p.ParentID), p.ID
@@ -89,7 +89,7 @@ func pgNewItem(tenant string, p *wiki.Page) (pgItem, error) {
 
 // entity converts an item back; withBody decompresses the body.
 func (it *pgItem) entity(withBody bool) (*wiki.Page, error) {
-	updated, _ := time.Parse(time.RFC3339Nano, it.UpdatedAt)
+	updated := dynamo.ParseTime(it.UpdatedAt)
 	p := &wiki.Page{
 		ID: it.ID, SpaceKey: it.Space, Title: it.Title, ParentID: it.ParentID, Version: it.Version,
 		Keys: it.Keys, UpdatedAt: updated, UpdatedBy: it.UpdatedBy,
@@ -112,7 +112,7 @@ func (it *pgItem) entity(withBody bool) (*wiki.Page, error) {
 func pgDecode(av map[string]types.AttributeValue, withBody bool) (*wiki.Page, error) {
 	var it pgItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return nil, errorf("decode page", err)
+		return nil, dynamo.Errorf("decode page", err)
 	}
 	return it.entity(withBody)
 }
@@ -135,7 +135,7 @@ var pgMeta = expression.NamesList(expression.Name("id"), expression.Name("spaceK
 func (s *WikiStore) Page(ctx context.Context, tenant, id string) (*wiki.Page, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: pgKey(tenant, id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, errorf("get page", err)
+		return nil, dynamo.Errorf("get page", err)
 	}
 	if pgPlaceholder(out.Item) {
 		return nil, apperr.NotFoundf("page %s not found", id)
@@ -157,7 +157,7 @@ func (s *WikiStore) PageInfo(ctx context.Context, tenant, id string) (*wiki.Page
 		ProjectionExpression: proj.Projection(), ExpressionAttributeNames: proj.Names(),
 	})
 	if err != nil {
-		return nil, errorf("get page", err)
+		return nil, dynamo.Errorf("get page", err)
 	}
 	if pgPlaceholder(out.Item) {
 		return nil, apperr.NotFoundf("page %s not found", id)
@@ -183,7 +183,7 @@ func (s *WikiStore) Children(ctx context.Context, tenant, parentID string) ([]*w
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, errorf("query child pages", err)
+			return nil, dynamo.Errorf("query child pages", err)
 		}
 		for _, av := range out.Items {
 			pg, err := pgDecode(av, false)
@@ -240,7 +240,7 @@ func (s *WikiStore) pgWrite(ctx context.Context, tenant string, put map[string]t
 		return apperr.Wrap(apperr.Conflictf("page %s was changed by another request meanwhile; send it again", id), err)
 	}
 	if err != nil {
-		return errorf("write page", err)
+		return dynamo.Errorf("write page", err)
 	}
 	return nil
 }

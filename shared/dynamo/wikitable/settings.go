@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
@@ -8,20 +8,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/integration"
 )
 
 // SettingsStore keeps the tenant's wiki admin settings in the WikiTable
 // (pk T#t#SETTINGS, sk SETTINGS). The search reads IsolateSpaces with Get.
 type SettingsStore struct {
-	db    API
+	db    dynamo.API
 	table string
 }
 
 var _ integration.SettingsStore = (*SettingsStore)(nil)
 
 // NewSettingsStore returns a SettingsStore on table.
-func NewSettingsStore(db API, table string) *SettingsStore {
+func NewSettingsStore(db dynamo.API, table string) *SettingsStore {
 	return &SettingsStore{db: db, table: table}
 }
 
@@ -34,7 +35,7 @@ type stItem struct {
 
 func stKey(tenant string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: tenantPrefix(tenant) + "SETTINGS"},
+		"pk": &types.AttributeValueMemberS{Value: dynamo.TenantPrefix(tenant) + "SETTINGS"},
 		"sk": &types.AttributeValueMemberS{Value: "SETTINGS"},
 	}
 }
@@ -44,14 +45,14 @@ func stKey(tenant string) map[string]types.AttributeValue {
 func (s *SettingsStore) Get(ctx context.Context, tenant string) (integration.Settings, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: stKey(tenant)})
 	if err != nil {
-		return integration.Settings{}, errorf("get settings", err)
+		return integration.Settings{}, dynamo.Errorf("get settings", err)
 	}
 	if out.Item == nil {
 		return integration.Settings{}, nil
 	}
 	var it stItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return integration.Settings{}, errorf("decode settings", err)
+		return integration.Settings{}, dynamo.Errorf("decode settings", err)
 	}
 	return integration.Settings{IsolateSpaces: it.IsolateSpaces}, nil
 }
@@ -59,12 +60,12 @@ func (s *SettingsStore) Get(ctx context.Context, tenant string) (integration.Set
 // Put stores the tenant's settings.
 func (s *SettingsStore) Put(ctx context.Context, tenant string, st integration.Settings) error {
 	av, err := attributevalue.MarshalMap(stItem{
-		PK: tenantPrefix(tenant) + "SETTINGS", SK: "SETTINGS", IsolateSpaces: st.IsolateSpaces,
-		UpdatedAt: time.Now().UTC().Format(time.RFC3339Nano),
+		PK: dynamo.TenantPrefix(tenant) + "SETTINGS", SK: "SETTINGS", IsolateSpaces: st.IsolateSpaces,
+		UpdatedAt: dynamo.Time(time.Now()),
 	})
 	if err != nil {
-		return errorf("encode settings", err)
+		return dynamo.Errorf("encode settings", err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: av})
-	return translate(err, "put settings")
+	return dynamo.Translate(err, "put settings")
 }

@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
@@ -136,7 +137,7 @@ func ixDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []typ
 		}
 		av, err := attributevalue.MarshalMap(it)
 		if err != nil {
-			return nil, nil, errorf("encode index item", err)
+			return nil, nil, dynamo.Errorf("encode index item", err)
 		}
 		puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 	}
@@ -187,12 +188,12 @@ func (s *RequirementStore) ixQuery(ctx context.Context, pk, keyPrefix string, pa
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return errorf("query index", err)
+			return dynamo.Errorf("query index", err)
 		}
 		for _, av := range out.Items {
 			var it ixItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return errorf("decode index item", err)
+				return dynamo.Errorf("decode index item", err)
 			}
 			if !fn(RequirementID{SpaceKey: it.Space, Key: it.Key}) {
 				return nil

@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -133,7 +134,7 @@ func (s *IntegrationStore) Flagged(ctx context.Context, fn func([]integration.Fl
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
-			return errorf("list integrations to reconcile", err)
+			return dynamo.Errorf("list integrations to reconcile", err)
 		}
 		var flags []integration.Flag
 		for _, av := range out.Items {

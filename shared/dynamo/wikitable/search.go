@@ -1,4 +1,4 @@
-package dynamo
+package wikitable
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
@@ -29,7 +30,7 @@ import (
 //	                             key reads <KEYU>#<SPACE># only)
 //	Space, Baseline n            pk T#t#S#<SPACE>#B#<n8>, sk begins_with R#<prefix>
 type SearchStore struct {
-	db       API
+	db       dynamo.API
 	table    string
 	reqs     *RequirementStore
 	wiki     *WikiStore
@@ -42,7 +43,7 @@ var (
 )
 
 // NewSearchStore returns a SearchStore on table.
-func NewSearchStore(db API, table string) *SearchStore {
+func NewSearchStore(db dynamo.API, table string) *SearchStore {
 	return &SearchStore{db: db, table: table, reqs: NewRequirementStore(db, table),
 		wiki: NewWikiStore(db, table), settings: NewSettingsStore(db, table)}
 }
@@ -55,7 +56,7 @@ func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, a
 	}
 	out, err := s.srQuery(ctx, in, after, limit)
 	if err != nil {
-		return nil, "", errorf("query requirements in key order", err)
+		return nil, "", dynamo.Errorf("query requirements in key order", err)
 	}
 	rows := make([]*requirement.Requirement, 0, len(out.Items))
 	for _, av := range out.Items {
@@ -163,13 +164,13 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 		ScanIndexForward: aws.Bool(!desc),
 	}, after, limit)
 	if err != nil {
-		return nil, "", errorf("query search index", err)
+		return nil, "", dynamo.Errorf("query search index", err)
 	}
 	ids := make([]search.ID, 0, len(out.Items))
 	for _, av := range out.Items {
 		var it ixItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return nil, "", errorf("decode index item", err)
+			return nil, "", dynamo.Errorf("decode index item", err)
 		}
 		ids = append(ids, search.ID{SpaceKey: it.Space, Key: it.Key})
 	}

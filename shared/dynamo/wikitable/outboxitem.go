@@ -1,11 +1,10 @@
-package dynamo
+package wikitable
 
 import (
-	"time"
-
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 )
 
@@ -57,12 +56,14 @@ type outboxLink struct {
 // outboxPendingPK is the sparse gsi1 partition of NEW messages not yet in SQS.
 const outboxPendingPK = "OUTBOX#PENDING"
 
-func outboxPK(tenant, serviceID string) string { return tenantPrefix(tenant) + "OUTBOX#" + serviceID }
+func outboxPK(tenant, serviceID string) string {
+	return dynamo.TenantPrefix(tenant) + "OUTBOX#" + serviceID
+}
 
 func newOutboxItem(tenant string, m *outbox.Message) outboxItem {
 	it := outboxItem{
 		PK: outboxPK(tenant, m.ServiceID), SK: "M#" + m.ID, Tenant: tenant, ID: m.ID, ServiceID: m.ServiceID,
-		State: string(m.State), CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano), Type: string(m.Type),
+		State: string(m.State), CreatedAt: dynamo.Time(m.CreatedAt), Type: string(m.Type),
 		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, Space: m.SpaceKey, Key: m.Key, Baseline: m.Baseline,
 		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTML: m.NewHTMLExcerpt, NewSpace: m.NewSpaceKey,
 		NewKey: m.NewKey, NewBaseline: m.NewBaseline, NewURL: m.NewURL, LastResponse: m.LastResponse, Enqueued: m.Enqueued,
@@ -82,7 +83,7 @@ func newOutboxItem(tenant string, m *outbox.Message) outboxItem {
 }
 
 func (it *outboxItem) entity() *outbox.Message {
-	created, _ := time.Parse(time.RFC3339Nano, it.CreatedAt)
+	created := dynamo.ParseTime(it.CreatedAt)
 	m := &outbox.Message{
 		ID: it.ID, ServiceID: it.ServiceID, State: outbox.State(it.State), CreatedAt: created, Type: outbox.Type(it.Type),
 		AuthorKey: it.AuthorKey, AuthorName: it.AuthorName, SpaceKey: it.Space, Key: it.Key, Baseline: it.Baseline,
@@ -102,7 +103,7 @@ func (it *outboxItem) entity() *outbox.Message {
 func outboxPut(table, tenant string, m *outbox.Message) (types.TransactWriteItem, error) {
 	av, err := attributevalue.MarshalMap(newOutboxItem(tenant, m))
 	if err != nil {
-		return types.TransactWriteItem{}, errorf("encode outbox message", err)
+		return types.TransactWriteItem{}, dynamo.Errorf("encode outbox message", err)
 	}
 	cond := "attribute_not_exists(pk)"
 	return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: av, ConditionExpression: &cond}}, nil
@@ -111,7 +112,7 @@ func outboxPut(table, tenant string, m *outbox.Message) (types.TransactWriteItem
 func decodeOutbox(av map[string]types.AttributeValue) (*outbox.Message, error) {
 	var it outboxItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return nil, errorf("decode outbox message", err)
+		return nil, dynamo.Errorf("decode outbox message", err)
 	}
 	return it.entity(), nil
 }

@@ -1,4 +1,4 @@
-package dynamo_test
+package wikitable_test
 
 // Tests of SearchStore (search.Store on the WikiTable) on DynamoDB Local:
 // the key orders, begins_with and exact ranges, the space filter of the
@@ -17,7 +17,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -43,7 +43,7 @@ func srNames(rows []*requirement.Requirement) []string {
 }
 
 // srReadAll pages through a range limit items at a time.
-func srReadAll(t *testing.T, s *dynamo.SearchStore, tenant string, r search.Range, limit int) []string {
+func srReadAll(t *testing.T, s *wikitable.SearchStore, tenant string, r search.Range, limit int) []string {
 	t.Helper()
 	var rows []*requirement.Requirement
 	var after search.Token
@@ -70,8 +70,8 @@ func TestSearchStoreRanges(t *testing.T) {
 	ctx := context.Background()
 	env := testenv.AWS(t)
 	db := dynamodb.NewFromConfig(env.Config)
-	reqs := dynamo.NewRequirementStore(db, env.WikiTable)
-	s := dynamo.NewSearchStore(db, env.WikiTable)
+	reqs := wikitable.NewRequirementStore(db, env.WikiTable)
+	s := wikitable.NewSearchStore(db, env.WikiTable)
 	rows := []*requirement.Requirement{
 		srRow("A", "REQ-1", 0), srRow("A", "req-2", 0), srRow("A", "REQ-10", 0), srRow("A", "X-1", 0),
 		srRow("B", "REQ-1", 0), srRow("B", "REQ-3", 0), srRow("AB", "REQ-1", 0),
@@ -142,8 +142,8 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 	ctx := context.Background()
 	env := testenv.AWS(t)
 	db := dynamodb.NewFromConfig(env.Config)
-	s := dynamo.NewSearchStore(db, env.WikiTable)
-	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
+	s := wikitable.NewSearchStore(db, env.WikiTable)
+	svc := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
 	body := wt.Table(wt.TH("Key", "Description", "Priority", "Implements"),
 		wt.TR(wt.Def("REQ-2"), "Two", "High", wt.Jira("PROJ-1", "")),
 		wt.TR(wt.Def("REQ-1"), "One", "high", ""),
@@ -176,7 +176,7 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 	// One space's view of a partition (gsi1) holds that space's items
 	// only, in the same order, paged the same way; another tenant's
 	// space of the same name is never read.
-	if _, err := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable)).SavePage(ctx, "acme", "alice",
+	if _, err := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable)).SavePage(ctx, "acme", "alice",
 		wiki.PageInput{ID: "77", SpaceKey: "B", Title: "P", Body: body}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 	if on, err := s.IsolateSpaces(ctx, "demo"); err != nil || on {
 		t.Fatalf("default isolateSpaces: %v %v", on, err)
 	}
-	if err := dynamo.NewSettingsStore(db, env.WikiTable).Put(ctx, "demo", integration.Settings{IsolateSpaces: true}); err != nil {
+	if err := wikitable.NewSettingsStore(db, env.WikiTable).Put(ctx, "demo", integration.Settings{IsolateSpaces: true}); err != nil {
 		t.Fatal(err)
 	}
 	if on, err := s.IsolateSpaces(ctx, "demo"); err != nil || !on {
@@ -244,7 +244,7 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 
 // indexIDs reads a whole index partition of tenant demo, limit ids per
 // page, and returns its ids as "SPACE/KEY".
-func indexIDs(t *testing.T, s *dynamo.SearchStore, ix search.IndexRef, desc bool, limit int) []string {
+func indexIDs(t *testing.T, s *wikitable.SearchStore, ix search.IndexRef, desc bool, limit int) []string {
 	t.Helper()
 	var ids []string
 	var after search.Token
@@ -270,7 +270,7 @@ func TestSearchIndexLongFoldedValues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := wsNew(t)
-	s := dynamo.NewSearchStore(e.db, e.env.WikiTable)
+	s := wikitable.NewSearchStore(e.db, e.env.WikiTable)
 	value := strings.Repeat("ı", 600) // 1,200 bytes; 600 once folded
 	e.save(t, "demo", "1", "A", wt.Table(wt.TH("Key", "Description", "Açıklama"), wt.TR(wt.Def("REQ-1"), "One", value), wt.TR(wt.Def("REQ-2"), "Two", "short")))
 	svcSearch := search.NewService(s, s)

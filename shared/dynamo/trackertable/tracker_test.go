@@ -1,4 +1,4 @@
-package dynamo_test
+package trackertable_test
 
 // These tests run on DynamoDB Local through infra/testenv. The package has
 // no TestMain of its own here on purpose: several stores share package
@@ -21,14 +21,14 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
-func newTrackerStore(t *testing.T) *dynamo.TrackerStore {
+func newTrackerStore(t *testing.T) *trackertable.TrackerStore {
 	t.Helper()
 	env := testenv.AWS(t)
-	return dynamo.NewTrackerStore(env.DynamoDB, env.TrackerTable)
+	return trackertable.NewTrackerStore(env.DynamoDB, env.TrackerTable)
 }
 
 func TestTrackerApplinks(t *testing.T) {
@@ -128,7 +128,7 @@ func holdsSuffix(h tracker.Holds) string {
 	return ""
 }
 
-func state(t *testing.T, s *dynamo.TrackerStore, tenant string, ref tracker.ReqRef) tracker.LinkState {
+func state(t *testing.T, s *trackertable.TrackerStore, tenant string, ref tracker.ReqRef) tracker.LinkState {
 	t.Helper()
 	got, err := s.LinkStates(context.Background(), tenant, []tracker.ReqRef{ref})
 	if err != nil {
@@ -260,7 +260,7 @@ func TestTrackerLegacyLinks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	env := testenv.AWS(t)
-	s := dynamo.NewTrackerStore(env.DynamoDB, env.TrackerTable)
+	s := trackertable.NewTrackerStore(env.DynamoDB, env.TrackerTable)
 	ref := link("", "DEMO", "OLD", 0, "").Req
 	for _, issue := range []string{"L-1", "L-2"} {
 		item := map[string]types.AttributeValue{
