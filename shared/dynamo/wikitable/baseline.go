@@ -273,41 +273,22 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 			UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
 		}})
 	}
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if err := dynamo.Backoff(ctx, attempt); err != nil {
-				return err
-			}
-		}
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil {
-			s.blDeleteKeyChunks(ctx, job)
-			return nil
-		}
-		var tce *types.TransactionCanceledException
-		if !errors.As(err, &tce) {
-			return dynamo.Errorf("write baseline", err)
-		}
-		codes := make([]string, len(items))
-		conflict := false
-		for i, r := range tce.CancellationReasons {
-			if i < len(codes) {
-				codes[i] = aws.ToString(r.Code)
-				conflict = conflict || codes[i] == "TransactionConflict"
-			}
-		}
-		switch {
-		case codes[0] == "ConditionalCheckFailed":
-			return apperr.Wrap(apperr.Conflictf("baseline %d of space %s exists already", b.Number, b.SpaceKey), err)
-		case codes[1] == "ConditionalCheckFailed":
-			return apperr.Wrap(apperr.Conflictf("the freeze of baseline %d of space %s was cancelled or is worked on by another run", b.Number, b.SpaceKey), err)
-		case retitle && codes[2] == "ConditionalCheckFailed":
-			return apperr.Wrap(apperr.NotFoundf("ceo: page %s not found (it was deleted during the freeze)", b.CEO), err)
-		case conflict && attempt < 8:
-			continue
-		}
-		return dynamo.Errorf("write baseline", err)
+	err = dynamo.Transact(ctx, s.db, items)
+	if err == nil {
+		s.blDeleteKeyChunks(ctx, job)
+		return nil
 	}
+	codes := dynamo.CancellationCodes(err, len(items))
+	switch {
+	case codes == nil:
+	case codes[0] == "ConditionalCheckFailed":
+		return apperr.Wrap(apperr.Conflictf("baseline %d of space %s exists already", b.Number, b.SpaceKey), err)
+	case codes[1] == "ConditionalCheckFailed":
+		return apperr.Wrap(apperr.Conflictf("the freeze of baseline %d of space %s was cancelled or is worked on by another run", b.Number, b.SpaceKey), err)
+	case retitle && codes[2] == "ConditionalCheckFailed":
+		return apperr.Wrap(apperr.NotFoundf("ceo: page %s not found (it was deleted during the freeze)", b.CEO), err)
+	}
+	return dynamo.Errorf("write baseline", err)
 }
 
 // List returns the records (COMPLETE) and the jobs (FREEZING, FAILED) of

@@ -491,42 +491,7 @@ func (s *WikiStore) wsTransactAll(ctx context.Context, groups [][]types.Transact
 // wsTransact runs one transaction, retrying with backoff when DynamoDB
 // cancels it for a conflict with another transaction (nothing was applied).
 func (s *WikiStore) wsTransact(ctx context.Context, items []types.TransactWriteItem, what string) error {
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if err := dynamo.Backoff(ctx, attempt); err != nil {
-				return err
-			}
-		}
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil {
-			return nil
-		}
-		if attempt < 8 && wsConflict(err) {
-			continue
-		}
-		return dynamo.Translate(err, what)
-	}
-}
-
-// wsConflict reports whether a transaction was cancelled only because
-// another one was touching the same items.
-func wsConflict(err error) bool {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		var tip *types.TransactionInProgressException
-		return errors.As(err, &tip)
-	}
-	conflict := false
-	for _, r := range tce.CancellationReasons {
-		switch aws.ToString(r.Code) {
-		case "TransactionConflict":
-			conflict = true
-		case "", "None":
-		default:
-			return false
-		}
-	}
-	return conflict
+	return dynamo.Translate(dynamo.Transact(ctx, s.db, items), what)
 }
 
 // wsElementSize estimates the bytes a transaction element weighs.
