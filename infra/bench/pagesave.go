@@ -252,7 +252,7 @@ func (t *timedStore) Page(ctx context.Context, tenant, id string) (*wiki.Page, e
 }
 
 // Requirements implements wiki.Store.
-func (t *timedStore) Requirements(ctx context.Context, tenant string, ids []wiki.ID) (map[wiki.ID]*requirement.Requirement, error) {
+func (t *timedStore) Requirements(ctx context.Context, tenant string, ids []requirement.ID) (map[requirement.ID]*requirement.Requirement, error) {
 	defer t.since(time.Now())
 	return t.WikiStore.Requirements(ctx, tenant, ids)
 }

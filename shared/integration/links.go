@@ -24,11 +24,7 @@ func CheckLinkSets(serviceID string, sets []LinkSet) ([]LinkSet, error) {
 	if len(sets) > MaxLinkSets {
 		return nil, apperr.Invalidf("at most %d requirements per call, got %d", MaxLinkSets, len(sets))
 	}
-	type id struct {
-		space, key string
-		baseline   int
-	}
-	index := map[id]int{}
+	index := map[requirement.ID]int{}
 	var out []LinkSet
 	for i, s := range sets {
 		if !requirement.ValidSpaceKey(s.SpaceKey) {
@@ -40,7 +36,7 @@ func CheckLinkSets(serviceID string, sets []LinkSet) ([]LinkSet, error) {
 		if s.Baseline < 0 {
 			return nil, apperr.Invalidf("entry %d: baseline must be null or a positive number, got %d", i, s.Baseline)
 		}
-		k := id{s.SpaceKey, strings.ToUpper(s.Key), s.Baseline}
+		k := requirement.NewID(s.SpaceKey, s.Key, s.Baseline)
 		j, seen := index[k]
 		if !seen {
 			j = len(out)

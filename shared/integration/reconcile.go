@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -84,17 +83,17 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 	// A MOVED row's links went with it to its new key on the tracker (the
 	// MOVED message re-keys them): the row it moved to is reconciled too,
 	// whether or not its page links to the integration.
-	done := map[RowID]bool{}
-	var moved []RowID
+	done := map[requirement.ID]bool{}
+	var moved []requirement.ID
 	visit := func(rows []*requirement.Requirement) error {
 		for _, row := range rows {
-			id := RowID{SpaceKey: row.SpaceKey, Key: strings.ToUpper(row.Key)}
+			id := requirement.NewID(row.SpaceKey, row.Key, 0)
 			if done[id] || row.Baseline != 0 {
 				continue
 			}
 			done[id] = true
 			if row.Status == requirement.Moved && row.NewSpaceKey != "" && row.NewKey != "" {
-				moved = append(moved, RowID{SpaceKey: row.NewSpaceKey, Key: row.NewKey})
+				moved = append(moved, requirement.NewID(row.NewSpaceKey, row.NewKey, 0))
 			}
 			if row.Status != requirement.Active {
 				continue // trackers keep the links of DELETED rows
@@ -116,8 +115,8 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 	}
 	err = r.store.PageLinked(ctx, tenant, serviceID, visit)
 	for hops := 0; err == nil && len(moved) > 0 && hops < maxMoveHops; hops++ {
-		targets := slices.DeleteFunc(moved, func(id RowID) bool {
-			return done[RowID{SpaceKey: id.SpaceKey, Key: strings.ToUpper(id.Key)}]
+		targets := slices.DeleteFunc(moved, func(id requirement.ID) bool {
+			return done[id]
 		})
 		moved = nil
 		for chunk := range slices.Chunk(targets, 100) {

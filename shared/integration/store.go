@@ -264,9 +264,6 @@ type Mailer interface {
 	Send(ctx context.Context, to, subject, body string) error
 }
 
-// RowID names a current requirement row.
-type RowID struct{ SpaceKey, Key string }
-
 // Flag is an integration flagged for reconcile, as of At.
 type Flag struct {
 	Tenant    string
@@ -283,7 +280,7 @@ type ReconcileStore interface {
 	PageLinked(ctx context.Context, tenant, serviceID string, fn func([]*requirement.Requirement) error) error
 	// CurrentRows returns the current rows that exist among ids (stubs
 	// left out), in no particular order.
-	CurrentRows(ctx context.Context, tenant string, ids []RowID) ([]*requirement.Requirement, error)
+	CurrentRows(ctx context.Context, tenant string, ids []requirement.ID) ([]*requirement.Requirement, error)
 	// AddMessages writes new NEW messages, not yet enqueued.
 	AddMessages(ctx context.Context, tenant string, msgs []*outbox.Message) error
 	// FlagReconcile flags an integration (absent: no error, nothing done).

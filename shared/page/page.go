@@ -109,7 +109,7 @@ type issueOwner struct {
 // claim reports whether key is defined for the first time on the page, and
 // records it as a duplicate otherwise.
 func (p *parser) claim(key string) bool {
-	folded := strings.ToUpper(key)
+	folded := requirement.FoldKey(key)
 	if !p.seen[folded] {
 		p.seen[folded] = true
 		return true

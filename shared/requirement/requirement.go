@@ -1,6 +1,7 @@
 // Package requirement holds the wiki's requirement entity: what a page defines,
 // its status life cycle, its links to other requirements and to issues. It has
-// no AWS types; stores live in shared/dynamo.
+// no AWS types; stores live in shared/dynamo/wikitable. A requirement row is
+// named by one ID (id.go), with one case-folding rule for keys.
 package requirement
 
 import (

@@ -112,10 +112,10 @@ func (s *stack) reset() {
 // spaces and keys with GetMany: the brute force's view of the table.
 func (s *stack) currentRows(t *testing.T, tenant string) []*requirement.Requirement {
 	t.Helper()
-	var ids []wikitable.RequirementID
+	var ids []requirement.ID
 	for _, sp := range wLinkSpaces {
 		for _, k := range wKeys {
-			ids = append(ids, wikitable.RequirementID{SpaceKey: sp, Key: k})
+			ids = append(ids, requirement.ID{SpaceKey: sp, Key: k})
 		}
 	}
 	found, err := s.reqs.GetMany(context.Background(), tenant, ids)

@@ -181,7 +181,7 @@ func (f *fakeStore) Rows(_ context.Context, tenant string, r search.Range, after
 	return rows, next, nil
 }
 
-func (f *fakeStore) Index(_ context.Context, tenant string, ix search.IndexRef, desc bool, after search.Token, limit int) ([]search.ID, search.Token, error) {
+func (f *fakeStore) Index(_ context.Context, tenant string, ix search.IndexRef, desc bool, after search.Token, limit int) ([]requirement.ID, search.Token, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	want := strings.ToLower(ix.Value)
@@ -208,18 +208,18 @@ func (f *fakeStore) Index(_ context.Context, tenant string, ix search.IndexRef, 
 		}
 	}
 	rows, next := f.page(items, desc, after, limit, nil)
-	ids := make([]search.ID, len(rows))
+	ids := make([]requirement.ID, len(rows))
 	for i, r := range rows {
-		ids[i] = search.ID{SpaceKey: r.SpaceKey, Key: r.Key}
+		ids[i] = requirement.ID{SpaceKey: r.SpaceKey, Key: r.Key}
 	}
 	return ids, next, nil
 }
 
-func (f *fakeStore) Get(_ context.Context, tenant string, ids []search.ID) ([]*requirement.Requirement, error) {
+func (f *fakeStore) Get(_ context.Context, tenant string, ids []requirement.ID) ([]*requirement.Requirement, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["BatchGetItem"] += (len(ids) + 99) / 100
-	seen := map[search.ID]bool{}
+	seen := map[requirement.ID]bool{}
 	var out []*requirement.Requirement
 	for _, id := range ids {
 		id.Key = strings.ToUpper(id.Key)

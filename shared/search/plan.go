@@ -170,7 +170,7 @@ func (p *planner) admits(r *requirement.Requirement) bool {
 
 // wanted reports whether a candidate id can be a match, before its row is
 // read: in scope and of a class that can match.
-func (p *planner) wanted(id ID) bool {
+func (p *planner) wanted(id requirement.ID) bool {
 	if !p.inScope(id.SpaceKey) {
 		return false
 	}
@@ -433,7 +433,7 @@ func (p *planner) keyOption(values []string, spaces []string) option {
 				}
 				for _, s := range spaces {
 					if p.current {
-						ids = append(ids, entry{id: ID{SpaceKey: s, Key: k}})
+						ids = append(ids, entry{id: requirement.ID{SpaceKey: s, Key: k}})
 					}
 					if p.archived {
 						ranges = append(ranges, Range{Archived: true, Space: s, Prefix: k, Exact: true})
@@ -448,7 +448,7 @@ func (p *planner) keyOption(values []string, spaces []string) option {
 				return nil, err
 			}
 			for _, r := range rows {
-				ids = append(ids, entry{id: idOf(r), row: r})
+				ids = append(ids, entry{id: r.ID(), row: r})
 			}
 			return []source{newList(ids, p.desc)}, nil
 		}}
@@ -509,7 +509,7 @@ func (p *planner) pageOption(values []string) option {
 					return nil, fmt.Errorf("read page %s: %w", v, err)
 				}
 				for _, k := range keys {
-					ids = append(ids, entry{id: ID{SpaceKey: space, Key: query.Fold(k)}})
+					ids = append(ids, entry{id: requirement.NewID(space, k, 0)})
 				}
 			}
 			return []source{newList(ids, p.desc)}, nil
@@ -546,7 +546,7 @@ func (p *planner) linkOption(d query.Access, spaces []string) option {
 					if space == "" {
 						space = r.SpaceKey
 					}
-					ids = append(ids, entry{id: ID{SpaceKey: space, Key: query.Fold(l.Key)}})
+					ids = append(ids, entry{id: requirement.NewID(space, l.Key, 0)})
 				}
 			}
 			return []source{newList(ids, p.desc)}, nil
@@ -557,7 +557,7 @@ func (p *planner) linkOption(d query.Access, spaces []string) option {
 // for refs with a space, one Query of the key-order index per ref without
 // (in parallel).
 func rowsAt(ctx context.Context, store Store, tenant string, refs []query.Ref) ([]*requirement.Requirement, error) {
-	var ids []ID
+	var ids []requirement.ID
 	var ranges []Range
 	for _, ref := range refs {
 		switch {
@@ -565,7 +565,7 @@ func rowsAt(ctx context.Context, store Store, tenant string, refs []query.Ref) (
 		case ref.SpaceKey == "":
 			ranges = append(ranges, Range{Prefix: ref.Key, Exact: true})
 		case requirement.ValidSpaceKey(ref.SpaceKey):
-			ids = append(ids, ID{SpaceKey: ref.SpaceKey, Key: ref.Key})
+			ids = append(ids, requirement.ID{SpaceKey: ref.SpaceKey, Key: ref.Key})
 		}
 	}
 	out, err := readRanges(ctx, store, tenant, ranges)

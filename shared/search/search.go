@@ -44,19 +44,6 @@ const (
 	MaxClosureNodes = 10000
 )
 
-// ID names one requirement row: the current version (Baseline 0) or an
-// archived copy. Key is compared with query.Fold.
-type ID struct {
-	SpaceKey string
-	Key      string
-	Baseline int
-}
-
-// idOf returns the ID of a row, its key folded.
-func idOf(r *requirement.Requirement) ID {
-	return ID{SpaceKey: r.SpaceKey, Key: query.Fold(r.Key), Baseline: r.Baseline}
-}
-
 // Range is one read of requirement rows in key order (query.Fold of the
 // key, then space key, then the current version before archived copies,
 // newest baseline first): the "index order" every source of a plan follows.
@@ -116,10 +103,10 @@ type Store interface {
 	// space, or of ix.Space only), in the order of Range (current rows:
 	// key, then space), paged like Rows.
 	// Errors: internal only.
-	Index(ctx context.Context, tenant string, ix IndexRef, desc bool, after Token, limit int) (ids []ID, next Token, err error)
+	Index(ctx context.Context, tenant string, ix IndexRef, desc bool, after Token, limit int) (ids []requirement.ID, next Token, err error)
 	// Get returns the rows among ids that exist, stubs included, in no
 	// particular order. Errors: internal only.
-	Get(ctx context.Context, tenant string, ids []ID) ([]*requirement.Requirement, error)
+	Get(ctx context.Context, tenant string, ids []requirement.ID) ([]*requirement.Requirement, error)
 	// PageKeys returns the space of a page and the keys of the
 	// requirements it defines and owns (their current rows are ACTIVE with
 	// the page as origin). Errors: apperr.ErrNotFound for an unknown page.

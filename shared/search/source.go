@@ -6,13 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // entry is one candidate: its id and, once read, its row.
 type entry struct {
-	id  ID
+	id  requirement.ID
 	row *requirement.Requirement
 }
 
@@ -32,13 +31,13 @@ type source interface {
 	// may return the id of a candidate next will drop (filtered out, no
 	// row), which is still a bound: the candidates come in key order, so
 	// a peeked key different from the last one shows that group complete.
-	peek(ctx context.Context, want int) (ID, bool, error)
+	peek(ctx context.Context, want int) (requirement.ID, bool, error)
 }
 
 // compareIDs is the index order: folded key, space key, then the current
 // version before archived copies, newest baseline first. It is the order
 // of every key-order index of the Store (Range), so sources merge.
-func compareIDs(a, b ID) int {
+func compareIDs(a, b requirement.ID) int {
 	if c := strings.Compare(a.Key, b.Key); c != 0 {
 		return c
 	}
@@ -116,9 +115,9 @@ func (s *rangeSource) next(ctx context.Context, want int) (entry, bool, error) {
 	return e, true, nil
 }
 
-func (s *rangeSource) peek(ctx context.Context, want int) (ID, bool, error) {
+func (s *rangeSource) peek(ctx context.Context, want int) (requirement.ID, bool, error) {
 	if ok, err := s.fill(ctx, want); !ok || err != nil {
-		return ID{}, false, err
+		return requirement.ID{}, false, err
 	}
 	return s.buf[0].id, true, nil
 }
@@ -134,7 +133,7 @@ func (s *rangeSource) fill(ctx context.Context, want int) (bool, error) {
 			return false, fmt.Errorf("read requirements in key order: %w", err)
 		}
 		for _, r := range rows {
-			s.buf = append(s.buf, entry{id: idOf(r), row: r})
+			s.buf = append(s.buf, entry{id: r.ID(), row: r})
 		}
 		s.after, s.done = next, next == ""
 	}
@@ -162,9 +161,9 @@ func (s *indexSource) next(ctx context.Context, want int) (entry, bool, error) {
 	return e, true, nil
 }
 
-func (s *indexSource) peek(ctx context.Context, want int) (ID, bool, error) {
+func (s *indexSource) peek(ctx context.Context, want int) (requirement.ID, bool, error) {
 	if ok, err := s.fill(ctx, want); !ok || err != nil {
-		return ID{}, false, err
+		return requirement.ID{}, false, err
 	}
 	return s.buf[0].id, true, nil
 }
@@ -180,7 +179,7 @@ func (s *indexSource) fill(ctx context.Context, want int) (bool, error) {
 			return false, fmt.Errorf("read search index: %w", err)
 		}
 		for _, id := range ids {
-			id.Key, id.Baseline = query.Fold(id.Key), 0
+			id = id.Current().Fold()
 			s.buf = append(s.buf, entry{id: id})
 		}
 		s.after, s.done = next, next == ""
@@ -205,9 +204,9 @@ func (s *listSource) next(context.Context, int) (entry, bool, error) {
 	return e, true, nil
 }
 
-func (s *listSource) peek(context.Context, int) (ID, bool, error) {
+func (s *listSource) peek(context.Context, int) (requirement.ID, bool, error) {
 	if len(s.entries) == 0 {
-		return ID{}, false, nil
+		return requirement.ID{}, false, nil
 	}
 	return s.entries[0].id, true, nil
 }
@@ -222,7 +221,7 @@ type mergeSource struct {
 	stale []bool // the head must be read before comparing
 	ended []bool
 	desc  bool
-	last  *ID
+	last  *requirement.ID
 }
 
 func newMerge(srcs []source, desc bool) source {
@@ -249,10 +248,10 @@ func (m *mergeSource) next(ctx context.Context, want int) (entry, bool, error) {
 
 // peek returns the smallest head: the sources' heads are ids already read
 // (rows, when a source carries them, come with its page: no extra read).
-func (m *mergeSource) peek(ctx context.Context, want int) (ID, bool, error) {
+func (m *mergeSource) peek(ctx context.Context, want int) (requirement.ID, bool, error) {
 	best, err := m.head(ctx, want)
 	if best < 0 || err != nil {
-		return ID{}, false, err
+		return requirement.ID{}, false, err
 	}
 	return m.heads[best].id, true, nil
 }
@@ -299,7 +298,7 @@ func (m *mergeSource) head(ctx context.Context, want int) (int, error) {
 // read, asking upstream for more in proportion as it drops.
 type filterSource struct {
 	src        source
-	keep       func(ID) bool
+	keep       func(requirement.ID) bool
 	seen, kept int
 }
 
@@ -320,7 +319,7 @@ func (f *filterSource) next(ctx context.Context, want int) (entry, bool, error) 
 // peek returns the upstream head, kept or not: a candidate the filter will
 // drop is still a bound on the next one it keeps (see source.peek), and
 // looking past it could read a page nobody needs.
-func (f *filterSource) peek(ctx context.Context, want int) (ID, bool, error) {
+func (f *filterSource) peek(ctx context.Context, want int) (requirement.ID, bool, error) {
 	return f.src.peek(ctx, scale(want, f.seen, f.kept))
 }
 
@@ -365,13 +364,13 @@ func (f *fetchSource) next(ctx context.Context, want int) (entry, bool, error) {
 // candidate is taken, so a caller that peeks to see a group complete
 // reads no row it does not return. The id may be one whose row does not
 // exist (next drops it): still a bound, as source.peek allows.
-func (f *fetchSource) peek(ctx context.Context, want int) (ID, bool, error) {
+func (f *fetchSource) peek(ctx context.Context, want int) (requirement.ID, bool, error) {
 	for len(f.buf) == 0 {
 		if f.done {
-			return ID{}, false, nil
+			return requirement.ID{}, false, nil
 		}
 		if err := f.take(ctx, want); err != nil {
-			return ID{}, false, err
+			return requirement.ID{}, false, err
 		}
 	}
 	return f.buf[0].id, true, nil
@@ -406,7 +405,7 @@ func (f *fetchSource) read(ctx context.Context, want int) error {
 	if want > 0 {
 		n = min(n, want)
 	}
-	var missing []ID
+	var missing []requirement.ID
 	for _, e := range f.buf[:n] {
 		if e.row == nil {
 			missing = append(missing, e.id)
@@ -417,9 +416,9 @@ func (f *fetchSource) read(ctx context.Context, want int) error {
 		if err != nil {
 			return fmt.Errorf("read candidate requirements: %w", err)
 		}
-		found := make(map[ID]*requirement.Requirement, len(rows))
+		found := make(map[requirement.ID]*requirement.Requirement, len(rows))
 		for _, r := range rows {
-			found[idOf(r)] = r
+			found[r.ID()] = r
 		}
 		for i := range f.buf[:n] {
 			if f.buf[i].row == nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -21,14 +22,14 @@ type plan struct {
 	now    time.Time
 
 	// stored are the rows read, by normalized id (stubs included).
-	stored map[ID]*requirement.Requirement
+	stored map[requirement.ID]*requirement.Requirement
 	// next are the rows the operation owns, in their new state.
-	next  map[ID]*requirement.Requirement
-	order []ID // ids of next, in the order they were set
+	next  map[requirement.ID]*requirement.Requirement
+	order []requirement.ID // ids of next, in the order they were set
 	// prior is, when it differs from stored, the previous incarnation of a
 	// row: the old space's row of a moved requirement. Issue links already
 	// on it are not new.
-	prior map[ID]*requirement.Requirement
+	prior map[requirement.ID]*requirement.Requirement
 	// leftoverEdges are the reverse dependencies a failed operation on the
 	// page may have left (Lease.LeftoverEdges): build sets each one as the
 	// rows of this operation say.
@@ -37,16 +38,16 @@ type plan struct {
 	services []Integration
 }
 
-func newPlan(tenant, actor string, now time.Time, stored map[ID]*requirement.Requirement) *plan {
+func newPlan(tenant, actor string, now time.Time, stored map[requirement.ID]*requirement.Requirement) *plan {
 	return &plan{
 		tenant: tenant, actor: actor, now: now, stored: stored,
-		next: map[ID]*requirement.Requirement{}, prior: map[ID]*requirement.Requirement{},
+		next: map[requirement.ID]*requirement.Requirement{}, prior: map[requirement.ID]*requirement.Requirement{},
 	}
 }
 
 // set records the new state of a row.
 func (p *plan) set(r *requirement.Requirement) {
-	id := idOf(r)
+	id := r.ID()
 	if _, ok := p.next[id]; !ok {
 		p.order = append(p.order, id)
 	}
@@ -54,10 +55,10 @@ func (p *plan) set(r *requirement.Requirement) {
 }
 
 // has reports whether the operation owns the row id.
-func (p *plan) has(id ID) bool { _, ok := p.next[id]; return ok }
+func (p *plan) has(id requirement.ID) bool { _, ok := p.next[id]; return ok }
 
 // before returns the row a message compares with.
-func (p *plan) before(id ID) *requirement.Requirement {
+func (p *plan) before(id requirement.ID) *requirement.Requirement {
 	if r, ok := p.prior[id]; ok {
 		return r
 	}
@@ -66,20 +67,8 @@ func (p *plan) before(id ID) *requirement.Requirement {
 
 // edge is one dependency of an ACTIVE requirement, seen from its target.
 type edge struct {
-	target ID
-	member string // encoded requirement.Dependency: source space, key, relationship
-}
-
-func depMember(d requirement.Dependency) string {
-	return d.SpaceKey + "\x1f" + d.Key + "\x1f" + d.Relationship
-}
-
-func memberDep(s string) requirement.Dependency {
-	parts := strings.SplitN(s, "\x1f", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
-	}
-	return requirement.Dependency{SpaceKey: parts[0], Key: parts[1], Relationship: parts[2]}
+	target requirement.ID
+	source requirement.Dependency // the referencing requirement and the relationship
 }
 
 // edges returns the dependency edges of r: only an ACTIVE row references
@@ -92,32 +81,34 @@ func edges(r *requirement.Requirement) map[edge]bool {
 	out := make(map[edge]bool, len(r.Dependencies))
 	for _, d := range r.Dependencies {
 		out[edge{
-			target: ID{SpaceKey: d.SpaceKey, Key: d.Key}.Norm(),
-			member: depMember(requirement.Dependency{SpaceKey: r.SpaceKey, Key: r.Key, Relationship: d.Relationship}),
+			target: requirement.NewID(d.SpaceKey, d.Key, 0),
+			source: requirement.Dependency{SpaceKey: r.SpaceKey, Key: r.Key, Relationship: d.Relationship},
 		}] = true
 	}
 	return out
 }
 
 // rdepEdit accumulates the changes to one target's reverse dependencies.
-type rdepEdit struct{ add, remove map[string]bool }
+type rdepEdit struct {
+	add, remove map[requirement.Dependency]bool
+}
 
 // build computes the change. It lists the tenant's integrations only when a
 // message may be needed (a written row has issue links before or after).
 func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 	c := &Change{}
 	// Reverse dependencies: diff the edges of every owned row.
-	edits := map[ID]*rdepEdit{}
+	edits := map[requirement.ID]*rdepEdit{}
 	for _, id := range p.order {
 		before, after := edges(p.stored[id]), edges(p.next[id])
 		for e := range before {
 			if !after[e] {
-				editOf(edits, e.target).remove[e.member] = true
+				editOf(edits, e.target).remove[e.source] = true
 			}
 		}
 		for e := range after {
 			if !before[e] {
-				editOf(edits, e.target).add[e.member] = true
+				editOf(edits, e.target).add[e.source] = true
 			}
 		}
 	}
@@ -126,19 +117,19 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 	// key list and leftover rows): a source it does not write keeps its
 	// stored edges, and one that does not exist has none.
 	for _, le := range p.leftoverEdges {
-		src := ID{SpaceKey: le.Source.SpaceKey, Key: le.Source.Key}.Norm()
+		src := requirement.NewID(le.Source.SpaceKey, le.Source.Key, 0)
 		n, ok := p.next[src]
 		if !ok {
 			n = p.stored[src]
 		}
-		e := edge{target: le.Target.Norm(), member: depMember(le.Source)}
+		e := edge{target: le.Target.Fold(), source: le.Source}
 		if edges(n)[e] {
-			editOf(edits, e.target).add[e.member] = true // idempotent
+			editOf(edits, e.target).add[e.source] = true // idempotent
 		} else {
-			editOf(edits, e.target).remove[e.member] = true
+			editOf(edits, e.target).remove[e.source] = true
 		}
 	}
-	targets := make([]ID, 0, len(edits))
+	targets := make([]requirement.ID, 0, len(edits))
 	for id := range edits {
 		targets = append(targets, id)
 	}
@@ -211,7 +202,7 @@ func hasLinks(r *requirement.Requirement) bool { return r != nil && len(r.Issues
 // setLinksVersion sets the links version of an ACTIVE row of the
 // operation: the highest of its stored row and previous incarnation, plus
 // one when the links the page holds changed.
-func (p *plan) setLinksVersion(id ID) {
+func (p *plan) setLinksVersion(id requirement.ID) {
 	n := p.next[id]
 	if n.Status != requirement.Active {
 		return
@@ -232,7 +223,7 @@ func (p *plan) setLinksVersion(id ID) {
 // samePageLinks reports whether a and b hold the same page links (nil and
 // a row that is not ACTIVE hold none).
 func samePageLinks(a, b *requirement.Requirement) bool {
-	return linkSet(pageHeld(a)) == linkSet(pageHeld(b))
+	return sameLinks(pageHeld(a), pageHeld(b), linkID)
 }
 
 func pageHeld(r *requirement.Requirement) []requirement.IssueLink {
@@ -248,21 +239,17 @@ func pageHeld(r *requirement.Requirement) []requirement.IssueLink {
 	return out
 }
 
-// linkSet renders links as a canonical string: sorted, each link once,
-// issue keys folded.
-func linkSet(links []requirement.IssueLink) string { return canonical(links, linkID) }
-
-// issueSet renders links as a tracker sees them: whatever integration
-// their macros named.
-func issueSet(links []requirement.IssueLink) string { return canonical(links, issueID) }
-
-func canonical(links []requirement.IssueLink, id func(requirement.IssueLink) string) string {
-	ids := make([]string, 0, len(links))
-	for _, l := range links {
-		ids = append(ids, id(l))
+// sameLinks reports whether a and b hold the same links, each named by id
+// (duplicates and order aside).
+func sameLinks(a, b []requirement.IssueLink, id func(requirement.IssueLink) linkKey) bool {
+	x, y := map[linkKey]bool{}, map[linkKey]bool{}
+	for _, l := range a {
+		x[id(l)] = true
 	}
-	slices.Sort(ids)
-	return strings.Join(slices.Compact(ids), "\x1e")
+	for _, l := range b {
+		y[id(l)] = true
+	}
+	return maps.Equal(x, y)
 }
 
 func leaving(t outbox.Type) int {
@@ -272,25 +259,24 @@ func leaving(t outbox.Type) int {
 	return 1
 }
 
-func editOf(edits map[ID]*rdepEdit, id ID) *rdepEdit {
+func editOf(edits map[requirement.ID]*rdepEdit, id requirement.ID) *rdepEdit {
 	e, ok := edits[id]
 	if !ok {
-		e = &rdepEdit{add: map[string]bool{}, remove: map[string]bool{}}
+		e = &rdepEdit{add: map[requirement.Dependency]bool{}, remove: map[requirement.Dependency]bool{}}
 		edits[id] = e
 	}
 	return e
 }
 
-func deps(set map[string]bool) []requirement.Dependency {
-	members := make([]string, 0, len(set))
-	for m := range set {
-		members = append(members, m)
+// deps returns the members of set in order (space, key, relationship).
+func deps(set map[requirement.Dependency]bool) []requirement.Dependency {
+	out := make([]requirement.Dependency, 0, len(set))
+	for d := range set {
+		out = append(out, d)
 	}
-	slices.Sort(members)
-	out := make([]requirement.Dependency, 0, len(members))
-	for _, m := range members {
-		out = append(out, memberDep(m))
-	}
+	slices.SortFunc(out, func(a, b requirement.Dependency) int {
+		return cmp.Or(strings.Compare(a.SpaceKey, b.SpaceKey), strings.Compare(a.Key, b.Key), strings.Compare(a.Relationship, b.Relationship))
+	})
 	return out
 }
 
@@ -302,14 +288,14 @@ func deps(set map[string]bool) []requirement.Dependency {
 // the diff of the next save, blind to it, would leave an entry extra or
 // missing for good. Entries from other pages' rows are kept as they are.
 func (p *plan) rebuildInPageRDeps() {
-	in := map[ID]map[string]bool{} // target → members from rows of p
+	in := map[requirement.ID]map[requirement.Dependency]bool{} // target → sources among rows of p
 	for _, id := range p.order {
 		for e := range edges(p.next[id]) {
 			if _, ok := p.next[e.target]; ok {
 				if in[e.target] == nil {
-					in[e.target] = map[string]bool{}
+					in[e.target] = map[requirement.Dependency]bool{}
 				}
-				in[e.target][e.member] = true
+				in[e.target][e.source] = true
 			}
 		}
 	}
@@ -317,11 +303,11 @@ func (p *plan) rebuildInPageRDeps() {
 		r := p.next[id]
 		set := in[id]
 		if set == nil {
-			set = map[string]bool{}
+			set = map[requirement.Dependency]bool{}
 		}
 		for _, d := range r.ReverseDependencies {
-			if _, ours := p.next[ID{SpaceKey: d.SpaceKey, Key: d.Key}.Norm()]; !ours {
-				set[depMember(d)] = true
+			if _, ours := p.next[requirement.NewID(d.SpaceKey, d.Key, 0)]; !ours {
+				set[d] = true
 			}
 		}
 		if len(set) == 0 {
@@ -333,9 +319,9 @@ func (p *plan) rebuildInPageRDeps() {
 }
 
 func applyRDeps(rdeps []requirement.Dependency, e *rdepEdit) []requirement.Dependency {
-	set := map[string]bool{}
+	set := map[requirement.Dependency]bool{}
 	for _, d := range rdeps {
-		set[depMember(d)] = true
+		set[d] = true
 	}
 	for m := range e.remove {
 		delete(set, m)
@@ -349,7 +335,7 @@ func applyRDeps(rdeps []requirement.Dependency, e *rdepEdit) []requirement.Depen
 	return deps(set)
 }
 
-func compareIDs(a, b ID) int {
+func compareIDs(a, b requirement.ID) int {
 	return cmp.Or(cmp.Compare(a.SpaceKey, b.SpaceKey), cmp.Compare(a.Key, b.Key))
 }
 
@@ -433,13 +419,13 @@ func (p *plan) messages(write int, prior, old, n *requirement.Requirement, servi
 			}
 			after := n.PageLinksFor(s.ServiceID)
 			if s.Version >= LinksVersion {
-				if issueSet(before) != issueSet(after) {
+				if !sameLinks(before, after, issueID) {
 					emit(s, outbox.LinksOf(p.actor, n, s.ServiceID))
 				}
 				continue
 			}
 			c.addRemovals(s.ServiceID, before, after)
-			known := map[string]bool{}
+			known := map[linkKey]bool{}
 			if existed {
 				for _, l := range prior.Issues {
 					known[issueID(l)] = true
@@ -483,7 +469,7 @@ func changedFields(prior, n *requirement.Requirement) []string {
 // addRemovals counts the page links of before that after no longer has,
 // for an integration that cannot be told (below version 5).
 func (c *Change) addRemovals(serviceID string, before, after []requirement.IssueLink) {
-	now := map[string]bool{}
+	now := map[linkKey]bool{}
 	for _, l := range after {
 		now[issueID(l)] = true
 	}
@@ -497,15 +483,19 @@ func (c *Change) addRemovals(serviceID string, before, after []requirement.Issue
 	}
 }
 
-// linkID identifies a link (integration, issue key folded, relationship).
-func linkID(l requirement.IssueLink) string {
-	return l.ServiceID + "\x1f" + strings.ToUpper(l.IssueKey) + "\x1f" + l.Relationship
+// linkKey names an issue link in a set: integration, issue key folded
+// (issue keys are unique ignoring case), relationship.
+type linkKey struct{ serviceID, issueKey, relationship string }
+
+// linkID identifies a link (integration, issue key, relationship).
+func linkID(l requirement.IssueLink) linkKey {
+	return linkKey{l.ServiceID, strings.ToUpper(l.IssueKey), l.Relationship}
 }
 
 // issueID identifies a link to a tracker whatever the integration its
-// macro named (issue key folded, relationship): what the tracker sees.
-func issueID(l requirement.IssueLink) string {
-	return strings.ToUpper(l.IssueKey) + "\x1f" + l.Relationship
+// macro named (issue key, relationship): what the tracker sees.
+func issueID(l requirement.IssueLink) linkKey {
+	return linkKey{"", strings.ToUpper(l.IssueKey), l.Relationship}
 }
 
 // targets returns the existing integrations that links name: all of them
@@ -559,12 +549,12 @@ func sameRow(old, n *requirement.Requirement) bool {
 }
 
 func sameSet(a, b []requirement.Dependency) bool {
-	x, y := map[string]bool{}, map[string]bool{}
+	x, y := map[requirement.Dependency]bool{}, map[requirement.Dependency]bool{}
 	for _, d := range a {
-		x[depMember(d)] = true
+		x[d] = true
 	}
 	for _, d := range b {
-		y[depMember(d)] = true
+		y[d] = true
 	}
 	if len(x) != len(y) {
 		return false
@@ -575,14 +565,4 @@ func sameSet(a, b []requirement.Dependency) bool {
 		}
 	}
 	return true
-}
-
-// clone returns a deep copy of r.
-func clone(r *requirement.Requirement) *requirement.Requirement {
-	c := *r
-	c.Properties = slices.Clone(r.Properties)
-	c.Dependencies = slices.Clone(r.Dependencies)
-	c.ReverseDependencies = slices.Clone(r.ReverseDependencies)
-	c.Issues = slices.Clone(r.Issues)
-	return &c
 }

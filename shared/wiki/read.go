@@ -42,7 +42,7 @@ func (s *Service) Requirement(ctx context.Context, tenant, space, key string, ba
 	} else {
 		close(done)
 	}
-	r, err := s.store.Requirement(ctx, tenant, ID{SpaceKey: space, Key: key}, baseline)
+	r, err := s.store.Requirement(ctx, tenant, requirement.ID{SpaceKey: space, Key: key, Baseline: baseline})
 	<-done
 	if existsErr != nil {
 		return nil, fmt.Errorf("check baseline %d of %s: %w", baseline, space, existsErr)
@@ -70,9 +70,9 @@ func (s *Service) References(ctx context.Context, tenant string, r *requirement.
 	if len(r.ReverseDependencies) == 0 {
 		return []requirement.PageRef{}, nil
 	}
-	ids := make([]ID, 0, len(r.ReverseDependencies))
+	ids := make([]requirement.ID, 0, len(r.ReverseDependencies))
 	for _, d := range r.ReverseDependencies {
-		ids = append(ids, ID{SpaceKey: d.SpaceKey, Key: d.Key})
+		ids = append(ids, requirement.ID{SpaceKey: d.SpaceKey, Key: d.Key})
 	}
 	rows, err := s.store.Requirements(ctx, tenant, ids)
 	if err != nil {
@@ -81,7 +81,7 @@ func (s *Service) References(ctx context.Context, tenant string, r *requirement.
 	seen := map[string]bool{}
 	refs := []requirement.PageRef{}
 	for _, id := range ids {
-		src := rows[id.Norm()]
+		src := rows[id.Fold()]
 		if src == nil || src.Status != requirement.Active || src.Origin.PageID == "" || seen[src.Origin.PageID] {
 			continue
 		}

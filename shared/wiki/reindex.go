@@ -41,7 +41,7 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	defer s.release(ctx, tenant, lease, &ended)
 	ids := append(pageIDs(pg), lease.Leftover...)
 	for _, d := range parsed.Definitions {
-		ids = append(ids, ID{SpaceKey: pg.SpaceKey, Key: d.Key})
+		ids = append(ids, requirement.ID{SpaceKey: pg.SpaceKey, Key: d.Key})
 	}
 	stored, err := s.store.Requirements(ctx, tenant, ids)
 	if err != nil {
@@ -54,7 +54,7 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	next.Keys = nil
 	res := &Result{Page: &next, Duplicates: slices.Clone(parsed.Duplicates)}
 	for _, d := range parsed.Definitions {
-		st := stored[ID{SpaceKey: pg.SpaceKey, Key: d.Key}.Norm()]
+		st := stored[requirement.NewID(pg.SpaceKey, d.Key, 0)]
 		if takenBy(st, pg.ID) {
 			res.Duplicates = appendKey(res.Duplicates, d.Key)
 			continue
@@ -70,11 +70,11 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 				r.ReverseDependencies = slices.Clone(st.ReverseDependencies)
 			}
 		case !ownedBy(st, pg.ID):
-			r = clone(st)
+			r = st.Clone()
 			r.Status, r.Origin, r.HTMLNeedsUpdating = requirement.Active, pg.Ref(), true
 			r.NewSpaceKey, r.NewKey = "", ""
 		default:
-			r = clone(st)
+			r = st.Clone()
 			r.HTMLNeedsUpdating = st.HTMLNeedsUpdating || excerptDiffers(st, &d)
 		}
 		p.set(r)
@@ -82,12 +82,12 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status, HTMLNeedsUpdating: r.HTMLNeedsUpdating})
 	}
 	for _, k := range pg.Keys {
-		id := ID{SpaceKey: pg.SpaceKey, Key: k}.Norm()
+		id := requirement.NewID(pg.SpaceKey, k, 0)
 		st := stored[id]
 		if p.has(id) || !ownedBy(st, pg.ID) {
 			continue
 		}
-		r := clone(st)
+		r := st.Clone()
 		r.Status = requirement.Deleted
 		p.set(r)
 		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status, HTMLNeedsUpdating: r.HTMLNeedsUpdating})
@@ -98,9 +98,9 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	if err != nil {
 		return nil, fmt.Errorf("reindex page %s: %w", id, err)
 	}
-	listed := map[ID]bool{}
+	listed := map[requirement.ID]bool{}
 	for _, id := range pageIDs(pg) {
-		listed[id.Norm()] = true
+		listed[id.Fold()] = true
 	}
 	change.Lease, change.ExpectVersion = lease, pg.Version
 	change.Pending, change.Reconciled = unlisted(&next, listed), true
@@ -145,7 +145,7 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 	var rows []*requirement.Requirement
 	var flagged []*requirement.Requirement
 	for _, k := range pg.Keys {
-		st := stored[ID{SpaceKey: pg.SpaceKey, Key: k}.Norm()]
+		st := stored[requirement.NewID(pg.SpaceKey, k, 0)]
 		if st == nil || st.Status == "" {
 			continue
 		}
@@ -185,7 +185,7 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 		return nil, fmt.Errorf("read requirements of page %s: %w", id, err)
 	}
 	for i, r := range rows {
-		if f, ok := fresh[idOf(r)]; ok && f.Status != "" {
+		if f, ok := fresh[r.ID()]; ok && f.Status != "" {
 			rows[i] = f
 		}
 	}
@@ -198,15 +198,15 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 	if len(flagged) == 0 {
 		return rows, nil
 	}
-	defs := make(map[ID]*page.Definition, len(parsed.Definitions))
+	defs := make(map[requirement.ID]*page.Definition, len(parsed.Definitions))
 	for i := range parsed.Definitions {
 		d := &parsed.Definitions[i]
-		defs[ID{SpaceKey: pg.SpaceKey, Key: d.Key}.Norm()] = d
+		defs[requirement.NewID(pg.SpaceKey, d.Key, 0)] = d
 	}
 	p := newPlan(tenant, actor, s.Now().UTC(), fresh)
 	for _, st := range flagged {
-		r := clone(st)
-		if d, ok := defs[idOf(st)]; ok {
+		r := st.Clone()
+		if d, ok := defs[st.ID()]; ok {
 			r.Text, r.HTMLExcerpt, r.Properties = d.Text, d.HTMLExcerpt, slices.Clone(d.Properties)
 		}
 		r.HTMLNeedsUpdating = false
@@ -221,7 +221,7 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 		return nil, fmt.Errorf("gather excerpts of page %s: %w", id, err)
 	}
 	for i, r := range rows {
-		if n, ok := p.next[idOf(r)]; ok {
+		if n, ok := p.next[r.ID()]; ok {
 			rows[i] = n
 		}
 	}
@@ -229,10 +229,10 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 }
 
 // idsOf returns the ids of rows.
-func idsOf(rows []*requirement.Requirement) []ID {
-	ids := make([]ID, 0, len(rows))
+func idsOf(rows []*requirement.Requirement) []requirement.ID {
+	ids := make([]requirement.ID, 0, len(rows))
 	for _, r := range rows {
-		ids = append(ids, ID{SpaceKey: r.SpaceKey, Key: r.Key})
+		ids = append(ids, requirement.ID{SpaceKey: r.SpaceKey, Key: r.Key})
 	}
 	return ids
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -155,19 +154,19 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		ID: in.ID, SpaceKey: in.SpaceKey, Title: in.Title, ParentID: in.ParentID,
 		Version: 1, Body: in.Body, UpdatedAt: now, UpdatedBy: actor,
 	}
-	var ids []ID
-	listed := map[ID]bool{} // the stored key list
+	var ids []requirement.ID
+	listed := map[requirement.ID]bool{} // the stored key list
 	if old != nil {
 		pg.Version = old.Version + 1
 		for _, k := range old.Keys {
-			id := ID{SpaceKey: old.SpaceKey, Key: k}
+			id := requirement.ID{SpaceKey: old.SpaceKey, Key: k}
 			ids = append(ids, id)
-			listed[id.Norm()] = true
+			listed[id.Fold()] = true
 		}
 	}
 	ids = append(ids, lease.Leftover...)
 	for _, d := range parsed.Definitions {
-		ids = append(ids, ID{SpaceKey: in.SpaceKey, Key: d.Key})
+		ids = append(ids, requirement.ID{SpaceKey: in.SpaceKey, Key: d.Key})
 	}
 	stored, err := s.store.Requirements(ctx, tenant, ids)
 	if err != nil {
@@ -178,7 +177,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	p.leftoverEdges = lease.LeftoverEdges
 	res := &Result{Page: pg, Duplicates: slices.Clone(parsed.Duplicates)}
 	for _, d := range parsed.Definitions {
-		st := stored[ID{SpaceKey: in.SpaceKey, Key: d.Key}.Norm()]
+		st := stored[requirement.NewID(in.SpaceKey, d.Key, 0)]
 		if takenBy(st, pg.ID) {
 			res.Duplicates = appendKey(res.Duplicates, d.Key)
 			continue
@@ -198,14 +197,14 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	moved := old != nil && old.SpaceKey != in.SpaceKey
 	if old != nil {
 		for _, k := range old.Keys {
-			id := ID{SpaceKey: old.SpaceKey, Key: k}.Norm()
+			id := requirement.NewID(old.SpaceKey, k, 0)
 			st := stored[id]
 			if p.has(id) || !ownedBy(st, pg.ID) {
 				continue
 			}
-			r := clone(st)
+			r := st.Clone()
 			r.Status = requirement.Deleted
-			if to := (ID{SpaceKey: in.SpaceKey, Key: k}.Norm()); moved && p.has(to) {
+			if to := requirement.NewID(in.SpaceKey, k, 0); moved && p.has(to) {
 				r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, in.SpaceKey, p.next[to].Key
 				// The issue links of the old space's row are not new to
 				// the trackers: the MOVED message carries them over.
@@ -219,13 +218,13 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	// did not finish) move on like the old space's rows: MOVED when the
 	// page still defines their key, DELETED below otherwise.
 	for _, id := range lease.Leftover {
-		id = id.Norm()
+		id = id.Fold()
 		st := stored[id]
-		to := ID{SpaceKey: in.SpaceKey, Key: id.Key}.Norm()
+		to := requirement.NewID(in.SpaceKey, id.Key, 0)
 		if id.SpaceKey == in.SpaceKey || p.has(id) || !ownedBy(st, pg.ID) || !p.has(to) {
 			continue
 		}
-		r := clone(st)
+		r := st.Clone()
 		r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, in.SpaceKey, p.next[to].Key
 		if _, ok := p.prior[to]; !ok {
 			p.prior[to] = st
@@ -296,8 +295,8 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 	p := newPlan(tenant, actor, s.Now().UTC(), stored)
 	p.leftoverEdges = lease.LeftoverEdges
 	for _, k := range old.Keys {
-		if st := stored[ID{SpaceKey: old.SpaceKey, Key: k}.Norm()]; ownedBy(st, id) {
-			r := clone(st)
+		if st := stored[requirement.NewID(old.SpaceKey, k, 0)]; ownedBy(st, id) {
+			r := st.Clone()
 			r.Status = requirement.Deleted
 			p.set(r)
 		}
@@ -349,15 +348,15 @@ func (s *Service) deleteUnsaved(ctx context.Context, tenant, actor, id string, n
 // deleteLeftover makes DELETED the rows among a lease's leftovers (rows a
 // failed operation on page pageID may have written) that this page still
 // owns and the plan does not define, and returns their statuses.
-func (p *plan) deleteLeftover(leftover []ID, stored map[ID]*requirement.Requirement, pageID string) []KeyStatus {
+func (p *plan) deleteLeftover(leftover []requirement.ID, stored map[requirement.ID]*requirement.Requirement, pageID string) []KeyStatus {
 	var out []KeyStatus
 	for _, id := range leftover {
-		id = id.Norm()
+		id = id.Fold()
 		st := stored[id]
 		if p.has(id) || !ownedBy(st, pageID) || st.Status != requirement.Active {
 			continue
 		}
-		r := clone(st)
+		r := st.Clone()
 		r.Status = requirement.Deleted
 		p.set(r)
 		out = append(out, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
@@ -368,10 +367,10 @@ func (p *plan) deleteLeftover(leftover []ID, stored map[ID]*requirement.Requirem
 // unlisted returns the ids of the requirements pg defines that the stored
 // key list (listed, normalised ids) does not name: what a commit records as
 // pending before writing rows.
-func unlisted(pg *Page, listed map[ID]bool) []ID {
-	var out []ID
+func unlisted(pg *Page, listed map[requirement.ID]bool) []requirement.ID {
+	var out []requirement.ID
 	for _, k := range pg.Keys {
-		if id := (ID{SpaceKey: pg.SpaceKey, Key: k}); !listed[id.Norm()] {
+		if id := (requirement.ID{SpaceKey: pg.SpaceKey, Key: k}); !listed[id.Fold()] {
 			out = append(out, id)
 		}
 	}
@@ -379,10 +378,10 @@ func unlisted(pg *Page, listed map[ID]bool) []ID {
 }
 
 // pageIDs returns the ids of the requirements a page owns.
-func pageIDs(pg *Page) []ID {
-	ids := make([]ID, 0, len(pg.Keys))
+func pageIDs(pg *Page) []requirement.ID {
+	ids := make([]requirement.ID, 0, len(pg.Keys))
 	for _, k := range pg.Keys {
-		ids = append(ids, ID{SpaceKey: pg.SpaceKey, Key: k})
+		ids = append(ids, requirement.ID{SpaceKey: pg.SpaceKey, Key: k})
 	}
 	return ids
 }
@@ -391,12 +390,16 @@ func pageIDs(pg *Page) []ID {
 // the page's space) and drops the duplicates that this reveals.
 func resolve(deps []requirement.Dependency, space string) []requirement.Dependency {
 	var out []requirement.Dependency
-	seen := map[string]bool{}
+	type depKey struct {
+		target       requirement.ID
+		relationship string
+	}
+	seen := map[depKey]bool{}
 	for _, d := range deps {
 		if d.SpaceKey == "" {
 			d.SpaceKey = space
 		}
-		k := d.SpaceKey + "\x1f" + strings.ToUpper(d.Key) + "\x1f" + d.Relationship
+		k := depKey{d.Target(), d.Relationship}
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, d)

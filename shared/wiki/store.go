@@ -13,16 +13,17 @@ import (
 type Store interface {
 	// Page returns a page with its body, or apperr.ErrNotFound.
 	Page(ctx context.Context, tenant, pageID string) (*Page, error)
-	// Requirement returns the current row (baseline 0) or the archived copy
-	// in a baseline, or apperr.ErrNotFound when it is absent or a stub.
-	Requirement(ctx context.Context, tenant string, id ID, baseline int) (*requirement.Requirement, error)
+	// Requirement returns the row id names: the current row (Baseline 0)
+	// or the archived copy in a baseline; apperr.ErrNotFound when it is
+	// absent or a stub.
+	Requirement(ctx context.Context, tenant string, id requirement.ID) (*requirement.Requirement, error)
 	// BaselineExists reports whether baseline n of the space is committed
 	// (its record exists): archived copies of any other number are
 	// invisible (docs/baselines.md, visibility rule).
 	BaselineExists(ctx context.Context, tenant, space string, n int) (bool, error)
 	// Requirements returns the current rows that exist among ids, stubs
-	// included (with an empty Status), keyed by ID.Norm().
-	Requirements(ctx context.Context, tenant string, ids []ID) (map[ID]*requirement.Requirement, error)
+	// included (with an empty Status), keyed by ID.Fold().
+	Requirements(ctx context.Context, tenant string, ids []requirement.ID) (map[requirement.ID]*requirement.Requirement, error)
 	// Integrations lists the tenant's integrations (serviceId and API
 	// version), ordered by serviceId.
 	Integrations(ctx context.Context, tenant string) ([]Integration, error)
@@ -75,7 +76,7 @@ type Lease struct {
 	// the page's key list does not name them, so the operation reads them
 	// with the page's own keys and reconciles them (a row of this page the
 	// body no longer defines becomes DELETED).
-	Leftover []ID
+	Leftover []requirement.ID
 	// LeftoverEdges are the reverse dependencies of other rows that such an
 	// operation added or removed (RDepEdit members): the operation sets
 	// each as its own rows say (added when a row of the page still has
@@ -86,7 +87,7 @@ type Lease struct {
 // Edge is one reverse dependency: Source (a requirement and the
 // relationship of its link) references Target.
 type Edge struct {
-	Target ID
+	Target requirement.ID
 	Source requirement.Dependency
 }
 
@@ -115,7 +116,7 @@ type Change struct {
 	// and the members of RDeps, on the page item before writing anything
 	// else, so that if the change fails half way the next operation finds
 	// them in Lease.Leftover and Lease.LeftoverEdges.
-	Pending []ID
+	Pending []requirement.ID
 	// PendingRemovals counts, per serviceId, the page links this change
 	// removes that an integration below version 5 cannot be told about;
 	// added to the integrations after the commit (informational).
@@ -143,7 +144,7 @@ type Write struct {
 // it. Each member names the requirement that references Target and the
 // relationship. Add and Remove never share a member.
 type RDepEdit struct {
-	Target ID
+	Target requirement.ID
 	Add    []requirement.Dependency
 	Remove []requirement.Dependency
 }

@@ -127,22 +127,6 @@ func clip(s string) string {
 	return s[:i] + "…"
 }
 
-// ID names the current row of a requirement. Keys are unique per space
-// ignoring case; Norm gives the form used as a map key.
-type ID struct {
-	SpaceKey string
-	Key      string
-}
-
-// Norm returns id with its key upper-cased.
-func (id ID) Norm() ID { return ID{SpaceKey: id.SpaceKey, Key: strings.ToUpper(id.Key)} }
-
-// String returns "SPACE/KEY".
-func (id ID) String() string { return id.SpaceKey + "/" + id.Key }
-
-// idOf returns the normalized id of a row.
-func idOf(r *requirement.Requirement) ID { return ID{SpaceKey: r.SpaceKey, Key: r.Key}.Norm() }
-
 // KeyStatus is the state of one requirement after a page operation.
 type KeyStatus struct {
 	SpaceKey          string

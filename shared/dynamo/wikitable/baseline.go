@@ -784,9 +784,9 @@ func blSplit(lo, hi string, k int) []string {
 // Requirements reads current rows by key (RequirementStore.GetMany:
 // ⌈n/100⌉ BatchGetItem calls in parallel); stubs are left out.
 func (s *BaselineStore) Requirements(ctx context.Context, tenant, space string, keys []string) ([]*requirement.Requirement, error) {
-	ids := make([]RequirementID, 0, len(keys))
+	ids := make([]requirement.ID, 0, len(keys))
 	for _, k := range keys {
-		ids = append(ids, RequirementID{SpaceKey: space, Key: k})
+		ids = append(ids, requirement.ID{SpaceKey: space, Key: k})
 	}
 	rows, err := s.reqs.GetMany(ctx, tenant, ids)
 	if err != nil {

@@ -113,7 +113,7 @@ func TestBaselineLifecycle(t *testing.T) {
 	}
 	// The copies are readable with Get(Baseline 1), archived, with the
 	// dependencies inside the baseline only.
-	r1, err := e.reqs.Get(ctx, "t1", wikitable.RequirementID{SpaceKey: "DEMO", Key: "req-1", Baseline: 1})
+	r1, err := e.reqs.Get(ctx, "t1", requirement.ID{SpaceKey: "DEMO", Key: "req-1", Baseline: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +122,11 @@ func TestBaselineLifecycle(t *testing.T) {
 		len(r1.ReverseDependencies) != 1 || r1.ReverseDependencies[0].Key != "REQ-3" {
 		t.Errorf("copy of REQ-1: %+v", r1)
 	}
-	r2, err := e.reqs.Get(ctx, "t1", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-2", Baseline: 1})
+	r2, err := e.reqs.Get(ctx, "t1", requirement.ID{SpaceKey: "DEMO", Key: "REQ-2", Baseline: 1})
 	if err != nil || len(r2.Dependencies) != 0 || len(r2.ReverseDependencies) != 1 {
 		t.Errorf("copy of REQ-2 (its link to OTHER/X-1 must go): %+v %v", r2, err)
 	}
-	if _, err := e.reqs.Get(ctx, "t1", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 2}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "t1", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 2}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("baseline 2: %v", err)
 	}
 	// The archived copies are in gsi1 T#t#ARCH, as search reads them.

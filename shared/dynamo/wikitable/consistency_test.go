@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // batchRecorder is an API that answers BatchGetItem with nothing and
@@ -25,7 +26,7 @@ func (b *batchRecorder) BatchGetItem(_ context.Context, in *dynamodb.BatchGetIte
 // Reads that feed writes (indexing, links callback, freezes) must be
 // strongly consistent; searches read eventually consistent items.
 func TestGetManyConsistency(t *testing.T) {
-	ids := []RequirementID{{SpaceKey: "DEMO", Key: "REQ-1"}}
+	ids := []requirement.ID{{SpaceKey: "DEMO", Key: "REQ-1"}}
 	for _, c := range []struct {
 		name string
 		get  func(*RequirementStore) error

@@ -158,20 +158,20 @@ func ixDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []typ
 // in key order then space, starting at keys beginning with keyPrefix
 // ("" for all), calling fn with each one's id until fn returns false. Fetch
 // the rows with GetMany. pageSize bounds each Query call.
-func (s *RequirementStore) QueryPropertyIndex(ctx context.Context, tenant, name, value, keyPrefix string, pageSize int32, fn func(RequirementID) bool) error {
+func (s *RequirementStore) QueryPropertyIndex(ctx context.Context, tenant, name, value, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
 	return s.ixQuery(ctx, ixPropertyPK(tenant, name, value), keyPrefix, pageSize, fn)
 }
 
 // QueryIssueIndex is QueryPropertyIndex for the requirements whose issue
 // links name issueKey (ignoring case).
-func (s *RequirementStore) QueryIssueIndex(ctx context.Context, tenant, issueKey, keyPrefix string, pageSize int32, fn func(RequirementID) bool) error {
+func (s *RequirementStore) QueryIssueIndex(ctx context.Context, tenant, issueKey, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
 	return s.ixQuery(ctx, ixIssuePK(tenant, issueKey), keyPrefix, pageSize, fn)
 }
 
-func (s *RequirementStore) ixQuery(ctx context.Context, pk, keyPrefix string, pageSize int32, fn func(RequirementID) bool) error {
+func (s *RequirementStore) ixQuery(ctx context.Context, pk, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
 	kc := expression.Key("pk").Equal(expression.Value(pk))
 	if keyPrefix != "" {
-		kc = kc.And(expression.Key("sk").BeginsWith(keyU(keyPrefix)))
+		kc = kc.And(expression.Key("sk").BeginsWith(requirement.FoldKey(keyPrefix)))
 	}
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
@@ -195,7 +195,7 @@ func (s *RequirementStore) ixQuery(ctx context.Context, pk, keyPrefix string, pa
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 				return dynamo.Errorf("decode index item", err)
 			}
-			if !fn(RequirementID{SpaceKey: it.Space, Key: it.Key}) {
+			if !fn(requirement.ID{SpaceKey: it.Space, Key: it.Key}) {
 				return nil
 			}
 		}

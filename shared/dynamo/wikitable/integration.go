@@ -15,6 +15,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // IntegrationStore keeps integration descriptors in the WikiTable
@@ -317,16 +318,16 @@ var errRowChanged = errors.New("a requirement changed since it was read")
 
 // igReplaceLinks is one round of ReplaceIssueLinks.
 func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
-	ids := make([]RequirementID, len(sets))
+	ids := make([]requirement.ID, len(sets))
 	for i, set := range sets {
-		ids[i] = RequirementID{SpaceKey: set.SpaceKey, Key: set.Key, Baseline: set.Baseline}
+		ids[i] = requirement.ID{SpaceKey: set.SpaceKey, Key: set.Key, Baseline: set.Baseline}
 	}
 	rows, err := s.reqs.GetMany(ctx, tenant, ids)
 	if err != nil {
 		return 0, err
 	}
 	for _, id := range ids {
-		if r := rows[RequirementID{SpaceKey: id.SpaceKey, Key: keyU(id.Key), Baseline: id.Baseline}]; r == nil || r.Status == "" {
+		if r := rows[requirement.NewID(id.SpaceKey, id.Key, id.Baseline)]; r == nil || r.Status == "" {
 			return 0, notFound(id)
 		}
 	}
@@ -340,7 +341,7 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 	var units []unit
 	var ixPuts []types.WriteRequest
 	for i, set := range sets {
-		r := rows[RequirementID{SpaceKey: ids[i].SpaceKey, Key: keyU(ids[i].Key), Baseline: ids[i].Baseline}]
+		r := rows[requirement.NewID(ids[i].SpaceKey, ids[i].Key, ids[i].Baseline)]
 		old := *r // ReplaceLinks gives r a new Issues slice; old keeps the previous one
 		if !integration.ReplaceLinks(r, serviceID, set.Links, set.Whole) {
 			continue

@@ -350,7 +350,7 @@ func TestReplaceIssueLinks(t *testing.T) {
 	if !errors.Is(err, apperr.ErrNotFound) || !strings.Contains(err.Error(), "DEMO/REQ-9") {
 		t.Fatalf("unknown requirement = %v", err)
 	}
-	if r, _ := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 2 {
+	if r, _ := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 2 {
 		t.Fatal("a refused callback wrote")
 	}
 	// A requirement that the links would take past the size a row may
@@ -366,10 +366,10 @@ func TestReplaceIssueLinks(t *testing.T) {
 	if !errors.Is(err, apperr.ErrTooLarge) || !strings.Contains(err.Error(), "DEMO/REQ-2") {
 		t.Fatalf("links too large for a row = %v", err)
 	}
-	if r, _ := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 2 {
+	if r, _ := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 2 {
 		t.Fatal("a refused callback wrote")
 	}
-	if err := e.reqs.QueryIssueIndex(ctx, "demo", "PROJ-9", "", 0, func(id wikitable.RequirementID) bool {
+	if err := e.reqs.QueryIssueIndex(ctx, "demo", "PROJ-9", "", 0, func(id requirement.ID) bool {
 		t.Errorf("a refused callback indexed %v", id)
 		return true
 	}); err != nil {
@@ -383,7 +383,7 @@ func TestReplaceIssueLinks(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("ReplaceIssueLinks = %d, %v", n, err)
 	}
-	r, _ := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	r, _ := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
 	// The page's link stays; the tracker's holds are exactly what it sent.
 	held := func(l requirement.IssueLink) requirement.IssueLink { l.Tracker = true; return l }
 	want := []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: "implements", Page: true}, held(link("PROJ-3", "tests")), held(link("PROJ-1", "tests"))}
@@ -394,7 +394,7 @@ func TestReplaceIssueLinks(t *testing.T) {
 	// the archived requirement get no index items.
 	for issue, want := range map[string][]string{"PROJ-1": {"REQ-1"}, "proj-3": {"REQ-1"}, "PROJ-2": nil, "PROJ-4": nil, "PROJ-5": nil} {
 		var got []string
-		if err := e.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(id wikitable.RequirementID) bool {
+		if err := e.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(id requirement.ID) bool {
 			got = append(got, id.Key)
 			return true
 		}); err != nil {
@@ -404,7 +404,7 @@ func TestReplaceIssueLinks(t *testing.T) {
 			t.Fatalf("index %s = %v, want %v", issue, got, want)
 		}
 	}
-	if r, _ := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 3}); len(r.Issues) != 1 || r.Issues[0].IssueKey != "PROJ-5" {
+	if r, _ := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1", Baseline: 3}); len(r.Issues) != 1 || r.Issues[0].IssueKey != "PROJ-5" {
 		t.Fatalf("archived copy issues = %+v", r.Issues)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -133,12 +134,12 @@ const (
 	pgMaxEdgeBytes = 64 << 10
 )
 
-func pgDecodePending(av types.AttributeValue) ([]wiki.ID, []wiki.Edge) {
+func pgDecodePending(av types.AttributeValue) ([]requirement.ID, []wiki.Edge) {
 	ss, ok := av.(*types.AttributeValueMemberSS)
 	if !ok {
 		return nil, nil
 	}
-	var rows []wiki.ID
+	var rows []requirement.ID
 	var edges []wiki.Edge
 	for _, v := range ss.Value {
 		target, member, isEdge := strings.Cut(v, pgEdgeSep)
@@ -146,9 +147,9 @@ func pgDecodePending(av types.AttributeValue) ([]wiki.ID, []wiki.Edge) {
 		switch {
 		case !ok:
 		case isEdge:
-			edges = append(edges, wiki.Edge{Target: wiki.ID{SpaceKey: space, Key: key}, Source: decodeDep(member)})
+			edges = append(edges, wiki.Edge{Target: requirement.ID{SpaceKey: space, Key: key}, Source: decodeDep(member)})
 		default:
-			rows = append(rows, wiki.ID{SpaceKey: space, Key: key})
+			rows = append(rows, requirement.ID{SpaceKey: space, Key: key})
 		}
 	}
 	return rows, edges

@@ -36,8 +36,8 @@ func (s *IntegrationStore) PageLinked(ctx context.Context, tenant, serviceID str
 	if values[0] != ixAnyService {
 		values = append(values, ixAnyService)
 	}
-	seen := map[RequirementID]bool{}
-	var ids []RequirementID
+	seen := map[requirement.ID]bool{}
+	var ids []requirement.ID
 	send := func() error {
 		if len(ids) == 0 {
 			return nil
@@ -48,7 +48,7 @@ func (s *IntegrationStore) PageLinked(ctx context.Context, tenant, serviceID str
 		}
 		page := make([]*requirement.Requirement, 0, len(rows))
 		for _, id := range ids {
-			if r := rows[RequirementID{SpaceKey: id.SpaceKey, Key: keyU(id.Key)}]; r != nil && r.Status != "" {
+			if r := rows[requirement.NewID(id.SpaceKey, id.Key, 0)]; r != nil && r.Status != "" {
 				page = append(page, r)
 			}
 		}
@@ -60,8 +60,8 @@ func (s *IntegrationStore) PageLinked(ctx context.Context, tenant, serviceID str
 	}
 	for _, v := range values {
 		var ferr error
-		err := s.reqs.ixQuery(ctx, indexPK(tenant, ixService, v), "", 0, func(id RequirementID) bool {
-			k := RequirementID{SpaceKey: id.SpaceKey, Key: keyU(id.Key)}
+		err := s.reqs.ixQuery(ctx, indexPK(tenant, ixService, v), "", 0, func(id requirement.ID) bool {
+			k := requirement.NewID(id.SpaceKey, id.Key, 0)
 			if seen[k] {
 				return true
 			}
@@ -83,13 +83,13 @@ func (s *IntegrationStore) PageLinked(ctx context.Context, tenant, serviceID str
 }
 
 // CurrentRows implements integration.ReconcileStore (BatchGetItem of 100,
-// strongly consistent).
-func (s *IntegrationStore) CurrentRows(ctx context.Context, tenant string, ids []integration.RowID) ([]*requirement.Requirement, error) {
-	keys := make([]RequirementID, len(ids))
+// strongly consistent): the current rows of ids, whatever their Baseline.
+func (s *IntegrationStore) CurrentRows(ctx context.Context, tenant string, ids []requirement.ID) ([]*requirement.Requirement, error) {
+	current := make([]requirement.ID, len(ids))
 	for i, id := range ids {
-		keys[i] = RequirementID{SpaceKey: id.SpaceKey, Key: id.Key}
+		current[i] = id.Current()
 	}
-	rows, err := s.reqs.GetMany(ctx, tenant, keys)
+	rows, err := s.reqs.GetMany(ctx, tenant, current)
 	if err != nil {
 		return nil, fmt.Errorf("read requirements: %w", err)
 	}

@@ -178,14 +178,8 @@ func NewRequirementStore(db dynamo.API, table string) *RequirementStore {
 	return &RequirementStore{db: db, table: table}
 }
 
-// RequirementID names one requirement row.
-type RequirementID struct {
-	SpaceKey string
-	Key      string
-	Baseline int // 0 = current
-}
-
-func (id RequirementID) key(tenant string) map[string]types.AttributeValue {
+// rowKey is the key of the row id names.
+func rowKey(tenant string, id requirement.ID) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: reqPK(tenant, id.SpaceKey, id.Baseline)},
 		"sk": &types.AttributeValueMemberS{Value: reqSK(id.Key)},
@@ -194,8 +188,8 @@ func (id RequirementID) key(tenant string) map[string]types.AttributeValue {
 
 // Get returns one requirement row with one GetItem; a missing row or a stub
 // is apperr.ErrNotFound (answered as "requirement SPACE/KEY not found").
-func (s *RequirementStore) Get(ctx context.Context, tenant string, id RequirementID) (*requirement.Requirement, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: id.key(tenant)})
+func (s *RequirementStore) Get(ctx context.Context, tenant string, id requirement.ID) (*requirement.Requirement, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: rowKey(tenant, id)})
 	if err != nil {
 		return nil, dynamo.Errorf("get requirement", err)
 	}
@@ -212,7 +206,7 @@ func (s *RequirementStore) Get(ctx context.Context, tenant string, id Requiremen
 	return r, nil
 }
 
-func notFound(id RequirementID) error {
+func notFound(id requirement.ID) error {
 	if id.Baseline > 0 {
 		return apperr.NotFoundf("requirement %s/%s not found in baseline %d", id.SpaceKey, id.Key, id.Baseline)
 	}
@@ -220,41 +214,41 @@ func notFound(id RequirementID) error {
 }
 
 // GetMany returns the rows that exist among ids (stubs included, with an
-// empty Status), keyed by RequirementID with an upper-cased Key. It uses
+// empty Status), keyed by their folded requirement.ID. It uses
 // ⌈len(ids)/100⌉ BatchGetItem calls (more only when DynamoDB returns
 // unprocessed keys), run in parallel. Reads are strongly consistent: callers
 // read rows to write them back (indexing, links callback, freezes).
-func (s *RequirementStore) GetMany(ctx context.Context, tenant string, ids []RequirementID) (map[RequirementID]*requirement.Requirement, error) {
+func (s *RequirementStore) GetMany(ctx context.Context, tenant string, ids []requirement.ID) (map[requirement.ID]*requirement.Requirement, error) {
 	return s.getMany(ctx, tenant, ids, true)
 }
 
 // GetManyEventual is GetMany with eventually consistent reads (half the
 // read capacity), for searches that only show what they read.
-func (s *RequirementStore) GetManyEventual(ctx context.Context, tenant string, ids []RequirementID) (map[RequirementID]*requirement.Requirement, error) {
+func (s *RequirementStore) GetManyEventual(ctx context.Context, tenant string, ids []requirement.ID) (map[requirement.ID]*requirement.Requirement, error) {
 	return s.getMany(ctx, tenant, ids, false)
 }
 
-func (s *RequirementStore) getMany(ctx context.Context, tenant string, ids []RequirementID, consistent bool) (map[RequirementID]*requirement.Requirement, error) {
+func (s *RequirementStore) getMany(ctx context.Context, tenant string, ids []requirement.ID, consistent bool) (map[requirement.ID]*requirement.Requirement, error) {
 	keys := make([]map[string]types.AttributeValue, 0, len(ids))
-	seen := map[RequirementID]bool{}
+	seen := map[requirement.ID]bool{}
 	for _, id := range ids {
-		id.Key = keyU(id.Key)
+		id = id.Fold()
 		if !seen[id] {
 			seen[id] = true
-			keys = append(keys, id.key(tenant))
+			keys = append(keys, rowKey(tenant, id))
 		}
 	}
 	items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, consistent)
 	if err != nil {
 		return nil, err
 	}
-	found := make(map[RequirementID]*requirement.Requirement, len(items))
+	found := make(map[requirement.ID]*requirement.Requirement, len(items))
 	for _, av := range items {
 		r, err := decodeRequirement(av)
 		if err != nil {
 			return nil, err
 		}
-		found[RequirementID{SpaceKey: r.SpaceKey, Key: keyU(r.Key), Baseline: r.Baseline}] = r
+		found[r.ID()] = r
 	}
 	return found, nil
 }
@@ -303,7 +297,7 @@ func (s *RequirementStore) QueryTenant(ctx context.Context, tenant, prefix strin
 		KeyConditionExpression: aws.String("gsi1pk = :pk AND begins_with(gsi1sk, :p)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: pk},
-			":p":  &types.AttributeValueMemberS{Value: keyU(prefix)},
+			":p":  &types.AttributeValueMemberS{Value: requirement.FoldKey(prefix)},
 		},
 		Limit: aws.Int32(pageSize),
 	}, fn)

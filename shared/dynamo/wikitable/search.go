@@ -72,7 +72,7 @@ func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, a
 
 // srRangeQuery builds the Query of a range (see SearchStore).
 func (s *SearchStore) srRangeQuery(tenant string, r search.Range) (*dynamodb.QueryInput, error) {
-	prefix := keyU(r.Prefix)
+	prefix := requirement.FoldKey(r.Prefix)
 	var kc expression.KeyConditionBuilder
 	var filter *expression.ConditionBuilder
 	index := ""
@@ -142,7 +142,7 @@ func (s *SearchStore) srQuery(ctx context.Context, in *dynamodb.QueryInput, afte
 }
 
 // Index implements search.Store: one Query of an index partition.
-func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexRef, desc bool, after search.Token, limit int) ([]search.ID, search.Token, error) {
+func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexRef, desc bool, after search.Token, limit int) ([]requirement.ID, search.Token, error) {
 	kind, value := ixIssue, ixValue(ix.Value)
 	if ix.Kind == search.IndexProperty {
 		kind, value = ixProperty, ixPropertyValue(ix.Name, ix.Value)
@@ -166,13 +166,13 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 	if err != nil {
 		return nil, "", dynamo.Errorf("query search index", err)
 	}
-	ids := make([]search.ID, 0, len(out.Items))
+	ids := make([]requirement.ID, 0, len(out.Items))
 	for _, av := range out.Items {
 		var it ixItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return nil, "", dynamo.Errorf("decode index item", err)
 		}
-		ids = append(ids, search.ID{SpaceKey: it.Space, Key: it.Key})
+		ids = append(ids, requirement.ID{SpaceKey: it.Space, Key: it.Key})
 	}
 	next, err := srEncodeToken(out.LastEvaluatedKey)
 	return ids, next, err
@@ -180,12 +180,8 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 
 // Get implements search.Store with RequirementStore.GetMany: ⌈n/100⌉
 // BatchGetItem calls in parallel.
-func (s *SearchStore) Get(ctx context.Context, tenant string, ids []search.ID) ([]*requirement.Requirement, error) {
-	rids := make([]RequirementID, len(ids))
-	for i, id := range ids {
-		rids[i] = RequirementID{SpaceKey: id.SpaceKey, Key: id.Key, Baseline: id.Baseline}
-	}
-	found, err := s.reqs.GetManyEventual(ctx, tenant, rids)
+func (s *SearchStore) Get(ctx context.Context, tenant string, ids []requirement.ID) ([]*requirement.Requirement, error) {
+	found, err := s.reqs.GetManyEventual(ctx, tenant, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func TestSearchStoreRanges(t *testing.T) {
 		t.Fatalf("acme: %v", got)
 	}
 
-	got, err := s.Get(ctx, "demo", []search.ID{{SpaceKey: "A", Key: "req-1"}, {SpaceKey: "A", Key: "REQ-1", Baseline: 2}, {SpaceKey: "C", Key: "REQ-1"}})
+	got, err := s.Get(ctx, "demo", []requirement.ID{{SpaceKey: "A", Key: "req-1"}, {SpaceKey: "A", Key: "REQ-1", Baseline: 2}, {SpaceKey: "C", Key: "REQ-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,9 @@ package wikitable
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // WikiTable key design (docs/architecture.md has the full table). KEYU is the
@@ -27,15 +27,13 @@ import (
 // maxBaseline bounds baseline numbers so they fit the 8-digit sort keys.
 const maxBaseline = 99999999
 
-func keyU(key string) string { return strings.ToUpper(key) }
-
 func spacePK(tenant, space string) string { return dynamo.TenantPrefix(tenant) + "S#" + space }
 
 func baselinePK(tenant, space string, n int) string {
 	return fmt.Sprintf("%sS#%s#B#%08d", dynamo.TenantPrefix(tenant), space, n)
 }
 
-func reqSK(key string) string { return "R#" + keyU(key) }
+func reqSK(key string) string { return "R#" + requirement.FoldKey(key) }
 
 // reqPK is the partition of a requirement row: the space partition for the
 // current version, the baseline's partition for an archived copy.
@@ -49,10 +47,10 @@ func reqPK(tenant, space string, baseline int) string {
 func curGSI1PK(tenant string) string  { return dynamo.TenantPrefix(tenant) + "CUR" }
 func archGSI1PK(tenant string) string { return dynamo.TenantPrefix(tenant) + "ARCH" }
 
-func curGSI1SK(space, key string) string { return keyU(key) + "#" + space }
+func curGSI1SK(space, key string) string { return requirement.FoldKey(key) + "#" + space }
 
 func archGSI1SK(space, key string, n int) string {
-	return fmt.Sprintf("%s#%s#%08d", keyU(key), space, maxBaseline-n)
+	return fmt.Sprintf("%s#%s#%08d", requirement.FoldKey(key), space, maxBaseline-n)
 }
 
 func pagePK(tenant, pageID string) string { return dynamo.TenantPrefix(tenant) + "PAGE#" + pageID }
@@ -69,7 +67,7 @@ func indexPK(tenant, kind, value string) string {
 	return dynamo.TenantPrefix(tenant) + "IX#" + kind + "#" + value
 }
 
-func indexSK(space, key string) string { return keyU(key) + "#" + space }
+func indexSK(space, key string) string { return requirement.FoldKey(key) + "#" + space }
 
 // spaceIndexPK is the gsi1 partition of a search index's items of one
 // space: the partition indexPK(tenant, kind, value) restricted to space.

@@ -43,8 +43,8 @@ func NewWikiStore(db dynamo.API, table string) *WikiStore {
 
 // Requirement returns one row with one GetItem, or apperr.ErrNotFound (also
 // for a stub).
-func (s *WikiStore) Requirement(ctx context.Context, tenant string, id wiki.ID, baseline int) (*requirement.Requirement, error) {
-	return s.reqs.Get(ctx, tenant, RequirementID{SpaceKey: id.SpaceKey, Key: id.Key, Baseline: baseline})
+func (s *WikiStore) Requirement(ctx context.Context, tenant string, id requirement.ID) (*requirement.Requirement, error) {
+	return s.reqs.Get(ctx, tenant, id)
 }
 
 // BaselineExists reports whether the record of baseline n of the space
@@ -54,21 +54,13 @@ func (s *WikiStore) BaselineExists(ctx context.Context, tenant, space string, n 
 }
 
 // Requirements returns the current rows among ids that exist, stubs
-// included, keyed by wiki.ID.Norm(), with one BatchGetItem per 100 ids.
-func (s *WikiStore) Requirements(ctx context.Context, tenant string, ids []wiki.ID) (map[wiki.ID]*requirement.Requirement, error) {
-	rids := make([]RequirementID, 0, len(ids))
+// included, keyed by requirement.ID.Fold(), with one BatchGetItem per 100 ids.
+func (s *WikiStore) Requirements(ctx context.Context, tenant string, ids []requirement.ID) (map[requirement.ID]*requirement.Requirement, error) {
+	current := make([]requirement.ID, 0, len(ids))
 	for _, id := range ids {
-		rids = append(rids, RequirementID{SpaceKey: id.SpaceKey, Key: id.Key})
+		current = append(current, id.Current())
 	}
-	rows, err := s.reqs.GetMany(ctx, tenant, rids)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[wiki.ID]*requirement.Requirement, len(rows))
-	for id, r := range rows {
-		out[wiki.ID{SpaceKey: id.SpaceKey, Key: id.Key}.Norm()] = r
-	}
-	return out, nil
+	return s.reqs.GetMany(ctx, tenant, current)
 }
 
 // Integrations lists the tenant's integrations: one Query of the
@@ -212,7 +204,7 @@ const (
 // wsRDepUpdate is the transaction element that adds (or removes) members of
 // a row's reverse dependencies without reading it. An absent row becomes a
 // stub: keys, space, key and rdeps, no status, invisible to reads.
-func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requirement.Dependency, add bool) (types.TransactWriteItem, error) {
+func (s *WikiStore) wsRDepUpdate(tenant string, target requirement.ID, deps []requirement.Dependency, add bool) (types.TransactWriteItem, error) {
 	members := make(wsStringSet, 0, len(deps))
 	for _, d := range deps {
 		members = append(members, encodeDep(d))
@@ -234,7 +226,7 @@ func (s *WikiStore) wsRDepUpdate(tenant string, target wiki.ID, deps []requireme
 		return types.TransactWriteItem{}, fmt.Errorf("build reverse dependency update: %w", err)
 	}
 	return types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.table, Key: RequirementID{SpaceKey: target.SpaceKey, Key: target.Key}.key(tenant),
+		TableName: &s.table, Key: rowKey(tenant, requirement.ID{SpaceKey: target.SpaceKey, Key: target.Key}),
 		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }

@@ -129,7 +129,7 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 		// Reverse dependencies exactly as the rows say: what GET shows
 		// and parent/child closures follow.
 		for target, refs := range map[string][]string{"X": want[v]["to = 'X'"], "Z": want[v]["to = 'Z'"]} {
-			r, err := rows.Get(ctx, tenant, wikitable.RequirementID{SpaceKey: "DEMO", Key: target})
+			r, err := rows.Get(ctx, tenant, requirement.ID{SpaceKey: "DEMO", Key: target})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +201,7 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 			}
 			check(t, tenant, again)
 			if again == 1 {
-				got, err := wikitable.NewRequirementStore(faulty, env.WikiTable).Get(ctx, tenant, wikitable.RequirementID{SpaceKey: "DEMO", Key: "R-30"})
+				got, err := wikitable.NewRequirementStore(faulty, env.WikiTable).Get(ctx, tenant, requirement.ID{SpaceKey: "DEMO", Key: "R-30"})
 				if err == nil && got.Status != "DELETED" {
 					t.Errorf("write call %d failed: R-30, added by the failed save only, is %s", failAt, got.Status)
 				}
@@ -260,7 +260,7 @@ func TestReverseDependenciesTooLarge(t *testing.T) {
 	if r := e.get(t, "demo", "DEMO", "X"); len(r.ReverseDependencies) != 0 {
 		t.Errorf("X has %d reverse dependencies after a refused save", len(r.ReverseDependencies))
 	}
-	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 190) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: strings.Repeat("K", 190) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("a row of the refused save: %v", err)
 	}
 }
@@ -427,7 +427,7 @@ func TestLinksCallbackRoundAfterAPartialWrite(t *testing.T) {
 	}
 	count := func(issue string) int {
 		c := 0
-		if err := e.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(wikitable.RequirementID) bool { c++; return true }); err != nil {
+		if err := e.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(requirement.ID) bool { c++; return true }); err != nil {
 			t.Fatal(err)
 		}
 		return c
@@ -509,7 +509,7 @@ func TestPendingRecordTooLarge(t *testing.T) {
 	if !errors.Is(err, apperr.ErrTooLarge) || !strings.Contains(err.Error(), "two steps") {
 		t.Fatalf("save = %v, want 413", err)
 	}
-	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: strings.Repeat("K", 240) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: strings.Repeat("K", 240) + "-0000"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Errorf("a row of the refused save: %v", err)
 	}
 	if pg, err := e.service.Page(ctx, "demo", "9"); err != nil || pg.Version != 1 {

@@ -58,7 +58,7 @@ func (e *wsEnv) save(t *testing.T, tenant, id, space, body string) *wiki.Result 
 
 func (e *wsEnv) get(t *testing.T, tenant, space, key string) *requirement.Requirement {
 	t.Helper()
-	r, err := e.reqs.Get(context.Background(), tenant, wikitable.RequirementID{SpaceKey: space, Key: key})
+	r, err := e.reqs.Get(context.Background(), tenant, requirement.ID{SpaceKey: space, Key: key})
 	if err != nil {
 		t.Fatalf("get %s/%s: %v", space, key, err)
 	}
@@ -115,7 +115,7 @@ func (e *wsEnv) outbox(t *testing.T, tenant, serviceID string) []string {
 func (e *wsEnv) indexed(t *testing.T, tenant, name, value string) []string {
 	t.Helper()
 	var got []string
-	err := e.reqs.QueryPropertyIndex(context.Background(), tenant, name, value, "", 0, func(id wikitable.RequirementID) bool {
+	err := e.reqs.QueryPropertyIndex(context.Background(), tenant, name, value, "", 0, func(id requirement.ID) bool {
 		got = append(got, id.SpaceKey+"/"+id.Key)
 		return true
 	})
@@ -155,14 +155,14 @@ func TestWikiStoreLifeCycle(t *testing.T) {
 		t.Fatalf("REQ-2 rdeps %+v", r2.ReverseDependencies)
 	}
 	// X-1 is a stub: it carries the reverse dependency but reads as absent.
-	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "OTHER", Key: "X-1"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "OTHER", Key: "X-1"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("stub readable: %v", err)
 	}
-	stubs, err := e.store.Requirements(ctx, "demo", []wiki.ID{{SpaceKey: "OTHER", Key: "x-1"}})
+	stubs, err := e.store.Requirements(ctx, "demo", []requirement.ID{{SpaceKey: "OTHER", Key: "x-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := stubs[wiki.ID{SpaceKey: "OTHER", Key: "X-1"}]; s == nil || s.Status != "" ||
+	if s := stubs[requirement.ID{SpaceKey: "OTHER", Key: "X-1"}]; s == nil || s.Status != "" ||
 		!slices.Equal(s.ReverseDependencies, []requirement.Dependency{{SpaceKey: "DEMO", Key: "REQ-2", Relationship: "dependency"}}) {
 		t.Fatalf("stub %+v", s)
 	}
@@ -237,7 +237,7 @@ func TestWikiStoreIndexItems(t *testing.T) {
 		t.Fatalf("priority=high: %v", got)
 	}
 	var issues []string
-	if err := e.reqs.QueryIssueIndex(ctx, "demo", "proj-1", "", 0, func(id wikitable.RequirementID) bool {
+	if err := e.reqs.QueryIssueIndex(ctx, "demo", "proj-1", "", 0, func(id requirement.ID) bool {
 		issues = append(issues, id.SpaceKey+"/"+id.Key)
 		return true
 	}); err != nil || !slices.Equal(issues, []string{"DEMO/REQ-1"}) {
@@ -254,7 +254,7 @@ func TestWikiStoreIndexItems(t *testing.T) {
 	// Key prefix narrows the partition.
 	e.save(t, "demo", "200", "DEMO", wsSpecs(wsReq("ABC-1", "x", "Low")))
 	var pref []string
-	if err := e.reqs.QueryPropertyIndex(ctx, "demo", "Priority", "Low", "abc", 0, func(id wikitable.RequirementID) bool {
+	if err := e.reqs.QueryPropertyIndex(ctx, "demo", "Priority", "Low", "abc", 0, func(id requirement.ID) bool {
 		pref = append(pref, id.Key)
 		return true
 	}); err != nil || !slices.Equal(pref, []string{"ABC-1"}) {
@@ -471,7 +471,7 @@ func TestWikiStorePageTooLarge(t *testing.T) {
 	if _, err := e.store.Page(ctx, "demo", "100"); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("page stored: %v", err)
 	}
-	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("requirement stored: %v", err)
 	}
 	if e.calls.Count("BatchWriteItem")+e.calls.Count("PutItem")+e.calls.Count("TransactWriteItems") != 0 {
@@ -491,7 +491,7 @@ func TestWikiStoreRequirementTooLarge(t *testing.T) {
 	if e := apperr.As(err); e == nil || e.Code != apperr.TooLarge || !strings.Contains(e.Message, "requirement DEMO/REQ-1") {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := e.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-0"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-0"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("REQ-0 stored: %v", err)
 	}
 	if _, err := e.store.Page(ctx, "demo", "100"); !errors.Is(err, apperr.ErrNotFound) {

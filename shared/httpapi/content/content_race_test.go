@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
-	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
@@ -53,7 +53,7 @@ func TestContentParallelSavesAgree(t *testing.T) {
 			t.Fatalf("round %d: no put succeeded: %v", round, codes)
 		}
 		a := do(t, s, "GET", "/rest/reqs/1/content/952", "demo-wiki-user", "")
-		r, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "RACE-2"})
+		r, err := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "RACE-2"})
 		if err != nil {
 			t.Fatal(err)
 		}

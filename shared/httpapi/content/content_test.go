@@ -189,7 +189,7 @@ func TestContentTenantIsolation(t *testing.T) {
 	if a := do(t, s, "GET", "/rest/reqs/1/content/100", "demo-wiki-user", ""); a.body["title"] != "Demo specs" {
 		t.Fatalf("demo's page: %s", a.raw)
 	}
-	r, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	r, err := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
 	if err != nil || r.Status != requirement.Active {
 		t.Fatalf("demo's requirement %+v %v", r, err)
 	}
@@ -247,7 +247,7 @@ func TestContentBadInput(t *testing.T) {
 	if a := do(t, s, "GET", "/rest/reqs/1/content/100", "demo-wiki-user", ""); a.code != 404 {
 		t.Fatalf("page stored: %s", a.raw)
 	}
-	if _, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
+	if _, err := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("requirement stored: %v", err)
 	}
 	if sp, err := s.store.Spaces(context.Background(), "demo"); err != nil || len(sp) != 0 {

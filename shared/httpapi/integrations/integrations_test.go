@@ -794,7 +794,7 @@ func TestLinksCallback(t *testing.T) {
 	if res["updated"] != 2.0 {
 		t.Fatalf("links = %v", res)
 	}
-	r1, _ := s.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	r1, _ := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
 	// The callback's links are the tracker's holds (the stored link of
 	// jira-2, from before holds existed, reads as the tracker's too).
 	want := []requirement.IssueLink{{ServiceID: "jira-2", IssueKey: "OTHER-1", Relationship: "tests", Tracker: true},
@@ -804,7 +804,7 @@ func TestLinksCallback(t *testing.T) {
 	}
 	index := func(issue string) []string {
 		var keys []string
-		if err := s.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(id wikitable.RequirementID) bool {
+		if err := s.reqs.QueryIssueIndex(ctx, "demo", issue, "", 0, func(id requirement.ID) bool {
 			keys = append(keys, id.Key)
 			return true
 		}); err != nil {
@@ -932,7 +932,7 @@ func TestLinksCallbackHolds(t *testing.T) {
 	}
 	path := "/rest/reqs/1/integration/jira-1/links"
 	issues := func() string {
-		r, err := s.reqs.Get(ctx, "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+		r, err := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
 		if err != nil {
 			t.Fatal(err)
 		}

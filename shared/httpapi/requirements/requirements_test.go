@@ -151,7 +151,7 @@ func TestGetRequirementVersionsAndStatuses(t *testing.T) {
 	t.Parallel()
 	s := newServer(t, nil)
 	s.save(t, "demo", "1", "DEMO", specs(wt.TR(wt.Def("REQ-1"), "One", "", "", ""), wt.TR(wt.Def("REQ-2"), "Two", "", "", "")))
-	cp, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	cp, err := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestPageView(t *testing.T) {
 	}
 	// Reindex flags nothing here (the index matches the body); flag one by
 	// hand and view again: the flag is cleared and the excerpt gathered.
-	r, _ := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "A-1"})
+	r, _ := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "A-1"})
 	r.HTMLNeedsUpdating, r.HTMLExcerpt, r.Text = true, "", ""
 	if err := s.reqs.Put(context.Background(), "demo", []*requirement.Requirement{r}); err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestPageView(t *testing.T) {
 	if row := a.body["requirements"].([]any)[1].(map[string]any); row["htmlNeedsUpdating"] != false || row["htmlExcerpt"] != "<p>Ay</p>" {
 		t.Fatalf("after view %v", row)
 	}
-	if r, _ := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "A-1"}); r.HTMLNeedsUpdating || r.Text != "Ay" {
+	if r, _ := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "A-1"}); r.HTMLNeedsUpdating || r.Text != "Ay" {
 		t.Fatalf("stored %+v", r)
 	}
 	for _, c := range []struct {

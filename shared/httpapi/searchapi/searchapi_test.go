@@ -167,7 +167,7 @@ func seed(t *testing.T, s *server) {
 		wt.TR(wt.Def("REQ-1"), "<p>Other one.</p>", "High", "", ""),
 		wt.TR(wt.Def("O-1"), "<p>Other.</p>", "", wt.Link("DEMO", "REQ-2"), ""),
 	))
-	cp, err := s.reqs.Get(context.Background(), "demo", wikitable.RequirementID{SpaceKey: "DEMO", Key: "REQ-1"})
+	cp, err := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

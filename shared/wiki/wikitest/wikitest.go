@@ -38,12 +38,12 @@ type Mem struct {
 	leaseN int
 	// pending are the rows recorded by commits that failed (Fail), by
 	// tenant + "/" + page id, handed to the next lease as Leftover.
-	pending      map[string][]wiki.ID
+	pending      map[string][]requirement.ID
 	pendingEdges map[string][]wiki.Edge
 
 	mu       sync.Mutex
 	pages    map[string]*wiki.Page // tenant + "/" + id
-	rows     map[string]map[wiki.ID]*requirement.Requirement
+	rows     map[string]map[requirement.ID]*requirement.Requirement
 	archived map[string]*requirement.Requirement // tenant/space/KEY/n
 	// baselines are the committed baselines (tenant/space/n): PutRow of
 	// an archived copy commits its baseline, DropBaseline uncommits it.
@@ -65,9 +65,9 @@ var _ wiki.Store = (*Mem)(nil)
 // NewMem returns an empty store.
 func NewMem() *Mem {
 	return &Mem{
-		pages: map[string]*wiki.Page{}, rows: map[string]map[wiki.ID]*requirement.Requirement{},
+		pages: map[string]*wiki.Page{}, rows: map[string]map[requirement.ID]*requirement.Requirement{},
 		archived: map[string]*requirement.Requirement{}, baselines: map[string]bool{}, services: map[string][]wiki.Integration{}, Removals: map[string]map[string]int{},
-		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{}, pending: map[string][]wiki.ID{}, pendingEdges: map[string][]wiki.Edge{},
+		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{}, pending: map[string][]requirement.ID{}, pendingEdges: map[string][]wiki.Edge{},
 	}
 }
 
@@ -146,7 +146,7 @@ func (m *Mem) PutRow(tenant string, r *requirement.Requirement) {
 		m.baselines[fmt.Sprintf("%s/%s/%d", tenant, r.SpaceKey, r.Baseline)] = true
 		return
 	}
-	m.tenantRows(tenant)[wiki.ID{SpaceKey: r.SpaceKey, Key: r.Key}.Norm()] = Clone(r)
+	m.tenantRows(tenant)[requirement.NewID(r.SpaceKey, r.Key, 0)] = Clone(r)
 }
 
 // PutPage stores a page as is.
@@ -162,7 +162,7 @@ func (m *Mem) PutPage(tenant string, p *wiki.Page) {
 func (m *Mem) Row(tenant, space, key string) *requirement.Requirement {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r := m.tenantRows(tenant)[wiki.ID{SpaceKey: space, Key: key}.Norm()]; r != nil {
+	if r := m.tenantRows(tenant)[requirement.NewID(space, key, 0)]; r != nil {
 		return Clone(r)
 	}
 	return nil
@@ -179,10 +179,10 @@ func archKey(tenant, space, key string, n int) string {
 	return fmt.Sprintf("%s/%s/%s/%d", tenant, space, strings.ToUpper(key), n)
 }
 
-func (m *Mem) tenantRows(tenant string) map[wiki.ID]*requirement.Requirement {
+func (m *Mem) tenantRows(tenant string) map[requirement.ID]*requirement.Requirement {
 	rows, ok := m.rows[tenant]
 	if !ok {
-		rows = map[wiki.ID]*requirement.Requirement{}
+		rows = map[requirement.ID]*requirement.Requirement{}
 		m.rows[tenant] = rows
 	}
 	return rows
@@ -203,15 +203,15 @@ func (m *Mem) Page(_ context.Context, tenant, id string) (*wiki.Page, error) {
 }
 
 // Requirement implements wiki.Store.
-func (m *Mem) Requirement(_ context.Context, tenant string, id wiki.ID, baseline int) (*requirement.Requirement, error) {
+func (m *Mem) Requirement(_ context.Context, tenant string, id requirement.ID) (*requirement.Requirement, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.Calls["Requirement"]++
 	var r *requirement.Requirement
-	if baseline > 0 {
-		r = m.archived[archKey(tenant, id.SpaceKey, id.Key, baseline)]
+	if id.Baseline > 0 {
+		r = m.archived[archKey(tenant, id.SpaceKey, id.Key, id.Baseline)]
 	} else {
-		r = m.tenantRows(tenant)[id.Norm()]
+		r = m.tenantRows(tenant)[id.Fold()]
 	}
 	if r == nil || r.Status == "" {
 		return nil, apperr.ErrNotFound
@@ -236,14 +236,14 @@ func (m *Mem) BaselineExists(_ context.Context, tenant, space string, n int) (bo
 }
 
 // Requirements implements wiki.Store.
-func (m *Mem) Requirements(_ context.Context, tenant string, ids []wiki.ID) (map[wiki.ID]*requirement.Requirement, error) {
+func (m *Mem) Requirements(_ context.Context, tenant string, ids []requirement.ID) (map[requirement.ID]*requirement.Requirement, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.Calls["Requirements"]++
-	out := map[wiki.ID]*requirement.Requirement{}
+	out := map[requirement.ID]*requirement.Requirement{}
 	for _, id := range ids {
-		if r := m.tenantRows(tenant)[id.Norm()]; r != nil {
-			out[id.Norm()] = Clone(r)
+		if r := m.tenantRows(tenant)[id.Fold()]; r != nil {
+			out[id.Fold()] = Clone(r)
 		}
 	}
 	return out, nil
@@ -348,7 +348,7 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 		}
 	}
 	for _, w := range c.Writes {
-		rows[wiki.ID{SpaceKey: w.New.SpaceKey, Key: w.New.Key}.Norm()] = Clone(w.New)
+		rows[requirement.NewID(w.New.SpaceKey, w.New.Key, 0)] = Clone(w.New)
 		for _, msg := range w.Messages {
 			cp := *msg
 			m.Outbox = append(m.Outbox, &cp)
