@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // evaluator computes the local value of template values: literals,
@@ -36,24 +37,15 @@ func (e evaluator) value(v any, depth int) (string, bool) {
 	if depth > maxDepth {
 		return "", false
 	}
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case int:
-		return strconv.Itoa(x), true
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64), true
-	case bool:
-		return strconv.FormatBool(x), true
-	case map[string]any:
-		if len(x) != 1 {
+	if m, ok := v.(map[string]any); ok {
+		if len(m) != 1 {
 			return "", false
 		}
-		for fn, arg := range x {
+		for fn, arg := range m {
 			return e.intrinsic(fn, arg, depth+1)
 		}
 	}
-	return "", false
+	return scalarString(v)
 }
 
 func (e evaluator) intrinsic(fn string, arg any, depth int) (string, bool) {
@@ -65,8 +57,8 @@ func (e evaluator) intrinsic(fn string, arg any, depth int) (string, bool) {
 		}
 		return e.ref(name)
 	case "Fn::If":
-		args, ok := arg.([]any)
-		if !ok || len(args) != 3 {
+		args, ok := fixedArgs(arg, 3)
+		if !ok {
 			return "", false
 		}
 		name, ok := args[0].(string)
@@ -82,8 +74,8 @@ func (e evaluator) intrinsic(fn string, arg any, depth int) (string, bool) {
 		}
 		return e.value(args[2], depth+1)
 	case "Fn::Join":
-		args, ok := arg.([]any)
-		if !ok || len(args) != 2 {
+		args, ok := fixedArgs(arg, 2)
+		if !ok {
 			return "", false
 		}
 		sep, ok := args[0].(string)
@@ -104,6 +96,13 @@ func (e evaluator) intrinsic(fn string, arg any, depth int) (string, bool) {
 		return e.sub(arg, depth+1)
 	}
 	return "", false
+}
+
+// fixedArgs returns arg as the argument list of an intrinsic that takes
+// exactly n arguments.
+func fixedArgs(arg any, n int) ([]any, bool) {
+	args, ok := arg.([]any)
+	return args, ok && len(args) == n
 }
 
 // ref resolves !Ref name: a parameter gives its default, a table or queue
@@ -287,6 +286,12 @@ func (t *Template) integer(v any) (int, error) {
 		return 0, fmt.Errorf("%q is not an integer", s)
 	}
 	return n, nil
+}
+
+// seconds reads a number of seconds, as Timeout and VisibilityTimeout are.
+func (t *Template) seconds(v any) (time.Duration, error) {
+	n, err := t.integer(v)
+	return time.Duration(n) * time.Second, err
 }
 
 func (t *Template) boolean(v any) (bool, error) {

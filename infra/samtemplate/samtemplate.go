@@ -290,12 +290,7 @@ func (t *Template) parse(root map[string]any) error {
 	if err != nil {
 		return err
 	}
-	ids := make([]string, 0, len(resources))
-	for id := range resources {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(resources)) {
 		res, err := mapping(resources[id], "Resources."+id)
 		if err != nil {
 			return err
@@ -362,19 +357,11 @@ func parseParameter(name string, raw any) (Parameter, error) {
 func (t *Template) parseFunction(id string, props, globals map[string]any) (Function, error) {
 	f := Function{LogicalID: id, Timeout: defaultTimeout, MemorySize: defaultMemorySize, env: map[string]any{}}
 	for _, m := range []map[string]any{globals, props} {
-		if v, ok := m["Timeout"]; ok {
-			n, err := t.integer(v)
-			if err != nil {
-				return Function{}, fmt.Errorf("Timeout: %w", err)
-			}
-			f.Timeout = time.Duration(n) * time.Second
-		}
-		if v, ok := m["MemorySize"]; ok {
-			n, err := t.integer(v)
-			if err != nil {
-				return Function{}, fmt.Errorf("MemorySize: %w", err)
-			}
-			f.MemorySize = n
+		if err := errors.Join(
+			optional(m, "Timeout", &f.Timeout, t.seconds),
+			optional(m, "MemorySize", &f.MemorySize, t.integer),
+		); err != nil {
+			return Function{}, err
 		}
 		env, err := mapping(m["Environment"], "Environment")
 		if err != nil {
@@ -391,12 +378,7 @@ func (t *Template) parseFunction(id string, props, globals map[string]any) (Func
 	if err != nil {
 		return Function{}, err
 	}
-	names := make([]string, 0, len(events))
-	for name := range events {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(events)) {
 		ev, err := mapping(events[name], "Events."+name)
 		if err != nil {
 			return Function{}, err
@@ -472,10 +454,8 @@ func (t *Template) parseSchedule(event string, props map[string]any) (Schedule, 
 	if s.Rate, err = ParseRate(expr); err != nil {
 		return Schedule{}, err
 	}
-	if v, ok := props["Enabled"]; ok {
-		if s.Enabled, err = t.boolean(v); err != nil {
-			return Schedule{}, fmt.Errorf("Enabled: %w", err)
-		}
+	if err := optional(props, "Enabled", &s.Enabled, t.boolean); err != nil {
+		return Schedule{}, err
 	}
 	if v, ok := props["State"]; ok {
 		state, err := t.str(v)
@@ -525,64 +505,28 @@ func parseTable(id string, props map[string]any) (Table, error) {
 		}
 		tb.BillingMode = s
 	}
-	attrs, err := list(props["AttributeDefinitions"], "AttributeDefinitions")
+	err := eachMapping(props["AttributeDefinitions"], "AttributeDefinitions", func(m map[string]any, at string) error {
+		name, typ, err := nameAndType(m, at, "AttributeType")
+		if err == nil {
+			tb.Attributes = append(tb.Attributes, Attribute{Name: name, Type: typ})
+		}
+		return err
+	})
 	if err != nil {
 		return Table{}, err
-	}
-	for i, raw := range attrs {
-		at := fmt.Sprintf("AttributeDefinitions[%d]", i)
-		m, err := mapping(raw, at)
-		if err != nil {
-			return Table{}, err
-		}
-		var a Attribute
-		if a.Name, err = str(m["AttributeName"], at+".AttributeName"); err != nil {
-			return Table{}, err
-		}
-		if a.Type, err = str(m["AttributeType"], at+".AttributeType"); err != nil {
-			return Table{}, err
-		}
-		tb.Attributes = append(tb.Attributes, a)
 	}
 	if tb.KeySchema, err = parseKeySchema(props["KeySchema"], "KeySchema"); err != nil {
 		return Table{}, err
 	}
-	gsis, err := list(props["GlobalSecondaryIndexes"], "GlobalSecondaryIndexes")
+	err = eachMapping(props["GlobalSecondaryIndexes"], "GlobalSecondaryIndexes", func(m map[string]any, at string) error {
+		ix, err := parseIndex(m, at)
+		if err == nil {
+			tb.GSIs = append(tb.GSIs, ix)
+		}
+		return err
+	})
 	if err != nil {
 		return Table{}, err
-	}
-	for i, raw := range gsis {
-		at := fmt.Sprintf("GlobalSecondaryIndexes[%d]", i)
-		m, err := mapping(raw, at)
-		if err != nil {
-			return Table{}, err
-		}
-		var ix Index
-		if ix.Name, err = str(m["IndexName"], at+".IndexName"); err != nil {
-			return Table{}, err
-		}
-		if ix.KeySchema, err = parseKeySchema(m["KeySchema"], at+".KeySchema"); err != nil {
-			return Table{}, err
-		}
-		proj, err := mapping(m["Projection"], at+".Projection")
-		if err != nil {
-			return Table{}, err
-		}
-		if ix.Projection.Type, err = str(proj["ProjectionType"], at+".Projection.ProjectionType"); err != nil {
-			return Table{}, err
-		}
-		nonKey, err := list(proj["NonKeyAttributes"], at+".Projection.NonKeyAttributes")
-		if err != nil {
-			return Table{}, err
-		}
-		for j, raw := range nonKey {
-			s, err := str(raw, fmt.Sprintf("%s.Projection.NonKeyAttributes[%d]", at, j))
-			if err != nil {
-				return Table{}, err
-			}
-			ix.Projection.NonKeyAttributes = append(ix.Projection.NonKeyAttributes, s)
-		}
-		tb.GSIs = append(tb.GSIs, ix)
 	}
 
 	// DynamoDB rejects key attributes without a definition; say so here,
@@ -599,29 +543,53 @@ func parseTable(id string, props map[string]any) (Table, error) {
 	return tb, nil
 }
 
+// parseIndex parses a global secondary index; at names it in errors.
+func parseIndex(m map[string]any, at string) (Index, error) {
+	var (
+		ix  Index
+		err error
+	)
+	if ix.Name, err = str(m["IndexName"], at+".IndexName"); err != nil {
+		return Index{}, err
+	}
+	if ix.KeySchema, err = parseKeySchema(m["KeySchema"], at+".KeySchema"); err != nil {
+		return Index{}, err
+	}
+	proj, err := mapping(m["Projection"], at+".Projection")
+	if err != nil {
+		return Index{}, err
+	}
+	if ix.Projection.Type, err = str(proj["ProjectionType"], at+".Projection.ProjectionType"); err != nil {
+		return Index{}, err
+	}
+	nonKey, err := list(proj["NonKeyAttributes"], at+".Projection.NonKeyAttributes")
+	if err != nil {
+		return Index{}, err
+	}
+	for j, raw := range nonKey {
+		s, err := str(raw, fmt.Sprintf("%s.Projection.NonKeyAttributes[%d]", at, j))
+		if err != nil {
+			return Index{}, err
+		}
+		ix.Projection.NonKeyAttributes = append(ix.Projection.NonKeyAttributes, s)
+	}
+	return ix, nil
+}
+
 func parseKeySchema(raw any, at string) ([]KeyElement, error) {
-	elems, err := list(raw, at)
+	var keys []KeyElement
+	err := eachMapping(raw, at, func(m map[string]any, eat string) error {
+		name, typ, err := nameAndType(m, eat, "KeyType")
+		if err == nil {
+			keys = append(keys, KeyElement{Name: name, Type: typ})
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if len(elems) == 0 || len(elems) > 2 {
+	if len(keys) == 0 || len(keys) > 2 {
 		return nil, fmt.Errorf("%s must have one or two elements", at)
-	}
-	keys := make([]KeyElement, 0, len(elems))
-	for i, raw := range elems {
-		eat := fmt.Sprintf("%s[%d]", at, i)
-		m, err := mapping(raw, eat)
-		if err != nil {
-			return nil, err
-		}
-		var k KeyElement
-		if k.Name, err = str(m["AttributeName"], eat+".AttributeName"); err != nil {
-			return nil, err
-		}
-		if k.Type, err = str(m["KeyType"], eat+".KeyType"); err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
 	}
 	if keys[0].Type != "HASH" {
 		return nil, fmt.Errorf("%s must start with a HASH key", at)
@@ -629,32 +597,27 @@ func parseKeySchema(raw any, at string) ([]KeyElement, error) {
 	return keys, nil
 }
 
+// nameAndType reads the AttributeName and the typeKey (AttributeType or
+// KeyType) of an attribute definition or key schema element.
+func nameAndType(m map[string]any, at, typeKey string) (name, typ string, err error) {
+	if name, err = str(m["AttributeName"], at+".AttributeName"); err != nil {
+		return "", "", err
+	}
+	if typ, err = str(m[typeKey], at+"."+typeKey); err != nil {
+		return "", "", err
+	}
+	return name, typ, nil
+}
+
 func (t *Template) parseQueue(id string, props map[string]any) (Queue, error) {
 	q := Queue{LogicalID: id, VisibilityTimeout: defaultVisibilityTimeout, MessageRetention: defaultRetention}
-	var err error
-	if v, ok := props["FifoQueue"]; ok {
-		if q.FIFO, err = t.boolean(v); err != nil {
-			return Queue{}, fmt.Errorf("FifoQueue: %w", err)
-		}
-	}
-	if v, ok := props["ContentBasedDeduplication"]; ok {
-		if q.ContentBasedDeduplication, err = t.boolean(v); err != nil {
-			return Queue{}, fmt.Errorf("ContentBasedDeduplication: %w", err)
-		}
-	}
-	if v, ok := props["VisibilityTimeout"]; ok {
-		n, err := t.integer(v)
-		if err != nil {
-			return Queue{}, fmt.Errorf("VisibilityTimeout: %w", err)
-		}
-		q.VisibilityTimeout = time.Duration(n) * time.Second
-	}
-	if v, ok := props["MessageRetentionPeriod"]; ok {
-		n, err := t.integer(v)
-		if err != nil {
-			return Queue{}, fmt.Errorf("MessageRetentionPeriod: %w", err)
-		}
-		q.MessageRetention = time.Duration(n) * time.Second
+	if err := errors.Join(
+		optional(props, "FifoQueue", &q.FIFO, t.boolean),
+		optional(props, "ContentBasedDeduplication", &q.ContentBasedDeduplication, t.boolean),
+		optional(props, "VisibilityTimeout", &q.VisibilityTimeout, t.seconds),
+		optional(props, "MessageRetentionPeriod", &q.MessageRetention, t.seconds),
+	); err != nil {
+		return Queue{}, err
 	}
 	if v, ok := props["RedrivePolicy"]; ok {
 		rp, err := mapping(v, "RedrivePolicy")
@@ -699,6 +662,42 @@ func list(v any, at string) ([]any, error) {
 		return nil, fmt.Errorf("%s is not a list", at)
 	}
 	return l, nil
+}
+
+// optional sets *dst to the property key of m as parse reads it; an absent
+// property leaves *dst (its default) as it is.
+func optional[T any](m map[string]any, key string, dst *T, parse func(any) (T, error)) error {
+	v, ok := m[key]
+	if !ok {
+		return nil
+	}
+	x, err := parse(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	*dst = x
+	return nil
+}
+
+// eachMapping calls fn with each element of the list v (absent is empty)
+// as a mapping, with its place ("at[i]") for error messages; it stops at
+// the first error.
+func eachMapping(v any, at string, fn func(m map[string]any, at string) error) error {
+	l, err := list(v, at)
+	if err != nil {
+		return err
+	}
+	for i, raw := range l {
+		eat := fmt.Sprintf("%s[%d]", at, i)
+		m, err := mapping(raw, eat)
+		if err != nil {
+			return err
+		}
+		if err := fn(m, eat); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // str returns v as a literal string; an absent value is an error.
