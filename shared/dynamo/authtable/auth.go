@@ -1,3 +1,6 @@
+// Package authtable implements the authenticator's stores on the
+// AuthTable: tokens, kept as SHA-256 hashes with their principal (tenant,
+// application, user or link scope, admin, disabled), and tenants.
 package authtable
 
 import (

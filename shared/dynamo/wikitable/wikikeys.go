@@ -1,14 +1,12 @@
-package wikitable
-
-import (
-	"fmt"
-
-	"github.com/reqtrace/reqtrace/shared/dynamo"
-	"github.com/reqtrace/reqtrace/shared/requirement"
-)
-
-// WikiTable key design (docs/architecture.md has the full table). KEYU is the
-// upper-cased requirement key: keys are unique per space case-insensitively.
+// Package wikitable implements the wiki side's stores on the WikiTable:
+// requirement rows and their search index, pages and page leases, baselines
+// and freeze jobs, integrations and their reconcile index, the outbox of
+// messages to trackers, and settings. It imports only the domain packages
+// this table serves and the DynamoDB mechanics of package dynamo.
+//
+// Key design (docs/architecture.md has the full table). KEYU is the
+// requirement key folded by requirement.FoldKey: keys are unique per space
+// ignoring case.
 //
 //	current requirement  pk T#t#S#<SPACE>           sk R#<KEYU>     gsi1 T#t#CUR  / <KEYU>#<SPACE>
 //	archived copy        pk T#t#S#<SPACE>#B#<n8>    sk R#<KEYU>     gsi1 T#t#ARCH / <KEYU>#<SPACE>#<inv8(n)>
@@ -23,6 +21,14 @@ import (
 //
 // A current-requirement item may be a stub (no status) that only carries the
 // reverse dependencies of a requirement no page defines yet.
+package wikitable
+
+import (
+	"fmt"
+
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+)
 
 // maxBaseline bounds baseline numbers so they fit the 8-digit sort keys.
 const maxBaseline = 99999999
