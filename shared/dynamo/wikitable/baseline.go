@@ -59,25 +59,25 @@ func NewBaselineStore(db dynamo.API, table string) *BaselineStore {
 	return &BaselineStore{db: db, table: table, reqs: NewRequirementStore(db, table), wiki: NewWikiStore(db, table), ReadPageSize: 500, ReadSegments: 4}
 }
 
-// blCounterSK is the sort key of a space's baseline number counter.
-const blCounterSK = "BLCOUNTER"
+// baselineCounterSK is the sort key of a space's baseline number counter.
+const baselineCounterSK = "BLCOUNTER"
 
-// blMaxPages is the most bytes the compressed page summary may take in a
+// baselineMaxPages is the most bytes the compressed page summary may take in a
 // baseline record (items are limited to 400 KB); a larger summary is not
 // stored and Pages computes it from the copies instead.
-const blMaxPages = 256 << 10
+const baselineMaxPages = 256 << 10
 
-func blSK(n int) string { return fmt.Sprintf("BL#%08d", n) }
+func baselineSK(n int) string { return fmt.Sprintf("BL#%08d", n) }
 
-func blKey(tenant, space string, n int) map[string]types.AttributeValue {
+func baselineKey(tenant, space string, n int) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
-		"sk": &types.AttributeValueMemberS{Value: blSK(n)},
+		"sk": &types.AttributeValueMemberS{Value: baselineSK(n)},
 	}
 }
 
-// blItem is the DynamoDB shape of a baseline record.
-type blItem struct {
+// baselineItem is the DynamoDB shape of a baseline record.
+type baselineItem struct {
 	PK        string `dynamodbav:"pk"`
 	SK        string `dynamodbav:"sk"`
 	Space     string `dynamodbav:"spaceKey"`
@@ -93,30 +93,30 @@ type blItem struct {
 	Pages []byte `dynamodbav:"pages,omitempty"`
 }
 
-// blPage is one page of the compressed summary.
-type blPage struct {
+// baselinePage is one page of the compressed summary.
+type baselinePage struct {
 	ID    string `json:"i"`
 	Title string `json:"t"`
 	Count int    `json:"c"`
 }
 
-// blMeta is every record attribute but the page summary.
-var blMeta = expression.NamesList(expression.Name("spaceKey"), expression.Name("number"), expression.Name("name"),
+// baselineMeta is every record attribute but the page summary.
+var baselineMeta = expression.NamesList(expression.Name("spaceKey"), expression.Name("number"), expression.Name("name"),
 	expression.Name("label"), expression.Name("ceo"), expression.Name("instant"), expression.Name("createdAt"),
 	expression.Name("createdBy"), expression.Name("count"))
 
-func blNewItem(tenant string, b *baseline.Baseline, pages []baseline.PageCount) (blItem, error) {
-	it := blItem{
-		PK: spacePK(tenant, b.SpaceKey), SK: blSK(b.Number), Space: b.SpaceKey, Number: b.Number, Name: b.Name,
+func baselineNewItem(tenant string, b *baseline.Baseline, pages []baseline.PageCount) (baselineItem, error) {
+	it := baselineItem{
+		PK: spacePK(tenant, b.SpaceKey), SK: baselineSK(b.Number), Space: b.SpaceKey, Number: b.Number, Name: b.Name,
 		Label: b.Label, CEO: b.CEO, Instant: b.Instant, CreatedAt: dynamo.Time(b.CreatedAt),
 		CreatedBy: b.CreatedBy, Count: b.Count,
 	}
 	if pages == nil {
 		return it, nil
 	}
-	list := make([]blPage, 0, len(pages))
+	list := make([]baselinePage, 0, len(pages))
 	for _, p := range pages {
-		list = append(list, blPage{ID: p.PageID, Title: p.Title, Count: p.Count})
+		list = append(list, baselinePage{ID: p.PageID, Title: p.Title, Count: p.Count})
 	}
 	raw, err := json.Marshal(list)
 	if err != nil {
@@ -130,13 +130,13 @@ func blNewItem(tenant string, b *baseline.Baseline, pages []baseline.PageCount) 
 	if err := zw.Close(); err != nil {
 		return it, fmt.Errorf("compress page summary: %w", err)
 	}
-	if buf.Len() <= blMaxPages {
+	if buf.Len() <= baselineMaxPages {
 		it.Pages = buf.Bytes()
 	}
 	return it, nil
 }
 
-func (it *blItem) entity() *baseline.Baseline {
+func (it *baselineItem) entity() *baseline.Baseline {
 	created := dynamo.ParseTime(it.CreatedAt)
 	return &baseline.Baseline{
 		SpaceKey: it.Space, Number: it.Number, Name: it.Name, Label: it.Label, CEO: it.CEO, Instant: it.Instant,
@@ -144,15 +144,15 @@ func (it *blItem) entity() *baseline.Baseline {
 	}
 }
 
-func blDecode(av map[string]types.AttributeValue) (*blItem, error) {
-	var it blItem
+func baselineDecode(av map[string]types.AttributeValue) (*baselineItem, error) {
+	var it baselineItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return nil, dynamo.Errorf("decode baseline", err)
 	}
 	return &it, nil
 }
 
-func blNotFound(space string, n int) *apperr.Error {
+func baselineNotFound(space string, n int) *apperr.Error {
 	return apperr.NotFoundf("baseline %d not found in space %s", n, space)
 }
 
@@ -168,7 +168,7 @@ func (s *BaselineStore) NextNumber(ctx context.Context, tenant, space string) (i
 		TableName: &s.table,
 		Key: map[string]types.AttributeValue{
 			"pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
-			"sk": &types.AttributeValueMemberS{Value: blCounterSK},
+			"sk": &types.AttributeValueMemberS{Value: baselineCounterSK},
 		},
 		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues: types.ReturnValueUpdatedNew,
@@ -243,7 +243,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 	if job.PagesLost {
 		pages = nil
 	}
-	it, err := blNewItem(tenant, b, pages)
+	it, err := baselineNewItem(tenant, b, pages)
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 	}
 	items := []types.TransactWriteItem{
 		{Put: &types.Put{TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-		{Delete: &types.Delete{TableName: &s.table, Key: blJobKey(tenant, b.SpaceKey, b.Number),
+		{Delete: &types.Delete{TableName: &s.table, Key: baselineJobKey(tenant, b.SpaceKey, b.Number),
 			ConditionExpression:       aws.String("attribute_exists(pk) AND #o = :o"),
 			ExpressionAttributeNames:  map[string]string{"#o": "owner"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":o": &types.AttributeValueMemberS{Value: job.Owner}}}},
@@ -275,7 +275,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 	}
 	err = dynamo.Transact(ctx, s.db, items)
 	if err == nil {
-		s.blDeleteKeyChunks(ctx, job)
+		s.baselineDeleteKeyChunks(ctx, job)
 		return nil
 	}
 	codes := dynamo.CancellationCodes(err, len(items))
@@ -298,7 +298,7 @@ func (s *BaselineStore) List(ctx context.Context, tenant, space string) ([]*base
 	expr, err := expression.NewBuilder().
 		WithKeyCondition(expression.Key("pk").Equal(expression.Value(spacePK(tenant, space))).
 			And(expression.Key("sk").BeginsWith("BL"))).
-		WithProjection(blMeta.AddNames(expression.Name("sk"), expression.Name("state"), expression.Name("total"),
+		WithProjection(baselineMeta.AddNames(expression.Name("sk"), expression.Name("state"), expression.Name("total"),
 			expression.Name("written"), expression.Name("message"))).Build()
 	if err != nil {
 		return nil, fmt.Errorf("build baselines query: %w", err)
@@ -318,13 +318,13 @@ func (s *BaselineStore) List(ctx context.Context, tenant, space string) ([]*base
 			switch {
 			case sk == nil:
 			case strings.HasPrefix(sk.Value, "BL#"):
-				it, err := blDecode(av)
+				it, err := baselineDecode(av)
 				if err != nil {
 					return nil, err
 				}
 				list = append(list, it.entity())
-			case strings.HasPrefix(sk.Value, blJobPrefix):
-				job, err := blDecodeJob(av)
+			case strings.HasPrefix(sk.Value, baselineJobPrefix):
+				job, err := baselineDecodeJob(av)
 				if err != nil {
 					return nil, err
 				}
@@ -372,7 +372,7 @@ func (s *BaselineStore) Numbers(ctx context.Context, tenant, space string) (map[
 // the record's key only), for readers of archived copies.
 func (s *BaselineStore) Exists(ctx context.Context, tenant, space string, n int) (bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: blKey(tenant, space, n), ProjectionExpression: aws.String("pk"),
+		TableName: &s.table, Key: baselineKey(tenant, space, n), ProjectionExpression: aws.String("pk"),
 	})
 	if err != nil {
 		return false, dynamo.Errorf("get baseline", err)
@@ -382,21 +382,21 @@ func (s *BaselineStore) Exists(ctx context.Context, tenant, space string, n int)
 
 // Get returns one record without its page summary, or apperr.ErrNotFound.
 func (s *BaselineStore) Get(ctx context.Context, tenant, space string, n int) (*baseline.Baseline, error) {
-	proj, err := expression.NewBuilder().WithProjection(blMeta).Build()
+	proj, err := expression.NewBuilder().WithProjection(baselineMeta).Build()
 	if err != nil {
 		return nil, fmt.Errorf("build baseline projection: %w", err)
 	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: blKey(tenant, space, n),
+		TableName: &s.table, Key: baselineKey(tenant, space, n),
 		ProjectionExpression: proj.Projection(), ExpressionAttributeNames: proj.Names(),
 	})
 	if err != nil {
 		return nil, dynamo.Errorf("get baseline", err)
 	}
 	if out.Item == nil {
-		return nil, blNotFound(space, n)
+		return nil, baselineNotFound(space, n)
 	}
-	it, err := blDecode(out.Item)
+	it, err := baselineDecode(out.Item)
 	if err != nil {
 		return nil, err
 	}
@@ -412,18 +412,18 @@ func (s *BaselineStore) SetLabel(ctx context.Context, tenant, space string, n in
 		return nil, fmt.Errorf("build label update: %w", err)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: blKey(tenant, space, n), ConditionExpression: expr.Condition(),
+		TableName: &s.table, Key: baselineKey(tenant, space, n), ConditionExpression: expr.Condition(),
 		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues: types.ReturnValueAllNew,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return nil, apperr.Wrap(blNotFound(space, n), err)
+		return nil, apperr.Wrap(baselineNotFound(space, n), err)
 	}
 	if err != nil {
 		return nil, dynamo.Errorf("label baseline", err)
 	}
-	it, err := blDecode(out.Attributes)
+	it, err := baselineDecode(out.Attributes)
 	if err != nil {
 		return nil, err
 	}
@@ -439,12 +439,12 @@ func (s *BaselineStore) SetLabel(ctx context.Context, tenant, space string, n in
 // baseline's partition and returns apperr.ErrNotFound.
 func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &s.table, Key: blKey(tenant, space, n), ConditionExpression: aws.String("attribute_exists(pk)"),
+		TableName: &s.table, Key: baselineKey(tenant, space, n), ConditionExpression: aws.String("attribute_exists(pk)"),
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: &s.table, Key: blJobKey(tenant, space, n), ReturnValues: types.ReturnValueAllOld,
+			TableName: &s.table, Key: baselineJobKey(tenant, space, n), ReturnValues: types.ReturnValueAllOld,
 		})
 		if err != nil {
 			return dynamo.Errorf("cancel baseline freeze", err)
@@ -452,10 +452,10 @@ func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int)
 		if out.Attributes != nil {
 			return s.DeleteCopies(ctx, tenant, space, n)
 		}
-		if err := s.blPurgeLeftovers(ctx, tenant, space, n); err != nil {
+		if err := s.baselinePurgeLeftovers(ctx, tenant, space, n); err != nil {
 			return err
 		}
-		return apperr.Wrap(blNotFound(space, n), ccf)
+		return apperr.Wrap(baselineNotFound(space, n), ccf)
 	}
 	if err != nil {
 		return dynamo.Errorf("delete baseline", err)
@@ -465,16 +465,16 @@ func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int)
 
 // Cancel deletes the job of baseline n, then its partition.
 func (s *BaselineStore) Cancel(ctx context.Context, tenant, space string, n int) error {
-	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: blJobKey(tenant, space, n)}); err != nil {
+	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: baselineJobKey(tenant, space, n)}); err != nil {
 		return dynamo.Errorf("cancel baseline freeze", err)
 	}
 	return s.DeleteCopies(ctx, tenant, space, n)
 }
 
-// blPurgeLeftovers deletes the partition of baseline n, which has neither
+// baselinePurgeLeftovers deletes the partition of baseline n, which has neither
 // record nor job, when it holds anything (one Query of one key when it is
 // empty).
-func (s *BaselineStore) blPurgeLeftovers(ctx context.Context, tenant, space string, n int) error {
+func (s *BaselineStore) baselinePurgeLeftovers(ctx context.Context, tenant, space string, n int) error {
 	q, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk"),
@@ -497,19 +497,19 @@ func (s *BaselineStore) blPurgeLeftovers(ctx context.Context, tenant, space stri
 // a summary too large to store it counts the copies' origin pages (one
 // Query per 1 MB of copies).
 func (s *BaselineStore) Pages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: blKey(tenant, space, n)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: baselineKey(tenant, space, n)})
 	if err != nil {
 		return nil, dynamo.Errorf("get baseline", err)
 	}
 	if out.Item == nil {
-		return nil, blNotFound(space, n)
+		return nil, baselineNotFound(space, n)
 	}
-	it, err := blDecode(out.Item)
+	it, err := baselineDecode(out.Item)
 	if err != nil {
 		return nil, err
 	}
 	if it.Pages == nil {
-		return s.blCountPages(ctx, tenant, space, n)
+		return s.baselineCountPages(ctx, tenant, space, n)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(it.Pages))
 	if err != nil {
@@ -519,7 +519,7 @@ func (s *BaselineStore) Pages(ctx context.Context, tenant, space string, n int) 
 	if err != nil {
 		return nil, fmt.Errorf("decompress page summary: %w", err)
 	}
-	var list []blPage
+	var list []baselinePage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, fmt.Errorf("decode page summary: %w", err)
 	}
@@ -530,8 +530,8 @@ func (s *BaselineStore) Pages(ctx context.Context, tenant, space string, n int) 
 	return pages, nil
 }
 
-// blCountPages counts the copies of baseline n by origin page.
-func (s *BaselineStore) blCountPages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error) {
+// baselineCountPages counts the copies of baseline n by origin page.
+func (s *BaselineStore) baselineCountPages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error) {
 	expr, err := expression.NewBuilder().
 		WithKeyCondition(expression.Key("pk").Equal(expression.Value(baselinePK(tenant, space, n))).
 			And(expression.Key("sk").BeginsWith("R#"))).
@@ -640,15 +640,15 @@ func (s *BaselineStore) Children(ctx context.Context, tenant, id string) ([]*bas
 // rows of one range after the other, so in key order.
 func (s *BaselineStore) SpaceRequirements(ctx context.Context, tenant, space string, fn func(*requirement.Requirement) bool) error {
 	pk := spacePK(tenant, space)
-	first, err := s.blEdgeKey(ctx, pk, true)
+	first, err := s.baselineEdgeKey(ctx, pk, true)
 	if err != nil || first == "" {
 		return err
 	}
-	last, err := s.blEdgeKey(ctx, pk, false)
+	last, err := s.baselineEdgeKey(ctx, pk, false)
 	if err != nil {
 		return err
 	}
-	bounds := blSplit(first, max(last, first), s.ReadSegments)
+	bounds := baselineSplit(first, max(last, first), s.ReadSegments)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type segment struct {
@@ -662,7 +662,7 @@ func (s *BaselineStore) SpaceRequirements(ctx context.Context, tenant, space str
 		segs[i] = sg
 		go func() {
 			defer close(sg.done)
-			sg.rows, sg.err = s.blReadRange(ctx, pk, bounds[i], bounds[i+1], i == len(segs)-1)
+			sg.rows, sg.err = s.baselineReadRange(ctx, pk, bounds[i], bounds[i+1], i == len(segs)-1)
 		}()
 	}
 	for _, sg := range segs {
@@ -680,9 +680,9 @@ func (s *BaselineStore) SpaceRequirements(ctx context.Context, tenant, space str
 	return nil
 }
 
-// blEdgeKey returns the first (or last) R# sort key of partition pk, ""
+// baselineEdgeKey returns the first (or last) R# sort key of partition pk, ""
 // when there is none.
-func (s *BaselineStore) blEdgeKey(ctx context.Context, pk string, first bool) (string, error) {
+func (s *BaselineStore) baselineEdgeKey(ctx context.Context, pk string, first bool) (string, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :r)"),
@@ -707,9 +707,9 @@ func (s *BaselineStore) blEdgeKey(ctx context.Context, pk string, first bool) (s
 	return sk.Value, nil
 }
 
-// blReadRange reads the rows with lo <= sk < hi (sk <= hi when
+// baselineReadRange reads the rows with lo <= sk < hi (sk <= hi when
 // inclusive), stubs left out.
-func (s *BaselineStore) blReadRange(ctx context.Context, pk, lo, hi string, inclusive bool) ([]*requirement.Requirement, error) {
+func (s *BaselineStore) baselineReadRange(ctx context.Context, pk, lo, hi string, inclusive bool) ([]*requirement.Requirement, error) {
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :lo AND :hi"),
@@ -742,12 +742,12 @@ func (s *BaselineStore) blReadRange(ctx context.Context, pk, lo, hi string, incl
 	return rows, nil
 }
 
-// blSplit returns lo, up to k-1 keys strictly between lo and hi, and hi,
+// baselineSplit returns lo, up to k-1 keys strictly between lo and hi, and hi,
 // in ascending order: the bounds of k key ranges of about equal width.
 // The keys in between are interpolated on the three characters after the
 // common prefix of lo and hi, as base-128 digits, so they are ASCII (valid
 // DynamoDB strings) and sort like the keys.
-func blSplit(lo, hi string, k int) []string {
+func baselineSplit(lo, hi string, k int) []string {
 	const digits = 3
 	p := 0
 	for p < len(lo) && p < len(hi) && lo[p] == hi[p] {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestBaselineSplit checks that blSplit cuts a key range into ascending
+// TestBaselineSplit checks that baselineSplit cuts a key range into ascending
 // ASCII bounds that divide evenly distributed keys about evenly.
 func TestBaselineSplit(t *testing.T) {
 	t.Parallel()
@@ -28,9 +28,9 @@ func TestBaselineSplit(t *testing.T) {
 		{"R#A-1", "R#B-1", 4, 4},
 	}
 	for _, c := range cases {
-		b := blSplit(c.lo, c.hi, c.k)
+		b := baselineSplit(c.lo, c.hi, c.k)
 		if len(b)-1 != c.want || b[0] != c.lo || b[len(b)-1] != c.hi || !slices.IsSorted(b) {
-			t.Errorf("blSplit(%q, %q, %d) = %q", c.lo, c.hi, c.k, b)
+			t.Errorf("baselineSplit(%q, %q, %d) = %q", c.lo, c.hi, c.k, b)
 		}
 		for _, s := range b {
 			for _, r := range s {
@@ -40,7 +40,7 @@ func TestBaselineSplit(t *testing.T) {
 			}
 		}
 	}
-	b := blSplit(keys[0], keys[len(keys)-1], 4)
+	b := baselineSplit(keys[0], keys[len(keys)-1], 4)
 	for i := 1; i < len(b); i++ {
 		lo, _ := slices.BinarySearch(keys, b[i-1])
 		hi, _ := slices.BinarySearch(keys, b[i])

@@ -28,24 +28,24 @@ import (
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
-// blEnv is one test's baseline store and service over a counted client.
-type blEnv struct {
-	*wsEnv
+// baselineEnv is one test's baseline store and service over a counted client.
+type baselineEnv struct {
+	*saveEnv
 	bl  *wikitable.BaselineStore
 	svc *baseline.Service
 }
 
-func blNew(t *testing.T) *blEnv {
+func baselineNew(t *testing.T) *baselineEnv {
 	t.Helper()
-	e := wsNew(t)
+	e := saveNew(t)
 	bl := wikitable.NewBaselineStore(e.db, e.env.WikiTable)
-	return &blEnv{wsEnv: e, bl: bl, svc: baseline.NewService(bl, bl)}
+	return &baselineEnv{saveEnv: e, bl: bl, svc: baseline.NewService(bl, bl)}
 }
 
-// blSeed saves a page tree in DEMO: 100 "Specs" (REQ-1 -> REQ-2, REQ-2 ->
+// baselineSeed saves a page tree in DEMO: 100 "Specs" (REQ-1 -> REQ-2, REQ-2 ->
 // OTHER/X-1), child 101 (REQ-3 -> REQ-1) with child 102 (REQ-4), and 200,
 // the baseline page, without requirements.
-func (e *blEnv) blSeed(t *testing.T) {
+func (e *baselineEnv) baselineSeed(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	save := func(id, parent, title, body string) {
@@ -64,8 +64,8 @@ func (e *blEnv) blSeed(t *testing.T) {
 	save("200", "", "Baseline page", "<p>Baseline macro here</p>")
 }
 
-// blSnapshot returns the current rows of a space.
-func (e *blEnv) blSnapshot(t *testing.T, space string) []*requirement.Requirement {
+// baselineSnapshot returns the current rows of a space.
+func (e *baselineEnv) baselineSnapshot(t *testing.T, space string) []*requirement.Requirement {
 	t.Helper()
 	var rows []*requirement.Requirement
 	if err := e.reqs.QuerySpace(context.Background(), "t1", space, "", 1000, func(r *requirement.Requirement) bool {
@@ -77,7 +77,7 @@ func (e *blEnv) blSnapshot(t *testing.T, space string) []*requirement.Requiremen
 	return rows
 }
 
-func (e *blEnv) blCopies(t *testing.T, tenant, space string, n int) []*requirement.Requirement {
+func (e *baselineEnv) baselineCopies(t *testing.T, tenant, space string, n int) []*requirement.Requirement {
 	t.Helper()
 	var rows []*requirement.Requirement
 	if err := e.reqs.QueryBaseline(context.Background(), tenant, space, n, 1000, func(r *requirement.Requirement) bool {
@@ -91,10 +91,10 @@ func (e *blEnv) blCopies(t *testing.T, tenant, space string, n int) []*requireme
 
 func TestBaselineLifecycle(t *testing.T) {
 	t.Parallel()
-	e := blNew(t)
-	e.blSeed(t)
+	e := baselineNew(t)
+	e.baselineSeed(t)
 	ctx := context.Background()
-	before := e.blSnapshot(t, "DEMO")
+	before := e.baselineSnapshot(t, "DEMO")
 	pageBefore, err := e.store.Page(ctx, "t1", "200")
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestBaselineLifecycle(t *testing.T) {
 		t.Fatalf("baseline %+v", b)
 	}
 	// The current rows are unchanged.
-	if after := e.blSnapshot(t, "DEMO"); !reflect.DeepEqual(before, after) {
+	if after := e.baselineSnapshot(t, "DEMO"); !reflect.DeepEqual(before, after) {
 		t.Errorf("current rows changed:\nbefore %+v\nafter  %+v", before, after)
 	}
 	// The copies are readable with Get(Baseline 1), archived, with the
@@ -151,7 +151,7 @@ func TestBaselineLifecycle(t *testing.T) {
 	if bi.Number != 2 || bi.Count != 2 || !bi.Instant || bi.CEO != "101" {
 		t.Errorf("instant baseline %+v", bi)
 	}
-	if got := e.blCopies(t, "t1", "DEMO", 2); len(got) != 2 || got[0].Key != "REQ-3" || len(got[0].Dependencies) != 0 {
+	if got := e.baselineCopies(t, "t1", "DEMO", 2); len(got) != 2 || got[0].Key != "REQ-3" || len(got[0].Dependencies) != 0 {
 		t.Errorf("instant copies %+v", got)
 	}
 	if p, _ := e.store.Page(ctx, "t1", "101"); p.Title != "Child" {
@@ -194,7 +194,7 @@ func TestBaselineLifecycle(t *testing.T) {
 	if err := e.svc.Delete(ctx, "t1", "DEMO", 1); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.blCopies(t, "t1", "DEMO", 1); len(got) != 0 {
+	if got := e.baselineCopies(t, "t1", "DEMO", 1); len(got) != 0 {
 		t.Errorf("%d copies left after delete", len(got))
 	}
 	if ok, err := e.bl.Exists(ctx, "t1", "DEMO", 1); ok || err != nil {
@@ -210,34 +210,34 @@ func TestBaselineLifecycle(t *testing.T) {
 	if b3, err := e.svc.CreateInstant(ctx, "t1", "bob", "DEMO", baseline.InstantInput{Name: "again", FromCEO: "100"}); err != nil || b3.Number != 3 {
 		t.Errorf("next baseline: %+v %v", b3, err)
 	}
-	if after := e.blSnapshot(t, "DEMO"); !reflect.DeepEqual(before, after) {
+	if after := e.baselineSnapshot(t, "DEMO"); !reflect.DeepEqual(before, after) {
 		t.Errorf("current rows changed by baselines")
 	}
 }
 
-// blFaulty fails BatchWriteItem calls that put items after the first
+// baselineFaulty fails BatchWriteItem calls that put items after the first
 // okPuts, or TransactWriteItems and PutItem calls when failCommit is set.
-type blFaulty struct {
+type baselineFaulty struct {
 	dynamo.API
 	okPuts     int64
 	puts       atomic.Int64
 	failCommit bool
 }
 
-var blErrInjected = errors.New("injected failure")
+var baselineErrInjected = errors.New("injected failure")
 
-func (f *blFaulty) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+func (f *baselineFaulty) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	for _, ws := range in.RequestItems {
 		if len(ws) > 0 && ws[0].PutRequest != nil && f.puts.Add(1) > f.okPuts {
-			return nil, blErrInjected
+			return nil, baselineErrInjected
 		}
 	}
 	return f.API.BatchWriteItem(ctx, in, opts...)
 }
 
-func (f *blFaulty) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+func (f *baselineFaulty) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	if f.failCommit {
-		return nil, blErrInjected
+		return nil, baselineErrInjected
 	}
 	return f.API.TransactWriteItems(ctx, in, opts...)
 }
@@ -247,7 +247,7 @@ func (f *blFaulty) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 // baseline page's title unchanged; its number is not reused.
 func TestBaselineFailedFreezeLeavesNothing(t *testing.T) {
 	t.Parallel()
-	e := blNew(t)
+	e := baselineNew(t)
 	ctx := context.Background()
 	var reqs []*requirement.Requirement
 	for i := range 300 {
@@ -257,15 +257,15 @@ func TestBaselineFailedFreezeLeavesNothing(t *testing.T) {
 	if err := e.reqs.Put(ctx, "t1", reqs); err != nil {
 		t.Fatal(err)
 	}
-	e.blSeedPage(t, "200", "Baseline page")
-	for i, f := range []*blFaulty{{okPuts: 5}, {okPuts: 1 << 30, failCommit: true}} {
+	e.baselineSeedPage(t, "200", "Baseline page")
+	for i, f := range []*baselineFaulty{{okPuts: 5}, {okPuts: 1 << 30, failCommit: true}} {
 		f.API = e.db
 		store := wikitable.NewBaselineStore(f, e.env.WikiTable)
 		_, err := baseline.NewService(store, store).Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Doomed", CEO: "200"})
-		if !errors.Is(err, blErrInjected) {
+		if !errors.Is(err, baselineErrInjected) {
 			t.Fatalf("case %d: error %v", i, err)
 		}
-		if got := e.blCopies(t, "t1", "DEMO", i+1); len(got) != 0 {
+		if got := e.baselineCopies(t, "t1", "DEMO", i+1); len(got) != 0 {
 			t.Errorf("case %d: %d copies left", i, len(got))
 		}
 		if list, err := e.bl.List(ctx, "t1", "DEMO"); len(list) != 0 || err != nil {
@@ -281,8 +281,8 @@ func TestBaselineFailedFreezeLeavesNothing(t *testing.T) {
 	}
 }
 
-// blSeedPage saves an empty page in DEMO.
-func (e *blEnv) blSeedPage(t *testing.T, id, title string) {
+// baselineSeedPage saves an empty page in DEMO.
+func (e *baselineEnv) baselineSeedPage(t *testing.T, id, title string) {
 	t.Helper()
 	if _, err := e.service.SavePage(context.Background(), "t1", "alice", wiki.PageInput{ID: id, SpaceKey: "DEMO", Title: title, Body: "<p>x</p>"}); err != nil {
 		t.Fatal(err)
@@ -295,7 +295,7 @@ func (e *blEnv) blSeedPage(t *testing.T, id, title string) {
 // update, the job's writes and one transaction (record and page title).
 func TestBaselineFreezeBatchCount(t *testing.T) {
 	t.Parallel()
-	e := blNew(t)
+	e := baselineNew(t)
 	ctx := context.Background()
 	const n = 5000
 	reqs := make([]*requirement.Requirement, 0, n)
@@ -340,7 +340,7 @@ func TestBaselineFreezeBatchCount(t *testing.T) {
 		t.Errorf("calls %v, want %v", counts, want)
 	}
 	// Dependencies outside the baseline (keys ≥ n do not exist) are gone.
-	copies := e.blCopies(t, "t1", "BIG", 1)
+	copies := e.baselineCopies(t, "t1", "BIG", 1)
 	if len(copies) != n {
 		t.Fatalf("%d copies", len(copies))
 	}
@@ -361,7 +361,7 @@ func TestBaselineFreezeBatchCount(t *testing.T) {
 	if got := e.calls.Count("BatchWriteItem"); got != n/25 {
 		t.Errorf("delete: %d BatchWriteItem calls, want %d", got, n/25)
 	}
-	if left := e.blCopies(t, "t1", "BIG", 1); len(left) != 0 {
+	if left := e.baselineCopies(t, "t1", "BIG", 1); len(left) != 0 {
 		t.Errorf("%d copies left", len(left))
 	}
 }
@@ -370,7 +370,7 @@ func TestBaselineFreezeBatchCount(t *testing.T) {
 // is computed from the copies.
 func TestBaselinePagesFallback(t *testing.T) {
 	t.Parallel()
-	e := blNew(t)
+	e := baselineNew(t)
 	ctx := context.Background()
 	copies := []*requirement.Requirement{
 		{SpaceKey: "DEMO", Key: "A", Baseline: 1, Status: requirement.Archived, Origin: requirement.PageRef{PageID: "7", Title: "Seven"}},
@@ -408,7 +408,7 @@ func TestBaselinePagesFallback(t *testing.T) {
 // baseline page disappeared, and the answer is 404.
 func TestBaselineCommitPageGone(t *testing.T) {
 	t.Parallel()
-	e := blNew(t)
+	e := baselineNew(t)
 	job := &baseline.Job{Tenant: "t1", Owner: "me", Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: 1, Name: "n", CEO: "404", CreatedAt: time.Now()}}
 	if err := e.bl.Begin(context.Background(), job); err != nil {
 		t.Fatal(err)
@@ -427,7 +427,7 @@ func TestBaselineCommitPageGone(t *testing.T) {
 // freeze cancels it, and that a freeze cancelled that way cannot commit.
 func TestBaselineDeleteLeftovers(t *testing.T) {
 	t.Parallel()
-	e := blNew(t)
+	e := baselineNew(t)
 	ctx := context.Background()
 	copies := func(n int) []*requirement.Requirement {
 		return []*requirement.Requirement{
@@ -442,7 +442,7 @@ func TestBaselineDeleteLeftovers(t *testing.T) {
 	if err := e.svc.Delete(ctx, "t1", "DEMO", 5); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("delete 5: %v", err)
 	}
-	if left := e.blCopies(t, "t1", "DEMO", 5); len(left) != 0 {
+	if left := e.baselineCopies(t, "t1", "DEMO", 5); len(left) != 0 {
 		t.Errorf("baseline 5: %d copies left", len(left))
 	}
 	// A running freeze (a job) is cancelled by DELETE: job and copies
@@ -458,7 +458,7 @@ func TestBaselineDeleteLeftovers(t *testing.T) {
 	if err := e.svc.Delete(ctx, "t1", "DEMO", 6); err != nil {
 		t.Fatalf("delete 6: %v", err)
 	}
-	if left := e.blCopies(t, "t1", "DEMO", 6); len(left) != 0 {
+	if left := e.baselineCopies(t, "t1", "DEMO", 6); len(left) != 0 {
 		t.Errorf("baseline 6: %d copies left", len(left))
 	}
 	if err := e.bl.Progress(ctx, job); !errors.Is(err, apperr.ErrNotFound) {

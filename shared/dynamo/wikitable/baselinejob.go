@@ -25,7 +25,7 @@ import (
 // Query): the baseline's fields, state (FREEZING or FAILED), total,
 // written, cursor (keys done), the page summary so far (gzip JSON), the
 // lease (owner, leaseUntil in Unix milliseconds) and attempts. Its
-// selected keys are stored in chunks of at most blChunkBytes of JSON, the
+// selected keys are stored in chunks of at most baselineChunkBytes of JSON, the
 // items pk T#t#S#<SPACE>#B#<n8>, sk JOBKEYS#<i4> (in the baseline's
 // partition, so that a cancel or a delete removes them with the copies).
 // A FREEZING job sits in the sparse gsi1 partition FREEZE#PENDING (sk
@@ -33,28 +33,28 @@ import (
 // scheduled worker. The commit deletes the job; FAILED removes it from
 // gsi1.
 const (
-	blJobPrefix   = "BLJOB#"
-	blPendingPK   = "FREEZE#PENDING"
-	blChunkPrefix = "JOBKEYS#"
-	blChunkBytes  = 300 << 10
+	baselineJobPrefix   = "BLJOB#"
+	baselinePendingPK   = "FREEZE#PENDING"
+	baselineChunkPrefix = "JOBKEYS#"
+	baselineChunkBytes  = 300 << 10
 )
 
-func blJobKey(tenant, space string, n int) map[string]types.AttributeValue {
+func baselineJobKey(tenant, space string, n int) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
-		"sk": &types.AttributeValueMemberS{Value: fmt.Sprintf("%s%08d", blJobPrefix, n)},
+		"sk": &types.AttributeValueMemberS{Value: fmt.Sprintf("%s%08d", baselineJobPrefix, n)},
 	}
 }
 
-func blChunkKey(tenant, space string, n, i int) map[string]types.AttributeValue {
+func baselineChunkKey(tenant, space string, n, i int) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: baselinePK(tenant, space, n)},
-		"sk": &types.AttributeValueMemberS{Value: fmt.Sprintf("%s%04d", blChunkPrefix, i)},
+		"sk": &types.AttributeValueMemberS{Value: fmt.Sprintf("%s%04d", baselineChunkPrefix, i)},
 	}
 }
 
-// blJobItem is the DynamoDB shape of a job.
-type blJobItem struct {
+// baselineJobItem is the DynamoDB shape of a job.
+type baselineJobItem struct {
 	PK         string `dynamodbav:"pk"`
 	SK         string `dynamodbav:"sk"`
 	Tenant     string `dynamodbav:"tenant"`
@@ -81,8 +81,8 @@ type blJobItem struct {
 	GSI1SK     string `dynamodbav:"gsi1sk,omitempty"`
 }
 
-func blDecodeJob(av map[string]types.AttributeValue) (*baseline.Job, error) {
-	var it blJobItem
+func baselineDecodeJob(av map[string]types.AttributeValue) (*baseline.Job, error) {
+	var it baselineJobItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return nil, dynamo.Errorf("decode baseline job", err)
 	}
@@ -101,7 +101,7 @@ func blDecodeJob(av map[string]types.AttributeValue) (*baseline.Job, error) {
 		job.LeaseUntil = time.UnixMilli(it.LeaseUntil)
 	}
 	if len(it.Pages) > 0 {
-		var list []blPage
+		var list []baselinePage
 		if err := gunzipJSON(it.Pages, &list); err != nil {
 			return nil, fmt.Errorf("decode job page summary: %w", err)
 		}
@@ -140,20 +140,20 @@ func gunzipJSON(data []byte, v any) error {
 	return json.Unmarshal(raw, v)
 }
 
-// blJobPages encodes the job's page summary; nil and lost when too large.
-func blJobPages(job *baseline.Job) ([]byte, error) {
+// baselineJobPages encodes the job's page summary; nil and lost when too large.
+func baselineJobPages(job *baseline.Job) ([]byte, error) {
 	if job.PagesLost || len(job.Pages) == 0 {
 		return nil, nil
 	}
-	list := make([]blPage, 0, len(job.Pages))
+	list := make([]baselinePage, 0, len(job.Pages))
 	for _, p := range job.Pages {
-		list = append(list, blPage{ID: p.PageID, Title: p.Title, Count: p.Count})
+		list = append(list, baselinePage{ID: p.PageID, Title: p.Title, Count: p.Count})
 	}
 	data, err := gzipJSON(list)
 	if err != nil {
 		return nil, fmt.Errorf("encode job page summary: %w", err)
 	}
-	if len(data) > blMaxPages {
+	if len(data) > baselineMaxPages {
 		job.PagesLost, job.Pages = true, nil
 		return nil, nil
 	}
@@ -167,8 +167,8 @@ func leaseMillis(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// blChunks cuts keys into JSON arrays of at most blChunkBytes.
-func blChunks(keys []string) ([]string, error) {
+// baselineChunks cuts keys into JSON arrays of at most baselineChunkBytes.
+func baselineChunks(keys []string) ([]string, error) {
 	var out []string
 	var cur []string
 	size := 2
@@ -186,7 +186,7 @@ func blChunks(keys []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(cur) > 0 && size+len(raw)+1 > blChunkBytes {
+		if len(cur) > 0 && size+len(raw)+1 > baselineChunkBytes {
 			if err := flush(); err != nil {
 				return nil, err
 			}
@@ -205,30 +205,30 @@ func blChunks(keys []string) ([]string, error) {
 // Begin writes the job's key chunks (one PutItem each), then the job, on
 // condition that it does not exist, listed in FREEZE#PENDING.
 func (s *BaselineStore) Begin(ctx context.Context, job *baseline.Job) error {
-	chunks, err := blChunks(job.Keys)
+	chunks, err := baselineChunks(job.Keys)
 	if err != nil {
 		return fmt.Errorf("encode job keys: %w", err)
 	}
 	for i, c := range chunks {
-		item := blChunkKey(job.Tenant, job.SpaceKey, job.Number, i)
+		item := baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, i)
 		item["keys"] = &types.AttributeValueMemberS{Value: c}
 		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
 			return dynamo.Errorf("write baseline job keys", err)
 		}
 	}
-	pages, err := blJobPages(job)
+	pages, err := baselineJobPages(job)
 	if err != nil {
 		return err
 	}
-	key := blJobKey(job.Tenant, job.SpaceKey, job.Number)
+	key := baselineJobKey(job.Tenant, job.SpaceKey, job.Number)
 	started := job.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z")
-	it := blJobItem{
+	it := baselineJobItem{
 		PK: key["pk"].(*types.AttributeValueMemberS).Value, SK: key["sk"].(*types.AttributeValueMemberS).Value,
 		Tenant: job.Tenant, Space: job.SpaceKey, Number: job.Number, Name: job.Name, Label: job.Label, CEO: job.CEO,
 		Instant: job.Instant, CreatedAt: dynamo.Time(job.CreatedAt), CreatedBy: job.CreatedBy,
 		State: baseline.StatusFreezing, Total: job.Total, Written: job.Count, Cursor: job.Cursor, Chunks: len(chunks),
 		Pages: pages, PagesLost: job.PagesLost, Owner: job.Owner, LeaseUntil: leaseMillis(job.LeaseUntil),
-		GSI1PK: blPendingPK, GSI1SK: fmt.Sprintf("%s#%s#%s#%08d", started, job.Tenant, job.SpaceKey, job.Number),
+		GSI1PK: baselinePendingPK, GSI1SK: fmt.Sprintf("%s#%s#%s#%08d", started, job.Tenant, job.SpaceKey, job.Number),
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -242,11 +242,11 @@ func (s *BaselineStore) Begin(ctx context.Context, job *baseline.Job) error {
 	return nil
 }
 
-// blJobGone tells a failed conditional update of a job apart: not found
+// baselineJobGone tells a failed conditional update of a job apart: not found
 // when the job is gone, conflict when another run holds its lease.
-func (s *BaselineStore) blJobGone(ctx context.Context, job *baseline.Job, err error) error {
+func (s *BaselineStore) baselineJobGone(ctx context.Context, job *baseline.Job, err error) error {
 	out, gerr := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: &s.table, Key: blJobKey(job.Tenant, job.SpaceKey, job.Number), ProjectionExpression: aws.String("pk"), ConsistentRead: aws.Bool(true),
+		TableName: &s.table, Key: baselineJobKey(job.Tenant, job.SpaceKey, job.Number), ProjectionExpression: aws.String("pk"), ConsistentRead: aws.Bool(true),
 	})
 	if gerr != nil {
 		return dynamo.Errorf("get baseline job", gerr)
@@ -260,7 +260,7 @@ func (s *BaselineStore) blJobGone(ctx context.Context, job *baseline.Job, err er
 // Progress saves the job's progress and lease with one conditional
 // UpdateItem (condition: the job exists and job.Owner holds it).
 func (s *BaselineStore) Progress(ctx context.Context, job *baseline.Job) error {
-	pages, err := blJobPages(job)
+	pages, err := baselineJobPages(job)
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (s *BaselineStore) Progress(ctx context.Context, job *baseline.Job) error {
 		update += " REMOVE pages"
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: blJobKey(job.Tenant, job.SpaceKey, job.Number),
+		TableName: &s.table, Key: baselineJobKey(job.Tenant, job.SpaceKey, job.Number),
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND #o = :o"),
 		ExpressionAttributeNames:  map[string]string{"#o": "owner", "#c": "cursor"},
@@ -288,7 +288,7 @@ func (s *BaselineStore) Progress(ctx context.Context, job *baseline.Job) error {
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return s.blJobGone(ctx, job, err)
+		return s.baselineJobGone(ctx, job, err)
 	}
 	if err != nil {
 		return dynamo.Errorf("save baseline job progress", err)
@@ -303,7 +303,7 @@ func (s *BaselineStore) Fail(ctx context.Context, job *baseline.Job, message str
 		message = message[:1000]
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: blJobKey(job.Tenant, job.SpaceKey, job.Number),
+		TableName: &s.table, Key: baselineJobKey(job.Tenant, job.SpaceKey, job.Number),
 		UpdateExpression:         aws.String("SET #s = :s, message = :m, attempts = :a, written = :w REMOVE gsi1pk, gsi1sk, leaseUntil"),
 		ConditionExpression:      aws.String("attribute_exists(pk) AND #o = :o"),
 		ExpressionAttributeNames: map[string]string{"#o": "owner", "#s": "state"},
@@ -317,7 +317,7 @@ func (s *BaselineStore) Fail(ctx context.Context, job *baseline.Job, message str
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return s.blJobGone(ctx, job, err)
+		return s.baselineJobGone(ctx, job, err)
 	}
 	if err != nil {
 		return dynamo.Errorf("mark baseline job failed", err)
@@ -331,7 +331,7 @@ func (s *BaselineStore) Pending(ctx context.Context, limit int) ([]baseline.JobR
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String("gsi1"),
 		KeyConditionExpression:    aws.String("gsi1pk = :p"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: blPendingPK}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: baselinePendingPK}},
 		ProjectionExpression:      aws.String("tenant, spaceKey, #n"),
 		ExpressionAttributeNames:  map[string]string{"#n": "number"},
 		Limit:                     aws.Int32(int32(max(limit, 1))),
@@ -359,7 +359,7 @@ func (s *BaselineStore) Pending(ctx context.Context, limit int) ([]baseline.JobR
 // chunks (one consistent GetItem each); nil when it is not available.
 func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner string, until, now time.Time) (*baseline.Job, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: blJobKey(ref.Tenant, ref.SpaceKey, ref.Number),
+		TableName: &s.table, Key: baselineJobKey(ref.Tenant, ref.SpaceKey, ref.Number),
 		UpdateExpression:         aws.String("SET #o = :o, leaseUntil = :u"),
 		ConditionExpression:      aws.String("attribute_exists(pk) AND #s = :f AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)"),
 		ExpressionAttributeNames: map[string]string{"#o": "owner", "#s": "state"},
@@ -378,7 +378,7 @@ func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner st
 	if err != nil {
 		return nil, dynamo.Errorf("lease baseline job", err)
 	}
-	job, err := blDecodeJob(out.Attributes)
+	job, err := baselineDecodeJob(out.Attributes)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +390,7 @@ func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner st
 	}
 	for i := range chunks.Chunks {
 		c, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: &s.table, Key: blChunkKey(job.Tenant, job.SpaceKey, job.Number, i), ConsistentRead: aws.Bool(true),
+			TableName: &s.table, Key: baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, i), ConsistentRead: aws.Bool(true),
 		})
 		if err != nil {
 			return nil, dynamo.Errorf("read baseline job keys", err)
@@ -408,14 +408,14 @@ func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner st
 	return job, nil
 }
 
-// blDeleteKeyChunks removes the key chunks of a committed job (best
+// baselineDeleteKeyChunks removes the key chunks of a committed job (best
 // effort: they are invisible and a DELETE of the baseline removes them).
-func (s *BaselineStore) blDeleteKeyChunks(ctx context.Context, job *baseline.Job) {
-	chunks, err := blChunks(job.Keys)
+func (s *BaselineStore) baselineDeleteKeyChunks(ctx context.Context, job *baseline.Job) {
+	chunks, err := baselineChunks(job.Keys)
 	if err != nil {
 		return
 	}
 	for i := range chunks {
-		_, _ = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: blChunkKey(job.Tenant, job.SpaceKey, job.Number, i)})
+		_, _ = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, i)})
 	}
 }

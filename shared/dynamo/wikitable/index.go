@@ -28,9 +28,9 @@ import (
 //
 //	gsi1pk T#t#IXS#<SPACE>#<kind>#<value>   gsi1sk <KEYU>#<SPACE>
 //
-// Values are lower-cased (and cut to ixMaxValue bytes), so a partition holds
+// Values are lower-cased (and cut to indexMaxValue bytes), so a partition holds
 // a superset of the exact matches: the search evaluator checks each row.
-type ixItem struct {
+type indexItem struct {
 	PK     string `dynamodbav:"pk"`
 	SK     string `dynamodbav:"sk"`
 	GSI1PK string `dynamodbav:"gsi1pk"`
@@ -41,96 +41,96 @@ type ixItem struct {
 
 // Index kinds (the <kind> of the partition key).
 const (
-	ixProperty = "P"
-	ixIssue    = "J"
-	// ixService items say that a requirement's page holds (or held) links
-	// to an integration: pk T#t#IX#S#<serviceId> (ixAnyService for jira
+	indexProperty = "P"
+	indexIssue    = "J"
+	// indexService items say that a requirement's page holds (or held) links
+	// to an integration: pk T#t#IX#S#<serviceId> (indexAnyService for jira
 	// macros naming none). They are written as the page comes to hold such
 	// links, whether the integration exists or not, and never deleted by
 	// the indexing: a tracker may still hold links the page dropped, so
 	// reconcile (the only reader) must find the requirement to send it its
 	// set, even an empty one.
-	ixService = "S"
+	indexService = "S"
 )
 
-// ixAnyService is the ixService value of links whose macro names no
+// indexAnyService is the indexService value of links whose macro names no
 // integration (they go to every integration).
-const ixAnyService = "*"
+const indexAnyService = "*"
 
-// serviceIndexValue is the ixService value of serviceID.
+// serviceIndexValue is the indexService value of serviceID.
 func serviceIndexValue(serviceID string) string {
 	if serviceID == "" {
-		return ixAnyService
+		return indexAnyService
 	}
-	return ixValue(serviceID)
+	return indexValue(serviceID)
 }
 
-// ixMaxValue bounds the value part of an index partition key (DynamoDB
+// indexMaxValue bounds the value part of an index partition key (DynamoDB
 // allows 2048 bytes per partition key): longer values share the partition
-// of their first ixMaxValue bytes, which keeps the index a superset.
-const ixMaxValue = 1024
+// of their first indexMaxValue bytes, which keeps the index a superset.
+const indexMaxValue = 1024
 
-// ixValue is the value part of an index partition key: v folded, then
+// indexValue is the value part of an index partition key: v folded, then
 // cut. Folding goes through upper case first, as the query language does
 // (query.Fold), so runes like 'ſ' land in the same partition on both sides;
 // it comes before the cut because folding may change a value's length in
 // bytes ('ı' is 2 bytes, 'I' 1): the writer (the property name as written)
 // and the search (the name folded) must cut the same string.
-func ixValue(v string) string {
+func indexValue(v string) string {
 	v = strings.ToLower(strings.ToUpper(v))
-	if len(v) <= ixMaxValue {
+	if len(v) <= indexMaxValue {
 		return v
 	}
-	i := ixMaxValue
+	i := indexMaxValue
 	for i > 0 && !utf8.RuneStart(v[i]) {
 		i--
 	}
 	return v[:i]
 }
 
-func ixPropertyPK(tenant, name, value string) string {
-	return indexPK(tenant, ixProperty, ixPropertyValue(name, value))
+func indexPropertyPK(tenant, name, value string) string {
+	return indexPK(tenant, indexProperty, indexPropertyValue(name, value))
 }
 
-func ixIssuePK(tenant, issueKey string) string {
-	return indexPK(tenant, ixIssue, ixValue(issueKey))
+func indexIssuePK(tenant, issueKey string) string {
+	return indexPK(tenant, indexIssue, indexValue(issueKey))
 }
 
-func ixPropertyValue(name, value string) string { return ixValue(name + "#" + value) }
+func indexPropertyValue(name, value string) string { return indexValue(name + "#" + value) }
 
-// ixItems returns the index items of a row by "pk\x00sk"; none unless the
+// indexItems returns the index items of a row by "pk\x00sk"; none unless the
 // row is ACTIVE.
-func ixItems(tenant string, r *requirement.Requirement) map[string]ixItem {
+func indexItems(tenant string, r *requirement.Requirement) map[string]indexItem {
 	if r == nil || r.Status != requirement.Active || r.Baseline != 0 {
 		return nil
 	}
-	out := map[string]ixItem{}
+	out := map[string]indexItem{}
 	sk := indexSK(r.SpaceKey, r.Key)
 	add := func(kind, value string) {
 		pk := indexPK(tenant, kind, value)
-		out[pk+"\x00"+sk] = ixItem{PK: pk, SK: sk, GSI1PK: spaceIndexPK(tenant, r.SpaceKey, kind, value), GSI1SK: sk,
+		out[pk+"\x00"+sk] = indexItem{PK: pk, SK: sk, GSI1PK: spaceIndexPK(tenant, r.SpaceKey, kind, value), GSI1SK: sk,
 			Space: r.SpaceKey, Key: r.Key}
 	}
 	for _, p := range r.Properties {
-		add(ixProperty, ixPropertyValue(p.Key, p.Value))
+		add(indexProperty, indexPropertyValue(p.Key, p.Value))
 	}
 	for _, l := range r.Issues {
-		add(ixIssue, ixValue(l.IssueKey))
+		add(indexIssue, indexValue(l.IssueKey))
 		if l.Page {
-			add(ixService, serviceIndexValue(l.ServiceID))
+			add(indexService, serviceIndexValue(l.ServiceID))
 		}
 	}
 	return out
 }
 
-// ixDiff returns the writes that take the index items of old to those of n:
+// indexDiff returns the writes that take the index items of old to those of n:
 // puts of new (or re-spelt) items, deletes of items n no longer has. Write
 // the puts before the row and the deletes after it: a write that fails half
 // way then leaves the index a superset of the rows (which searches check),
 // never without an item a stored row needs, which no later save would
 // write again (saves write only what differs from the stored rows).
-func ixDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []types.WriteRequest, err error) {
-	before, after := ixItems(tenant, old), ixItems(tenant, n)
+func indexDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []types.WriteRequest, err error) {
+	before, after := indexItems(tenant, old), indexItems(tenant, n)
 	for id, it := range after {
 		if prev, ok := before[id]; ok && prev == it {
 			continue
@@ -142,7 +142,7 @@ func ixDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []typ
 		puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 	}
 	for id, it := range before {
-		if _, ok := after[id]; ok || strings.HasPrefix(it.PK, indexPK(tenant, ixService, "")) {
+		if _, ok := after[id]; ok || strings.HasPrefix(it.PK, indexPK(tenant, indexService, "")) {
 			continue
 		}
 		deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
@@ -159,16 +159,16 @@ func ixDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []typ
 // ("" for all), calling fn with each one's id until fn returns false. Fetch
 // the rows with GetMany. pageSize bounds each Query call.
 func (s *RequirementStore) QueryPropertyIndex(ctx context.Context, tenant, name, value, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
-	return s.ixQuery(ctx, ixPropertyPK(tenant, name, value), keyPrefix, pageSize, fn)
+	return s.indexQuery(ctx, indexPropertyPK(tenant, name, value), keyPrefix, pageSize, fn)
 }
 
 // QueryIssueIndex is QueryPropertyIndex for the requirements whose issue
 // links name issueKey (ignoring case).
 func (s *RequirementStore) QueryIssueIndex(ctx context.Context, tenant, issueKey, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
-	return s.ixQuery(ctx, ixIssuePK(tenant, issueKey), keyPrefix, pageSize, fn)
+	return s.indexQuery(ctx, indexIssuePK(tenant, issueKey), keyPrefix, pageSize, fn)
 }
 
-func (s *RequirementStore) ixQuery(ctx context.Context, pk, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
+func (s *RequirementStore) indexQuery(ctx context.Context, pk, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
 	kc := expression.Key("pk").Equal(expression.Value(pk))
 	if keyPrefix != "" {
 		kc = kc.And(expression.Key("sk").BeginsWith(requirement.FoldKey(keyPrefix)))
@@ -191,7 +191,7 @@ func (s *RequirementStore) ixQuery(ctx context.Context, pk, keyPrefix string, pa
 			return dynamo.Errorf("query index", err)
 		}
 		for _, av := range out.Items {
-			var it ixItem
+			var it indexItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 				return dynamo.Errorf("decode index item", err)
 			}

@@ -37,11 +37,11 @@ func NewIntegrationStore(db dynamo.API, table string) *IntegrationStore {
 	return &IntegrationStore{db: db, table: table, reqs: NewRequirementStore(db, table)}
 }
 
-// igItem is the DynamoDB shape of an integration. The descriptor fields
+// integrationItem is the DynamoDB shape of an integration. The descriptor fields
 // and the credentials are written by Create/Update (guarded by rev); the
 // sync bookkeeping (sweepFrom, lastErrorMailAt, lease) only by their own
 // conditional updates, so neither side overwrites the other.
-type igItem struct {
+type integrationItem struct {
 	PK           string `dynamodbav:"pk"`
 	SK           string `dynamodbav:"sk"`
 	ServiceID    string `dynamodbav:"serviceId"`
@@ -70,18 +70,18 @@ type igItem struct {
 	PendingRemovals int `dynamodbav:"pendingRemovals,omitempty"`
 }
 
-func igPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "INTEG" }
+func integrationPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "INTEG" }
 
-func igKey(tenant, serviceID string) map[string]types.AttributeValue {
+func integrationKey(tenant, serviceID string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: igPK(tenant)},
+		"pk": &types.AttributeValueMemberS{Value: integrationPK(tenant)},
 		"sk": &types.AttributeValueMemberS{Value: serviceID},
 	}
 }
 
-func igNewItem(tenant string, d *integration.Descriptor) igItem {
-	it := igItem{
-		PK: igPK(tenant), SK: d.ServiceID, ServiceID: d.ServiceID, ApplinkID: d.ApplinkID, Label: d.Label,
+func integrationNewItem(tenant string, d *integration.Descriptor) integrationItem {
+	it := integrationItem{
+		PK: integrationPK(tenant), SK: d.ServiceID, ServiceID: d.ServiceID, ApplinkID: d.ApplinkID, Label: d.Label,
 		DisplayURL: d.DisplayURL, RPCURL: d.RPCURL, Endpoint: d.Endpoint, Email: d.SendErrorsToEmail,
 		Throttle: d.SendErrorsToEmailThrottle, UserKey: d.UserKey, Username: d.Username, Version: d.Version,
 		Status: string(d.Status), Token: d.Token, IncomingHash: d.IncomingTokenHash, Rev: d.Rev,
@@ -93,7 +93,7 @@ func igNewItem(tenant string, d *integration.Descriptor) igItem {
 	return it
 }
 
-func (it *igItem) entity() *integration.Descriptor {
+func (it *integrationItem) entity() *integration.Descriptor {
 	created := dynamo.ParseTime(it.CreatedAt)
 	updated := dynamo.ParseTime(it.UpdatedAt)
 	d := &integration.Descriptor{
@@ -109,8 +109,8 @@ func (it *igItem) entity() *integration.Descriptor {
 	return d
 }
 
-func igDecode(av map[string]types.AttributeValue) (*integration.Descriptor, error) {
-	var it igItem
+func integrationDecode(av map[string]types.AttributeValue) (*integration.Descriptor, error) {
+	var it integrationItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return nil, dynamo.Errorf("decode integration", err)
 	}
@@ -121,7 +121,7 @@ func igDecode(av map[string]types.AttributeValue) (*integration.Descriptor, erro
 func (s *IntegrationStore) List(ctx context.Context, tenant string) ([]*integration.Descriptor, error) {
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: igPK(tenant)}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: integrationPK(tenant)}},
 	})
 	var out []*integration.Descriptor
 	for p.HasMorePages() {
@@ -130,7 +130,7 @@ func (s *IntegrationStore) List(ctx context.Context, tenant string) ([]*integrat
 			return nil, dynamo.Errorf("list integrations", err)
 		}
 		for _, av := range page.Items {
-			d, err := igDecode(av)
+			d, err := integrationDecode(av)
 			if err != nil {
 				return nil, err
 			}
@@ -142,20 +142,20 @@ func (s *IntegrationStore) List(ctx context.Context, tenant string) ([]*integrat
 
 // Get returns one integration (strongly consistent), or apperr.ErrNotFound.
 func (s *IntegrationStore) Get(ctx context.Context, tenant, serviceID string) (*integration.Descriptor, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: igKey(tenant, serviceID), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: integrationKey(tenant, serviceID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, dynamo.Errorf("get integration", err)
 	}
 	if out.Item == nil {
 		return nil, apperr.ErrNotFound
 	}
-	return igDecode(out.Item)
+	return integrationDecode(out.Item)
 }
 
 // Create stores a new integration with rev 1; apperr.ErrConflict when the
 // serviceId is taken.
 func (s *IntegrationStore) Create(ctx context.Context, tenant string, d *integration.Descriptor) error {
-	it := igNewItem(tenant, d)
+	it := integrationNewItem(tenant, d)
 	it.Rev = 1
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
@@ -175,7 +175,7 @@ func (s *IntegrationStore) Create(ctx context.Context, tenant string, d *integra
 // is d.Rev, and sets d.Rev to the next one; apperr.ErrNotFound when the
 // integration is absent, apperr.ErrConflict when it changed concurrently.
 func (s *IntegrationStore) Update(ctx context.Context, tenant string, d *integration.Descriptor) error {
-	it := igNewItem(tenant, d)
+	it := integrationNewItem(tenant, d)
 	set := func(u expression.UpdateBuilder, name string, v any) expression.UpdateBuilder {
 		return u.Set(expression.Name(name), expression.Value(v))
 	}
@@ -201,7 +201,7 @@ func (s *IntegrationStore) Update(ctx context.Context, tenant string, d *integra
 		return fmt.Errorf("build integration update: %w", err)
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: igKey(tenant, d.ServiceID), UpdateExpression: expr.Update(),
+		TableName: &s.table, Key: integrationKey(tenant, d.ServiceID), UpdateExpression: expr.Update(),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -217,15 +217,15 @@ func (s *IntegrationStore) Update(ctx context.Context, tenant string, d *integra
 	return nil
 }
 
-// igConditional runs a conditional update and reports whether the
+// integrationConditional runs a conditional update and reports whether the
 // condition held.
-func (s *IntegrationStore) igConditional(ctx context.Context, tenant, serviceID string, u expression.UpdateBuilder, cond expression.ConditionBuilder, what string) (bool, error) {
+func (s *IntegrationStore) integrationConditional(ctx context.Context, tenant, serviceID string, u expression.UpdateBuilder, cond expression.ConditionBuilder, what string) (bool, error) {
 	expr, err := expression.NewBuilder().WithUpdate(u).WithCondition(cond).Build()
 	if err != nil {
 		return false, fmt.Errorf("build %s: %w", what, err)
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: igKey(tenant, serviceID), UpdateExpression: expr.Update(),
+		TableName: &s.table, Key: integrationKey(tenant, serviceID), UpdateExpression: expr.Update(),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -244,7 +244,7 @@ func (s *IntegrationStore) ClaimErrorMail(ctx context.Context, tenant, serviceID
 	name := expression.Name("lastErrorMailAt")
 	cond := expression.AttributeExists(expression.Name("pk")).And(
 		expression.AttributeNotExists(name).Or(name.LessThanEqual(expression.Value(now.Add(-every).UnixMilli()))))
-	return s.igConditional(ctx, tenant, serviceID, expression.Set(name, expression.Value(now.UnixMilli())), cond, "claim the error e-mail")
+	return s.integrationConditional(ctx, tenant, serviceID, expression.Set(name, expression.Value(now.UnixMilli())), cond, "claim the error e-mail")
 }
 
 // AcquireLease makes owner the only sync run delivering to the integration
@@ -254,14 +254,14 @@ func (s *IntegrationStore) AcquireLease(ctx context.Context, tenant, serviceID, 
 	cond := expression.AttributeExists(expression.Name("pk")).And(expression.Or(
 		expression.AttributeNotExists(u), u.LessThan(expression.Value(now.UnixMilli())), o.Equal(expression.Value(owner))))
 	upd := expression.Set(o, expression.Value(owner)).Set(u, expression.Value(until.UnixMilli()))
-	return s.igConditional(ctx, tenant, serviceID, upd, cond, "lease integration")
+	return s.integrationConditional(ctx, tenant, serviceID, upd, cond, "lease integration")
 }
 
 // ReleaseLease ends owner's lease; nothing happens when owner does not
 // hold it.
 func (s *IntegrationStore) ReleaseLease(ctx context.Context, tenant, serviceID, owner string) error {
 	o := expression.Name("leaseOwner")
-	_, err := s.igConditional(ctx, tenant, serviceID, expression.Remove(o).Remove(expression.Name("leaseUntil")),
+	_, err := s.integrationConditional(ctx, tenant, serviceID, expression.Remove(o).Remove(expression.Name("leaseUntil")),
 		o.Equal(expression.Value(owner)), "release the integration lease")
 	return err
 }
@@ -269,7 +269,7 @@ func (s *IntegrationStore) ReleaseLease(ctx context.Context, tenant, serviceID, 
 // SetSweepFrom stores where the next sweep of the integration's outbox
 // starts (nothing happens when the integration is gone).
 func (s *IntegrationStore) SetSweepFrom(ctx context.Context, tenant, serviceID, from string) error {
-	_, err := s.igConditional(ctx, tenant, serviceID, expression.Set(expression.Name("sweepFrom"), expression.Value(from)),
+	_, err := s.integrationConditional(ctx, tenant, serviceID, expression.Set(expression.Name("sweepFrom"), expression.Value(from)),
 		expression.AttributeExists(expression.Name("pk")), "set the sweep mark")
 	return err
 }
@@ -287,12 +287,12 @@ func (s *IntegrationStore) SetSweepFrom(ctx context.Context, tenant, serviceID, 
 // the links and the status are still those read: a page save in between
 // keeps its text, excerpt and properties, and a change of the links or the
 // status makes the callback read the rows again and redo its work (at most
-// igLinkAttempts times, then Conflict). Every step is idempotent, and a
+// integrationLinkAttempts times, then Conflict). Every step is idempotent, and a
 // failure half way leaves the index a superset of the rows.
 func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
 	total := 0 // rows updated by every round: a round skips those done
 	for attempt := 1; ; attempt++ {
-		n, err := s.igReplaceLinks(ctx, tenant, serviceID, sets)
+		n, err := s.integrationReplaceLinks(ctx, tenant, serviceID, sets)
 		total += n
 		if !errors.Is(err, errRowChanged) {
 			if err != nil {
@@ -300,7 +300,7 @@ func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, servic
 			}
 			return total, nil
 		}
-		if attempt == igLinkAttempts {
+		if attempt == integrationLinkAttempts {
 			return 0, apperr.Wrap(apperr.Conflictf("requirements changed %d times while their issue links were written; send the links again", attempt), err)
 		}
 		if err := dynamo.Backoff(ctx, attempt); err != nil {
@@ -309,15 +309,15 @@ func (s *IntegrationStore) ReplaceIssueLinks(ctx context.Context, tenant, servic
 	}
 }
 
-// igLinkAttempts bounds the rounds of ReplaceIssueLinks.
-const igLinkAttempts = 4
+// integrationLinkAttempts bounds the rounds of ReplaceIssueLinks.
+const integrationLinkAttempts = 4
 
 // errRowChanged: a row changed between the links callback's read and its
 // conditional write.
 var errRowChanged = errors.New("a requirement changed since it was read")
 
-// igReplaceLinks is one round of ReplaceIssueLinks.
-func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
+// integrationReplaceLinks is one round of ReplaceIssueLinks.
+func (s *IntegrationStore) integrationReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error) {
 	ids := make([]requirement.ID, len(sets))
 	for i, set := range sets {
 		ids[i] = requirement.ID{SpaceKey: set.SpaceKey, Key: set.Key, Baseline: set.Baseline}
@@ -339,7 +339,7 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 		deletes []types.WriteRequest
 	}
 	var units []unit
-	var ixPuts []types.WriteRequest
+	var indexPuts []types.WriteRequest
 	for i, set := range sets {
 		r := rows[requirement.NewID(ids[i].SpaceKey, ids[i].Key, ids[i].Baseline)]
 		old := *r // ReplaceLinks gives r a new Issues slice; old keeps the previous one
@@ -351,15 +351,15 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 		if err != nil {
 			return 0, err
 		}
-		if size := wsItemSize(av); size > wsMaxRow {
+		if size := saveItemSize(av); size > saveMaxRow {
 			return 0, apperr.TooLargef("requirement %s/%s cannot take these links: with them it takes %d bytes, "+
-				"over the %d bytes a requirement may take", r.SpaceKey, r.Key, size, wsMaxRow)
+				"over the %d bytes a requirement may take", r.SpaceKey, r.Key, size, saveMaxRow)
 		}
-		up, err := s.igLinksUpdate(before, after)
+		up, err := s.integrationLinksUpdate(before, after)
 		if err != nil {
 			return 0, err
 		}
-		puts, deletes, err := ixDiff(tenant, &old, r)
+		puts, deletes, err := indexDiff(tenant, &old, r)
 		if err != nil {
 			return 0, err
 		}
@@ -369,23 +369,23 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 		if err != nil {
 			return 0, err
 		}
-		units = append(units, unit{update: up, bytes: wsItemSize(oldAV) + wsItemSize(av), deletes: deletes})
-		ixPuts = append(ixPuts, puts...)
+		units = append(units, unit{update: up, bytes: saveItemSize(oldAV) + saveItemSize(av), deletes: deletes})
+		indexPuts = append(indexPuts, puts...)
 	}
 	if len(units) == 0 {
 		return 0, nil
 	}
-	if err := dynamo.BatchWrite(ctx, s.db, s.table, ixPuts); err != nil {
+	if err := dynamo.BatchWrite(ctx, s.db, s.table, indexPuts); err != nil {
 		return 0, fmt.Errorf("write search index items: %w", err)
 	}
-	// Transactions of at most wsTxItems updates and wsTxBytes bytes, one
+	// Transactions of at most saveTxItems updates and saveTxBytes bytes, one
 	// after the other. The index deletes of the rows committed are sent
 	// even when a later transaction finds a row changed: the next round
 	// reads those rows as done and would not send them.
 	done, changed := 0, error(nil)
 	for start := 0; start < len(units) && changed == nil; {
 		end, bytes := start, 0
-		for end < len(units) && end-start < wsTxItems && (end == start || bytes+units[end].bytes <= wsTxBytes) {
+		for end < len(units) && end-start < saveTxItems && (end == start || bytes+units[end].bytes <= saveTxBytes) {
 			bytes += units[end].bytes
 			end++
 		}
@@ -413,9 +413,9 @@ func (s *IntegrationStore) igReplaceLinks(ctx context.Context, tenant, serviceID
 	return done, changed
 }
 
-// igLinksUpdate sets a row's issue links from before's to after's, on
+// integrationLinksUpdate sets a row's issue links from before's to after's, on
 // condition that its links and status are still before's.
-func (s *IntegrationStore) igLinksUpdate(before, after requirementItem) (types.TransactWriteItem, error) {
+func (s *IntegrationStore) integrationLinksUpdate(before, after requirementItem) (types.TransactWriteItem, error) {
 	issues, status := expression.Name("issues"), expression.Name("status")
 	cond := status.Equal(expression.Value(before.Status))
 	if len(before.Issues) == 0 {

@@ -23,7 +23,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
-type igEnv struct {
+type integrationEnv struct {
 	db       *dynamodb.Client
 	table    string
 	calls    *testenv.CallCounter
@@ -33,16 +33,16 @@ type igEnv struct {
 	reqs     *wikitable.RequirementStore
 }
 
-func igNew(t *testing.T) *igEnv {
+func integrationNew(t *testing.T) *integrationEnv {
 	t.Helper()
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
-	return &igEnv{db: db, table: env.WikiTable, calls: calls, integ: wikitable.NewIntegrationStore(db, env.WikiTable), outbox: wikitable.NewOutboxStore(db, env.WikiTable),
+	return &integrationEnv{db: db, table: env.WikiTable, calls: calls, integ: wikitable.NewIntegrationStore(db, env.WikiTable), outbox: wikitable.NewOutboxStore(db, env.WikiTable),
 		settings: wikitable.NewSettingsStore(db, env.WikiTable), reqs: wikitable.NewRequirementStore(db, env.WikiTable)}
 }
 
-func igDescriptor(id string) *integration.Descriptor {
+func integrationDescriptor(id string) *integration.Descriptor {
 	d := &integration.Descriptor{ServiceID: id, ApplinkID: id, RPCURL: "https://jira.example.com", Version: 4, Token: "secret",
 		SendErrorsToEmail: "ops@example.com", SendErrorsToEmailThrottle: 30, IncomingTokenHash: "abc", CreatedAt: time.Now(), UpdatedAt: time.Now()}
 	d.Normalize()
@@ -51,16 +51,16 @@ func igDescriptor(id string) *integration.Descriptor {
 
 func TestIntegrationStoreCRUD(t *testing.T) {
 	t.Parallel()
-	e := igNew(t)
+	e := integrationNew(t)
 	ctx := context.Background()
-	d := igDescriptor("jira-1")
+	d := integrationDescriptor("jira-1")
 	if err := e.integ.Create(ctx, "demo", d); err != nil || d.Rev != 1 {
 		t.Fatalf("Create: %v (rev %d)", err, d.Rev)
 	}
-	if err := e.integ.Create(ctx, "demo", igDescriptor("jira-1")); !errors.Is(err, apperr.ErrConflict) {
+	if err := e.integ.Create(ctx, "demo", integrationDescriptor("jira-1")); !errors.Is(err, apperr.ErrConflict) {
 		t.Fatalf("duplicate Create = %v", err)
 	}
-	if err := e.integ.Create(ctx, "demo", igDescriptor("jira-0")); err != nil {
+	if err := e.integ.Create(ctx, "demo", integrationDescriptor("jira-0")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := e.integ.Get(ctx, "demo", "jira-1")
@@ -88,7 +88,7 @@ func TestIntegrationStoreCRUD(t *testing.T) {
 	if err := e.integ.Update(ctx, "demo", &stale); !errors.Is(err, apperr.ErrConflict) {
 		t.Fatalf("stale Update = %v", err)
 	}
-	missing := igDescriptor("nope")
+	missing := integrationDescriptor("nope")
 	if err := e.integ.Update(ctx, "demo", missing); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("Update of a missing integration = %v", err)
 	}
@@ -100,9 +100,9 @@ func TestIntegrationStoreCRUD(t *testing.T) {
 
 func TestIntegrationStoreMailClaimAndLease(t *testing.T) {
 	t.Parallel()
-	e := igNew(t)
+	e := integrationNew(t)
 	ctx := context.Background()
-	if err := e.integ.Create(ctx, "demo", igDescriptor("j")); err != nil {
+	if err := e.integ.Create(ctx, "demo", integrationDescriptor("j")); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -142,7 +142,7 @@ func TestIntegrationStoreMailClaimAndLease(t *testing.T) {
 	}
 }
 
-func obMessages(sid string, n int, at time.Time) []*outbox.Message {
+func outboxMessages(sid string, n int, at time.Time) []*outbox.Message {
 	msgs := make([]*outbox.Message, n)
 	for i := range msgs {
 		msgs[i] = &outbox.Message{ID: outbox.NewID(at.Add(time.Duration(i))), ServiceID: sid, State: outbox.New, CreatedAt: at,
@@ -151,7 +151,7 @@ func obMessages(sid string, n int, at time.Time) []*outbox.Message {
 	return msgs
 }
 
-func obRefs(tenant string, msgs []*outbox.Message) []integration.Ref {
+func outboxRefs(tenant string, msgs []*outbox.Message) []integration.Ref {
 	refs := make([]integration.Ref, len(msgs))
 	for i, m := range msgs {
 		refs[i] = integration.RefOf(tenant, m)
@@ -161,14 +161,14 @@ func obRefs(tenant string, msgs []*outbox.Message) []integration.Ref {
 
 func TestOutboxStore(t *testing.T) {
 	t.Parallel()
-	e := igNew(t)
+	e := integrationNew(t)
 	ctx := context.Background()
 	old := time.Now().Add(-10 * time.Minute)
-	msgs := obMessages("j", 150, old)
+	msgs := outboxMessages("j", 150, old)
 	if err := e.outbox.Put(ctx, "demo", msgs); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.outbox.Put(ctx, "acme", obMessages("j", 3, old.Add(time.Minute))); err != nil {
+	if err := e.outbox.Put(ctx, "acme", outboxMessages("j", 3, old.Add(time.Minute))); err != nil {
 		t.Fatal(err)
 	}
 
@@ -196,7 +196,7 @@ func TestOutboxStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Enqueued: out of the pending partition (120 > one transaction of 100).
-	if err := e.outbox.MarkEnqueued(ctx, obRefs("demo", msgs[:120])); err != nil {
+	if err := e.outbox.MarkEnqueued(ctx, outboxRefs("demo", msgs[:120])); err != nil {
 		t.Fatal(err)
 	}
 	pending = nil
@@ -216,7 +216,7 @@ func TestOutboxStore(t *testing.T) {
 		t.Fatalf("second Delete = %v", err)
 	}
 	outcomes := []integration.Outcome{}
-	for i, r := range obRefs("demo", msgs[:105]) {
+	for i, r := range outboxRefs("demo", msgs[:105]) {
 		outcomes = append(outcomes, integration.Outcome{Ref: r, LastResponse: fmt.Sprintf("HTTP 200: OK %d", i)})
 	}
 	if err := e.outbox.MarkDone(ctx, outcomes); err != nil {
@@ -247,10 +247,10 @@ func TestOutboxStore(t *testing.T) {
 	}
 
 	// A failure is recorded on NEW messages only.
-	if err := e.outbox.RecordFailure(ctx, obRefs("demo", msgs[100:110]), "HTTP 500"); err != nil {
+	if err := e.outbox.RecordFailure(ctx, outboxRefs("demo", msgs[100:110]), "HTTP 500"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := e.outbox.GetMany(ctx, obRefs("demo", msgs[100:110]))
+	got, err := e.outbox.GetMany(ctx, outboxRefs("demo", msgs[100:110]))
 	if err != nil || len(got) != 10 {
 		t.Fatalf("GetMany = %d, %v", len(got), err)
 	}
@@ -284,15 +284,15 @@ func TestOutboxStore(t *testing.T) {
 
 func TestOutboxStoreCallCounts(t *testing.T) {
 	t.Parallel()
-	e := igNew(t)
+	e := integrationNew(t)
 	ctx := context.Background()
-	msgs := obMessages("j", 1000, time.Now())
+	msgs := outboxMessages("j", 1000, time.Now())
 	if err := e.outbox.Put(ctx, "demo", msgs); err != nil {
 		t.Fatal(err)
 	}
 	e.calls.Reset()
 	outcomes := make([]integration.Outcome, len(msgs))
-	for i, r := range obRefs("demo", msgs) {
+	for i, r := range outboxRefs("demo", msgs) {
 		outcomes[i] = integration.Outcome{Ref: r, LastResponse: "HTTP 200: OK"}
 	}
 	if err := e.outbox.MarkDone(ctx, outcomes); err != nil {
@@ -305,7 +305,7 @@ func TestOutboxStoreCallCounts(t *testing.T) {
 
 func TestSettingsStore(t *testing.T) {
 	t.Parallel()
-	e := igNew(t)
+	e := integrationNew(t)
 	ctx := context.Background()
 	if s, err := e.settings.Get(ctx, "demo"); err != nil || s.IsolateSpaces {
 		t.Fatalf("default settings = %+v, %v", s, err)
@@ -323,7 +323,7 @@ func TestSettingsStore(t *testing.T) {
 
 func TestReplaceIssueLinks(t *testing.T) {
 	t.Parallel()
-	e := igNew(t)
+	e := integrationNew(t)
 	ctx := context.Background()
 	reqs := []*requirement.Requirement{
 		{SpaceKey: "DEMO", Key: "REQ-1", Status: requirement.Active, Issues: []requirement.IssueLink{
@@ -336,7 +336,7 @@ func TestReplaceIssueLinks(t *testing.T) {
 	}
 	// The page indexing wrote the index items of REQ-1's links.
 	for _, k := range []string{"PROJ-1", "PROJ-2"} {
-		if err := igPutIndex(ctx, e, k); err != nil {
+		if err := integrationPutIndex(ctx, e, k); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -409,9 +409,9 @@ func TestReplaceIssueLinks(t *testing.T) {
 	}
 }
 
-// igPutIndex writes the jira index item of DEMO/REQ-1 as the page indexing
+// integrationPutIndex writes the jira index item of DEMO/REQ-1 as the page indexing
 // does (dynamo/index.go).
-func igPutIndex(ctx context.Context, e *igEnv, issue string) error {
+func integrationPutIndex(ctx context.Context, e *integrationEnv, issue string) error {
 	_, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &e.table, Item: map[string]types.AttributeValue{
 		"pk":       &types.AttributeValueMemberS{Value: "T#demo#IX#J#" + strings.ToLower(issue)},
 		"sk":       &types.AttributeValueMemberS{Value: "REQ-1#DEMO"},

@@ -37,12 +37,12 @@ func NewOutboxStore(db dynamo.API, table string) *OutboxStore {
 	return &OutboxStore{db: db, table: table}
 }
 
-// obDoneTTL is how long a DONE message is kept: its "ttl" attribute (epoch
+// outboxDoneTTL is how long a DONE message is kept: its "ttl" attribute (epoch
 // seconds) lets DynamoDB TTL expire it once the table's TTL is enabled on
 // that attribute.
-const obDoneTTL = 30 * 24 * time.Hour
+const outboxDoneTTL = 30 * 24 * time.Hour
 
-func obKey(tenant, serviceID, id string) map[string]types.AttributeValue {
+func outboxKey(tenant, serviceID, id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: outboxPK(tenant, serviceID)},
 		"sk": &types.AttributeValueMemberS{Value: "M#" + id},
@@ -64,9 +64,9 @@ func (s *OutboxStore) Put(ctx context.Context, tenant string, msgs []*outbox.Mes
 	return dynamo.BatchWrite(ctx, s.db, s.table, writes)
 }
 
-// obQuery builds the Query of an integration's partition from an id
+// outboxQuery builds the Query of an integration's partition from an id
 // prefix, NEW messages only unless all.
-func (s *OutboxStore) obQuery(tenant, serviceID, from string, all bool) (*dynamodb.QueryInput, error) {
+func (s *OutboxStore) outboxQuery(tenant, serviceID, from string, all bool) (*dynamodb.QueryInput, error) {
 	kc := expression.Key("pk").Equal(expression.Value(outboxPK(tenant, serviceID)))
 	if from == "" {
 		kc = kc.And(expression.Key("sk").BeginsWith("M#"))
@@ -91,7 +91,7 @@ func (s *OutboxStore) obQuery(tenant, serviceID, from string, all bool) (*dynamo
 // Select COUNT Query (it reads the DONE messages of the range too, which
 // the sweep mark keeps short).
 func (s *OutboxStore) CountNew(ctx context.Context, tenant, serviceID, from string) (int, error) {
-	in, err := s.obQuery(tenant, serviceID, from, false)
+	in, err := s.outboxQuery(tenant, serviceID, from, false)
 	if err != nil {
 		return 0, err
 	}
@@ -111,7 +111,7 @@ func (s *OutboxStore) CountNew(ctx context.Context, tenant, serviceID, from stri
 // List returns at most limit messages oldest first from an id prefix: NEW
 // ones, DONE ones too when includeDone.
 func (s *OutboxStore) List(ctx context.Context, tenant, serviceID, from string, limit int, includeDone bool) ([]*outbox.Message, error) {
-	in, err := s.obQuery(tenant, serviceID, from, includeDone)
+	in, err := s.outboxQuery(tenant, serviceID, from, includeDone)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (s *OutboxStore) List(ctx context.Context, tenant, serviceID, from string, 
 
 // Get returns one message (strongly consistent), or apperr.ErrNotFound.
 func (s *OutboxStore) Get(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: obKey(tenant, serviceID, id), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: outboxKey(tenant, serviceID, id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, dynamo.Errorf("get outbox message", err)
 	}
@@ -157,7 +157,7 @@ func (s *OutboxStore) GetMany(ctx context.Context, refs []integration.Ref) (map[
 	for _, r := range refs {
 		if !seen[r] {
 			seen[r] = true
-			keys = append(keys, obKey(r.Tenant, r.ServiceID, r.ID))
+			keys = append(keys, outboxKey(r.Tenant, r.ServiceID, r.ID))
 		}
 	}
 	items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, true)
@@ -178,7 +178,7 @@ func (s *OutboxStore) GetMany(ctx context.Context, refs []integration.Ref) (map[
 // Delete removes a message, or answers apperr.ErrNotFound.
 func (s *OutboxStore) Delete(ctx context.Context, tenant, serviceID, id string) error {
 	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &s.table, Key: obKey(tenant, serviceID, id), ReturnValues: types.ReturnValueAllOld,
+		TableName: &s.table, Key: outboxKey(tenant, serviceID, id), ReturnValues: types.ReturnValueAllOld,
 	})
 	if err != nil {
 		return dynamo.Errorf("delete outbox message", err)
@@ -192,7 +192,7 @@ func (s *OutboxStore) Delete(ctx context.Context, tenant, serviceID, id string) 
 // ScanNew calls fn with the NEW messages of each page (up to 1 MB read) of
 // an integration's partition from an id prefix, oldest first.
 func (s *OutboxStore) ScanNew(ctx context.Context, tenant, serviceID, from string, fn func([]*outbox.Message) (bool, error)) error {
-	in, err := s.obQuery(tenant, serviceID, from, false)
+	in, err := s.outboxQuery(tenant, serviceID, from, false)
 	if err != nil {
 		return err
 	}
@@ -221,19 +221,19 @@ func (s *OutboxStore) ScanNew(ctx context.Context, tenant, serviceID, from strin
 	return nil
 }
 
-// obUpdate is one conditional update of a message.
-type obUpdate struct {
+// outboxUpdate is one conditional update of a message.
+type outboxUpdate struct {
 	ref  integration.Ref
 	upd  expression.UpdateBuilder
 	cond expression.ConditionBuilder
 }
 
-// obApply runs updates as TransactWriteItems of up to 100 (⌈n/100⌉ calls);
+// outboxApply runs updates as TransactWriteItems of up to 100 (⌈n/100⌉ calls);
 // a transaction that is cancelled (a message deleted or changed meanwhile)
 // is replayed as single UpdateItems whose failed conditions are ignored.
-func (s *OutboxStore) obApply(ctx context.Context, updates []obUpdate, what string) error {
+func (s *OutboxStore) outboxApply(ctx context.Context, updates []outboxUpdate, what string) error {
 	seen := map[integration.Ref]bool{}
-	updates = slices.DeleteFunc(updates, func(u obUpdate) bool {
+	updates = slices.DeleteFunc(updates, func(u outboxUpdate) bool {
 		dup := seen[u.ref]
 		seen[u.ref] = true
 		return dup
@@ -246,7 +246,7 @@ func (s *OutboxStore) obApply(ctx context.Context, updates []obUpdate, what stri
 				return fmt.Errorf("build %s: %w", what, err)
 			}
 			items[i] = types.TransactWriteItem{Update: &types.Update{
-				TableName: &s.table, Key: obKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID),
+				TableName: &s.table, Key: outboxKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID),
 				UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 				ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			}}
@@ -257,7 +257,7 @@ func (s *OutboxStore) obApply(ctx context.Context, updates []obUpdate, what stri
 		case err == nil:
 			continue
 		case errors.As(err, &tce):
-			if err := s.obApplyEach(ctx, items, what); err != nil {
+			if err := s.outboxApplyEach(ctx, items, what); err != nil {
 				return err
 			}
 		default:
@@ -267,7 +267,7 @@ func (s *OutboxStore) obApply(ctx context.Context, updates []obUpdate, what stri
 	return nil
 }
 
-func (s *OutboxStore) obApplyEach(ctx context.Context, items []types.TransactWriteItem, what string) error {
+func (s *OutboxStore) outboxApplyEach(ctx context.Context, items []types.TransactWriteItem, what string) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -296,50 +296,52 @@ func (s *OutboxStore) obApplyEach(ctx context.Context, items []types.TransactWri
 	return errors.Join(errs...)
 }
 
-func obExists() expression.ConditionBuilder { return expression.AttributeExists(expression.Name("pk")) }
+func outboxExists() expression.ConditionBuilder {
+	return expression.AttributeExists(expression.Name("pk"))
+}
 
 // MarkDone sets messages DONE with their last response, takes them out of
 // the pending partition and sets their expiry; absent ones are skipped.
 func (s *OutboxStore) MarkDone(ctx context.Context, outcomes []integration.Outcome) error {
 	now := time.Now().UTC()
-	updates := make([]obUpdate, len(outcomes))
+	updates := make([]outboxUpdate, len(outcomes))
 	for i, o := range outcomes {
-		updates[i] = obUpdate{ref: o.Ref, cond: obExists(), upd: expression.
+		updates[i] = outboxUpdate{ref: o.Ref, cond: outboxExists(), upd: expression.
 			Set(expression.Name("state"), expression.Value(string(outbox.Done))).
 			Set(expression.Name("lastResponse"), expression.Value(o.LastResponse)).
 			Set(expression.Name("doneAt"), expression.Value(dynamo.Time(now))).
-			Set(expression.Name("ttl"), expression.Value(now.Add(obDoneTTL).Unix())).
+			Set(expression.Name("ttl"), expression.Value(now.Add(outboxDoneTTL).Unix())).
 			Remove(expression.Name("gsi1pk")).Remove(expression.Name("gsi1sk"))}
 	}
-	return s.obApply(ctx, updates, "mark messages done")
+	return s.outboxApply(ctx, updates, "mark messages done")
 }
 
 // RecordFailure sets the last response of the messages that are still
 // NEW.
 func (s *OutboxStore) RecordFailure(ctx context.Context, refs []integration.Ref, lastResponse string) error {
-	updates := make([]obUpdate, len(refs))
+	updates := make([]outboxUpdate, len(refs))
 	for i, r := range refs {
-		updates[i] = obUpdate{ref: r,
-			cond: obExists().And(expression.Name("state").Equal(expression.Value(string(outbox.New)))),
+		updates[i] = outboxUpdate{ref: r,
+			cond: outboxExists().And(expression.Name("state").Equal(expression.Value(string(outbox.New)))),
 			upd:  expression.Set(expression.Name("lastResponse"), expression.Value(lastResponse))}
 	}
-	return s.obApply(ctx, updates, "record a delivery failure")
+	return s.outboxApply(ctx, updates, "record a delivery failure")
 }
 
 // MarkEnqueued takes messages out of the pending partition (they reached
 // SQS); absent ones are skipped.
 func (s *OutboxStore) MarkEnqueued(ctx context.Context, refs []integration.Ref) error {
-	updates := make([]obUpdate, len(refs))
+	updates := make([]outboxUpdate, len(refs))
 	for i, r := range refs {
-		updates[i] = obUpdate{ref: r, cond: obExists(), upd: expression.
+		updates[i] = outboxUpdate{ref: r, cond: outboxExists(), upd: expression.
 			Set(expression.Name("enqueued"), expression.Value(true)).
 			Remove(expression.Name("gsi1pk")).Remove(expression.Name("gsi1sk"))}
 	}
-	return s.obApply(ctx, updates, "mark messages enqueued")
+	return s.outboxApply(ctx, updates, "mark messages enqueued")
 }
 
-// obPendingPage bounds one page of the pending partition.
-const obPendingPage = 500
+// outboxPendingPage bounds one page of the pending partition.
+const outboxPendingPage = 500
 
 // Pending pages through the sparse gsi1 partition OUTBOX#PENDING (NEW
 // messages of every tenant not yet in SQS) for messages created before
@@ -353,7 +355,7 @@ func (s *OutboxStore) Pending(ctx context.Context, before time.Time, fn func([]i
 			":pk":     &types.AttributeValueMemberS{Value: outboxPendingPK},
 			":before": &types.AttributeValueMemberS{Value: fmt.Sprintf("%016x", before.UnixNano())},
 		},
-		Limit: aws.Int32(obPendingPage),
+		Limit: aws.Int32(outboxPendingPage),
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

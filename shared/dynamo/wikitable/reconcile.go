@@ -29,12 +29,12 @@ const reconcileBatch = 100
 
 // PageLinked implements integration.ReconcileStore: one Query per page of
 // the service index partitions of serviceID and of macros naming none
-// (index.go, ixService), then the rows, 100 per BatchGetItem, strongly
+// (index.go, indexService), then the rows, 100 per BatchGetItem, strongly
 // consistent.
 func (s *IntegrationStore) PageLinked(ctx context.Context, tenant, serviceID string, fn func([]*requirement.Requirement) error) error {
 	values := []string{serviceIndexValue(serviceID)}
-	if values[0] != ixAnyService {
-		values = append(values, ixAnyService)
+	if values[0] != indexAnyService {
+		values = append(values, indexAnyService)
 	}
 	seen := map[requirement.ID]bool{}
 	var ids []requirement.ID
@@ -60,7 +60,7 @@ func (s *IntegrationStore) PageLinked(ctx context.Context, tenant, serviceID str
 	}
 	for _, v := range values {
 		var ferr error
-		err := s.reqs.ixQuery(ctx, indexPK(tenant, ixService, v), "", 0, func(id requirement.ID) bool {
+		err := s.reqs.indexQuery(ctx, indexPK(tenant, indexService, v), "", 0, func(id requirement.ID) bool {
 			k := requirement.NewID(id.SpaceKey, id.Key, 0)
 			if seen[k] {
 				return true
@@ -118,7 +118,7 @@ func (s *IntegrationStore) FlagReconcile(ctx context.Context, tenant, serviceID 
 	u := expression.Set(expression.Name("reconcileAt"), expression.Value(sk)).
 		Set(expression.Name("gsi1pk"), expression.Value(reconcilePendingPK)).
 		Set(expression.Name("gsi1sk"), expression.Value(sk))
-	_, err := s.igConditional(ctx, tenant, serviceID, u, expression.AttributeExists(expression.Name("pk")), "flag for reconcile")
+	_, err := s.integrationConditional(ctx, tenant, serviceID, u, expression.AttributeExists(expression.Name("pk")), "flag for reconcile")
 	return err
 }
 
@@ -159,13 +159,13 @@ func (s *IntegrationStore) Flagged(ctx context.Context, fn func([]integration.Fl
 // ClearReconcile implements integration.ReconcileStore.
 func (s *IntegrationStore) ClearReconcile(ctx context.Context, f integration.Flag) error {
 	u := expression.Remove(expression.Name("reconcileAt")).Remove(expression.Name("gsi1pk")).Remove(expression.Name("gsi1sk"))
-	_, err := s.igConditional(ctx, f.Tenant, f.ServiceID, u, expression.Name("reconcileAt").Equal(expression.Value(f.At)), "clear reconcile flag")
+	_, err := s.integrationConditional(ctx, f.Tenant, f.ServiceID, u, expression.Name("reconcileAt").Equal(expression.Value(f.At)), "clear reconcile flag")
 	return err
 }
 
 // ResetPendingRemovals implements integration.ReconcileStore.
 func (s *IntegrationStore) ResetPendingRemovals(ctx context.Context, tenant, serviceID string) error {
-	_, err := s.igConditional(ctx, tenant, serviceID, expression.Remove(expression.Name("pendingRemovals")),
+	_, err := s.integrationConditional(ctx, tenant, serviceID, expression.Remove(expression.Name("pendingRemovals")),
 		expression.AttributeExists(expression.Name("pk")), "reset pending removals")
 	return err
 }

@@ -16,7 +16,7 @@ import (
 
 // rcEnv is a wiki store with a real integration store and reconciler.
 type rcEnv struct {
-	*wsEnv
+	*saveEnv
 	integ *wikitable.IntegrationStore
 	ob    *wikitable.OutboxStore
 	rec   *integration.Reconcile
@@ -24,10 +24,10 @@ type rcEnv struct {
 
 func rcNew(t *testing.T) *rcEnv {
 	t.Helper()
-	e := wsNew(t)
+	e := saveNew(t)
 	integ := wikitable.NewIntegrationStore(e.db, e.env.WikiTable)
 	d := integration.Deps{Store: integ, Now: time.Now}
-	return &rcEnv{wsEnv: e, integ: integ, ob: wikitable.NewOutboxStore(e.db, e.env.WikiTable), rec: integration.NewReconciler(d, integ)}
+	return &rcEnv{saveEnv: e, integ: integ, ob: wikitable.NewOutboxStore(e.db, e.env.WikiTable), rec: integration.NewReconciler(d, integ)}
 }
 
 func (e *rcEnv) create(t *testing.T, tenant, serviceID string, version int) {
@@ -75,23 +75,23 @@ func TestReconcileFindsEveryPageLink(t *testing.T) {
 	e := rcNew(t)
 	ctx := context.Background()
 	// Saved before any integration exists: the save warns, nothing is sent.
-	res := e.save(t, "demo", "100", "DEMO", wsSpecs(
-		wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-5")),
-		wsReq("REQ-2", "Two", "Low", wt.Jira("PROJ-2", "")),
-		wsReq("REQ-3", "Three", "Low", wt.Jira("PROJ-3", "jira-5")),
-		wsReq("REQ-4", "Four", "Low", wt.Jira("PROJ-4", "other")),
-		wsReq("REQ-5", "Five", "Low"),
+	res := e.save(t, "demo", "100", "DEMO", saveSpecs(
+		saveReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-5")),
+		saveReq("REQ-2", "Two", "Low", wt.Jira("PROJ-2", "")),
+		saveReq("REQ-3", "Three", "Low", wt.Jira("PROJ-3", "jira-5")),
+		saveReq("REQ-4", "Four", "Low", wt.Jira("PROJ-4", "other")),
+		saveReq("REQ-5", "Five", "Low"),
 	))
 	if len(res.Warnings) != 4 {
 		t.Fatalf("warnings %+v", res.Warnings)
 	}
-	e.save(t, "acme", "100", "DEMO", wsSpecs(wsReq("REQ-1", "Acme", "High", wt.Jira("ACME-1", "jira-5"))))
+	e.save(t, "acme", "100", "DEMO", saveSpecs(saveReq("REQ-1", "Acme", "High", wt.Jira("ACME-1", "jira-5"))))
 	// REQ-3 drops its link; REQ-2 moves to another page (deleted here).
-	e.save(t, "demo", "100", "DEMO", wsSpecs(
-		wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-5")),
-		wsReq("REQ-3", "Three", "Low"),
-		wsReq("REQ-4", "Four", "Low", wt.Jira("PROJ-4", "other")),
-		wsReq("REQ-5", "Five", "Low"),
+	e.save(t, "demo", "100", "DEMO", saveSpecs(
+		saveReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-5")),
+		saveReq("REQ-3", "Three", "Low"),
+		saveReq("REQ-4", "Four", "Low", wt.Jira("PROJ-4", "other")),
+		saveReq("REQ-5", "Five", "Low"),
 	))
 	e.create(t, "demo", "jira-5", 5)
 	e.calls.Reset()
@@ -103,7 +103,7 @@ func TestReconcileFindsEveryPageLink(t *testing.T) {
 	// none), one BatchGetItem of the rows, one BatchWriteItem of the
 	// messages, the integration read and the pendingRemovals reset.
 	want := map[string]int{"GetItem": 1, "Query": 2, "BatchGetItem": 1, "BatchWriteItem": 1, "UpdateItem": 1}
-	if c := e.calls.Counts(); !wsMapsEqual(c, want) {
+	if c := e.calls.Counts(); !saveMapsEqual(c, want) {
 		t.Errorf("calls %v, want %v", c, want)
 	}
 	got := e.messages(t, "demo", "jira-5")
@@ -112,7 +112,7 @@ func TestReconcileFindsEveryPageLink(t *testing.T) {
 	}
 	// At version 4 the same integration gets LINKs (removals cannot be sent).
 	e.create(t, "demo", "jira-4", 4)
-	e.save(t, "demo", "200", "DEMO", wsSpecs(wsReq("REQ-2", "Two again", "Low", wt.Jira("PROJ-2", ""), wt.Jira("PROJ-7", "jira-4"))))
+	e.save(t, "demo", "200", "DEMO", saveSpecs(saveReq("REQ-2", "Two again", "Low", wt.Jira("PROJ-2", ""), wt.Jira("PROJ-7", "jira-4"))))
 	before := len(e.messages(t, "demo", "jira-4"))
 	if n, err := e.rec.Run(ctx, "demo", "jira-4", "admin"); err != nil || n != 2 {
 		t.Fatalf("Run v4 = %d, %v", n, err)
@@ -133,8 +133,8 @@ func TestReconcileFlags(t *testing.T) {
 	t.Parallel()
 	e := rcNew(t)
 	ctx := context.Background()
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "j1"))))
-	e.save(t, "acme", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "j2"))))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "j1"))))
+	e.save(t, "acme", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "j2"))))
 	e.create(t, "demo", "j1", 5)
 	e.create(t, "acme", "j2", 5)
 	e.create(t, "acme", "off", 5)
@@ -208,10 +208,10 @@ func TestReconcileFollowsMoves(t *testing.T) {
 	t.Parallel()
 	e := rcNew(t)
 	ctx := context.Background()
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "j"))))
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
-	e.save(t, "demo", "100", "NEW", wsSpecs(wsReq("REQ-1", "One", "High")))
-	e.save(t, "demo", "100", "LAST", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "j"))))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High")))
+	e.save(t, "demo", "100", "NEW", saveSpecs(saveReq("REQ-1", "One", "High")))
+	e.save(t, "demo", "100", "LAST", saveSpecs(saveReq("REQ-1", "One", "High")))
 	e.create(t, "demo", "j", 5)
 	if n, err := e.rec.Run(ctx, "demo", "j", "admin"); err != nil || n != 1 {
 		t.Fatalf("Run = %d, %v", n, err)

@@ -50,11 +50,11 @@ func NewSearchStore(db dynamo.API, table string) *SearchStore {
 
 // Rows implements search.Store: one Query of the range, Limit limit.
 func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, after search.Token, limit int) ([]*requirement.Requirement, search.Token, error) {
-	in, err := s.srRangeQuery(tenant, r)
+	in, err := s.searchRangeQuery(tenant, r)
 	if err != nil {
 		return nil, "", err
 	}
-	out, err := s.srQuery(ctx, in, after, limit)
+	out, err := s.searchQuery(ctx, in, after, limit)
 	if err != nil {
 		return nil, "", dynamo.Errorf("query requirements in key order", err)
 	}
@@ -66,12 +66,12 @@ func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, a
 		}
 		rows = append(rows, row)
 	}
-	next, err := srEncodeToken(out.LastEvaluatedKey)
+	next, err := searchEncodeToken(out.LastEvaluatedKey)
 	return rows, next, err
 }
 
-// srRangeQuery builds the Query of a range (see SearchStore).
-func (s *SearchStore) srRangeQuery(tenant string, r search.Range) (*dynamodb.QueryInput, error) {
+// searchRangeQuery builds the Query of a range (see SearchStore).
+func (s *SearchStore) searchRangeQuery(tenant string, r search.Range) (*dynamodb.QueryInput, error) {
 	prefix := requirement.FoldKey(r.Prefix)
 	var kc expression.KeyConditionBuilder
 	var filter *expression.ConditionBuilder
@@ -128,9 +128,9 @@ func (s *SearchStore) srRangeQuery(tenant string, r search.Range) (*dynamodb.Que
 	return in, nil
 }
 
-// srQuery runs one page of in from after with at most limit items read.
-func (s *SearchStore) srQuery(ctx context.Context, in *dynamodb.QueryInput, after search.Token, limit int) (*dynamodb.QueryOutput, error) {
-	start, err := srDecodeToken(after)
+// searchQuery runs one page of in from after with at most limit items read.
+func (s *SearchStore) searchQuery(ctx context.Context, in *dynamodb.QueryInput, after search.Token, limit int) (*dynamodb.QueryOutput, error) {
+	start, err := searchDecodeToken(after)
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +143,9 @@ func (s *SearchStore) srQuery(ctx context.Context, in *dynamodb.QueryInput, afte
 
 // Index implements search.Store: one Query of an index partition.
 func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexRef, desc bool, after search.Token, limit int) ([]requirement.ID, search.Token, error) {
-	kind, value := ixIssue, ixValue(ix.Value)
+	kind, value := indexIssue, indexValue(ix.Value)
 	if ix.Kind == search.IndexProperty {
-		kind, value = ixProperty, ixPropertyValue(ix.Name, ix.Value)
+		kind, value = indexProperty, indexPropertyValue(ix.Name, ix.Value)
 	}
 	// Every space: the index partition; one space: its gsi1 partition.
 	kc := expression.Key("pk").Equal(expression.Value(indexPK(tenant, kind, value)))
@@ -158,7 +158,7 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 	if err != nil {
 		return nil, "", fmt.Errorf("build index query: %w", err)
 	}
-	out, err := s.srQuery(ctx, &dynamodb.QueryInput{
+	out, err := s.searchQuery(ctx, &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: index, KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward: aws.Bool(!desc),
@@ -168,13 +168,13 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 	}
 	ids := make([]requirement.ID, 0, len(out.Items))
 	for _, av := range out.Items {
-		var it ixItem
+		var it indexItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return nil, "", dynamo.Errorf("decode index item", err)
 		}
 		ids = append(ids, requirement.ID{SpaceKey: it.Space, Key: it.Key})
 	}
-	next, err := srEncodeToken(out.LastEvaluatedKey)
+	next, err := searchEncodeToken(out.LastEvaluatedKey)
 	return ids, next, err
 }
 
@@ -223,9 +223,9 @@ func (s *SearchStore) IsolateSpaces(ctx context.Context, tenant string) (bool, e
 	return st.IsolateSpaces, nil
 }
 
-// srEncodeToken turns a LastEvaluatedKey (string attributes only: every key
+// searchEncodeToken turns a LastEvaluatedKey (string attributes only: every key
 // of the WikiTable and its index is a string) into a search.Token.
-func srEncodeToken(key map[string]types.AttributeValue) (search.Token, error) {
+func searchEncodeToken(key map[string]types.AttributeValue) (search.Token, error) {
 	if len(key) == 0 {
 		return "", nil
 	}
@@ -244,7 +244,7 @@ func srEncodeToken(key map[string]types.AttributeValue) (search.Token, error) {
 	return search.Token(b), nil
 }
 
-func srDecodeToken(t search.Token) (map[string]types.AttributeValue, error) {
+func searchDecodeToken(t search.Token) (map[string]types.AttributeValue, error) {
 	if t == "" {
 		return nil, nil
 	}

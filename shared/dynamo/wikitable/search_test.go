@@ -26,7 +26,7 @@ import (
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
-func srRow(space, key string, baseline int) *requirement.Requirement {
+func searchRow(space, key string, baseline int) *requirement.Requirement {
 	st := requirement.Active
 	if baseline > 0 {
 		st = requirement.Archived
@@ -34,7 +34,7 @@ func srRow(space, key string, baseline int) *requirement.Requirement {
 	return &requirement.Requirement{SpaceKey: space, Key: key, Baseline: baseline, Status: st, Text: key}
 }
 
-func srNames(rows []*requirement.Requirement) []string {
+func searchNames(rows []*requirement.Requirement) []string {
 	out := []string{}
 	for _, r := range rows {
 		out = append(out, fmt.Sprintf("%s/%s@%d", r.SpaceKey, r.Key, r.Baseline))
@@ -42,8 +42,8 @@ func srNames(rows []*requirement.Requirement) []string {
 	return out
 }
 
-// srReadAll pages through a range limit items at a time.
-func srReadAll(t *testing.T, s *wikitable.SearchStore, tenant string, r search.Range, limit int) []string {
+// searchReadAll pages through a range limit items at a time.
+func searchReadAll(t *testing.T, s *wikitable.SearchStore, tenant string, r search.Range, limit int) []string {
 	t.Helper()
 	var rows []*requirement.Requirement
 	var after search.Token
@@ -57,7 +57,7 @@ func srReadAll(t *testing.T, s *wikitable.SearchStore, tenant string, r search.R
 		}
 		rows = append(rows, page...)
 		if next == "" {
-			return srNames(rows)
+			return searchNames(rows)
 		}
 		after = next
 	}
@@ -73,14 +73,14 @@ func TestSearchStoreRanges(t *testing.T) {
 	reqs := wikitable.NewRequirementStore(db, env.WikiTable)
 	s := wikitable.NewSearchStore(db, env.WikiTable)
 	rows := []*requirement.Requirement{
-		srRow("A", "REQ-1", 0), srRow("A", "req-2", 0), srRow("A", "REQ-10", 0), srRow("A", "X-1", 0),
-		srRow("B", "REQ-1", 0), srRow("B", "REQ-3", 0), srRow("AB", "REQ-1", 0),
-		srRow("A", "REQ-1", 1), srRow("A", "REQ-1", 2), srRow("A", "req-2", 2), srRow("B", "REQ-1", 1), srRow("AB", "REQ-1", 2),
+		searchRow("A", "REQ-1", 0), searchRow("A", "req-2", 0), searchRow("A", "REQ-10", 0), searchRow("A", "X-1", 0),
+		searchRow("B", "REQ-1", 0), searchRow("B", "REQ-3", 0), searchRow("AB", "REQ-1", 0),
+		searchRow("A", "REQ-1", 1), searchRow("A", "REQ-1", 2), searchRow("A", "req-2", 2), searchRow("B", "REQ-1", 1), searchRow("AB", "REQ-1", 2),
 	}
 	if err := reqs.Put(ctx, "demo", rows); err != nil {
 		t.Fatal(err)
 	}
-	if err := reqs.Put(ctx, "acme", []*requirement.Requirement{srRow("A", "REQ-1", 0), srRow("A", "REQ-1", 1)}); err != nil {
+	if err := reqs.Put(ctx, "acme", []*requirement.Requirement{searchRow("A", "REQ-1", 0), searchRow("A", "REQ-1", 1)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -115,14 +115,14 @@ func TestSearchStoreRanges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			for _, limit := range []int{0, 1, 2, 100} {
-				if got := srReadAll(t, s, "demo", tt.r, limit); !slices.Equal(got, tt.want) {
+				if got := searchReadAll(t, s, "demo", tt.r, limit); !slices.Equal(got, tt.want) {
 					t.Fatalf("limit %d: %v, want %v", limit, got, tt.want)
 				}
 			}
 		})
 	}
 	// acme's rows never appear in demo's ranges, and the reverse.
-	if got := srReadAll(t, s, "acme", search.Range{}, 0); !slices.Equal(got, []string{"A/REQ-1@0"}) {
+	if got := searchReadAll(t, s, "acme", search.Range{}, 0); !slices.Equal(got, []string{"A/REQ-1@0"}) {
 		t.Fatalf("acme: %v", got)
 	}
 
@@ -130,7 +130,7 @@ func TestSearchStoreRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := srNames(got)
+	names := searchNames(got)
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"A/REQ-1@0", "A/REQ-1@2"}) {
 		t.Fatalf("Get: %v", names)
@@ -269,7 +269,7 @@ func indexIDs(t *testing.T, s *wikitable.SearchStore, ix search.IndexRef, desc b
 func TestSearchIndexLongFoldedValues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	s := wikitable.NewSearchStore(e.db, e.env.WikiTable)
 	value := strings.Repeat("ı", 600) // 1,200 bytes; 600 once folded
 	e.save(t, "demo", "1", "A", wt.Table(wt.TH("Key", "Description", "Açıklama"), wt.TR(wt.Def("REQ-1"), "One", value), wt.TR(wt.Def("REQ-2"), "Two", "short")))

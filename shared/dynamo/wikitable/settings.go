@@ -26,14 +26,14 @@ func NewSettingsStore(db dynamo.API, table string) *SettingsStore {
 	return &SettingsStore{db: db, table: table}
 }
 
-type stItem struct {
+type settingsItem struct {
 	PK            string `dynamodbav:"pk"`
 	SK            string `dynamodbav:"sk"`
 	IsolateSpaces bool   `dynamodbav:"isolateSpaces"`
 	UpdatedAt     string `dynamodbav:"updatedAt"`
 }
 
-func stKey(tenant string) map[string]types.AttributeValue {
+func settingsKey(tenant string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: dynamo.TenantPrefix(tenant) + "SETTINGS"},
 		"sk": &types.AttributeValueMemberS{Value: "SETTINGS"},
@@ -43,14 +43,14 @@ func stKey(tenant string) map[string]types.AttributeValue {
 // Get returns the tenant's settings with one GetItem; the defaults
 // (isolateSpaces false) when they were never set.
 func (s *SettingsStore) Get(ctx context.Context, tenant string) (integration.Settings, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: stKey(tenant)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: settingsKey(tenant)})
 	if err != nil {
 		return integration.Settings{}, dynamo.Errorf("get settings", err)
 	}
 	if out.Item == nil {
 		return integration.Settings{}, nil
 	}
-	var it stItem
+	var it settingsItem
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
 		return integration.Settings{}, dynamo.Errorf("decode settings", err)
 	}
@@ -59,7 +59,7 @@ func (s *SettingsStore) Get(ctx context.Context, tenant string) (integration.Set
 
 // Put stores the tenant's settings.
 func (s *SettingsStore) Put(ctx context.Context, tenant string, st integration.Settings) error {
-	av, err := attributevalue.MarshalMap(stItem{
+	av, err := attributevalue.MarshalMap(settingsItem{
 		PK: dynamo.TenantPrefix(tenant) + "SETTINGS", SK: "SETTINGS", IsolateSpaces: st.IsolateSpaces,
 		UpdatedAt: dynamo.Time(time.Now()),
 	})

@@ -66,7 +66,7 @@ func childrenPK(tenant, parent string) string {
 func spacesPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "SPACES" }
 
 // indexPK is the partition of a search index item: kind "P" (property,
-// value "<name>#<value>") or "J" (issue key), value as ixValue gives it
+// value "<name>#<value>") or "J" (issue key), value as indexValue gives it
 // (folded, so the index is a superset of the exact match, which the
 // evaluator then checks).
 func indexPK(tenant, kind, value string) string {

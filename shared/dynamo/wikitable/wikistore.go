@@ -127,10 +127,10 @@ func (s *WikiStore) AddPendingRemovals(ctx context.Context, tenant string, count
 
 // Spaces lists the spaces in which the tenant has stored pages, in order.
 func (s *WikiStore) Spaces(ctx context.Context, tenant string) ([]string, error) {
-	return s.wsSortKeys(ctx, spacesPK(tenant), "list spaces")
+	return s.saveSortKeys(ctx, spacesPK(tenant), "list spaces")
 }
 
-func (s *WikiStore) wsSortKeys(ctx context.Context, pk, what string) ([]string, error) {
+func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string, error) {
 	expr, err := expression.NewBuilder().
 		WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).
 		WithProjection(expression.NamesList(expression.Name("sk"))).Build()
@@ -156,17 +156,17 @@ func (s *WikiStore) wsSortKeys(ctx context.Context, pk, what string) ([]string, 
 	return out, nil
 }
 
-// wsSpaceItem registers a space: pk T#t#SPACES, sk <SPACE>.
-type wsSpaceItem struct {
+// saveSpaceItem registers a space: pk T#t#SPACES, sk <SPACE>.
+type saveSpaceItem struct {
 	PK        string `dynamodbav:"pk"`
 	SK        string `dynamodbav:"sk"`
 	Space     string `dynamodbav:"spaceKey"`
 	CreatedAt string `dynamodbav:"createdAt"`
 }
 
-// wsRegisterSpace adds a space to the registry unless it is there already.
-func (s *WikiStore) wsRegisterSpace(ctx context.Context, tenant, space string) error {
-	av, err := attributevalue.MarshalMap(wsSpaceItem{
+// saveRegisterSpace adds a space to the registry unless it is there already.
+func (s *WikiStore) saveRegisterSpace(ctx context.Context, tenant, space string) error {
+	av, err := attributevalue.MarshalMap(saveSpaceItem{
 		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: dynamo.Time(time.Now()),
 	})
 	if err != nil {
@@ -182,30 +182,30 @@ func (s *WikiStore) wsRegisterSpace(ctx context.Context, tenant, space string) e
 	return nil
 }
 
-// wsStringSet marshals as a DynamoDB string set (attributevalue would make
+// saveStringSet marshals as a DynamoDB string set (attributevalue would make
 // a list of a []string given to expression.Value).
-type wsStringSet []string
+type saveStringSet []string
 
 // MarshalDynamoDBAttributeValue implements attributevalue.Marshaler.
-func (ss wsStringSet) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+func (ss saveStringSet) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
 	return &types.AttributeValueMemberSS{Value: ss}, nil
 }
 
-// wsMaxRow is the most a requirement row may weigh: DynamoDB's 400 KB per
+// saveMaxRow is the most a requirement row may weigh: DynamoDB's 400 KB per
 // item, less a margin for the estimate.
-const wsMaxRow = 400*1024 - 4096
+const saveMaxRow = 400*1024 - 4096
 
 // Limits of one TransactWriteItems call (DynamoDB: 100 elements, 4 MB).
 const (
-	wsTxItems = 100
-	wsTxBytes = 3 << 20
+	saveTxItems = 100
+	saveTxBytes = 3 << 20
 )
 
-// wsRDepUpdate is the transaction element that adds (or removes) members of
+// saveRDepUpdate is the transaction element that adds (or removes) members of
 // a row's reverse dependencies without reading it. An absent row becomes a
 // stub: keys, space, key and rdeps, no status, invisible to reads.
-func (s *WikiStore) wsRDepUpdate(tenant string, target requirement.ID, deps []requirement.Dependency, add bool) (types.TransactWriteItem, error) {
-	members := make(wsStringSet, 0, len(deps))
+func (s *WikiStore) saveRDepUpdate(tenant string, target requirement.ID, deps []requirement.Dependency, add bool) (types.TransactWriteItem, error) {
+	members := make(saveStringSet, 0, len(deps))
 	for _, d := range deps {
 		members = append(members, encodeDep(d))
 	}
@@ -278,22 +278,22 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return dynamo.Errorf("encode page", err)
 		}
 	}
-	var rowBatch, ixPuts, ixDeletes []types.WriteRequest
+	var rowBatch, indexPuts, indexDeletes []types.WriteRequest
 	var units [][]types.TransactWriteItem
 	for _, w := range c.Writes {
 		av, err := newRequirementItem(tenant, w.New).marshal()
 		if err != nil {
 			return err
 		}
-		if size := wsItemSize(av); size > wsMaxRow {
+		if size := saveItemSize(av); size > saveMaxRow {
 			return apperr.TooLargef("requirement %s/%s cannot be stored: its text, excerpt and links take %d bytes, "+
-				"over the %d bytes a requirement may take; shorten its description", w.New.SpaceKey, w.New.Key, size, wsMaxRow)
+				"over the %d bytes a requirement may take; shorten its description", w.New.SpaceKey, w.New.Key, size, saveMaxRow)
 		}
-		puts, deletes, err := ixDiff(tenant, w.Old, w.New)
+		puts, deletes, err := indexDiff(tenant, w.Old, w.New)
 		if err != nil {
 			return err
 		}
-		ixPuts, ixDeletes = append(ixPuts, puts...), append(ixDeletes, deletes...)
+		indexPuts, indexDeletes = append(indexPuts, puts...), append(indexDeletes, deletes...)
 		if len(w.Messages) == 0 {
 			rowBatch = append(rowBatch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 			continue
@@ -311,14 +311,14 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 	var removals, additions []types.TransactWriteItem
 	for _, e := range c.RDeps {
 		if len(e.Remove) > 0 {
-			el, err := s.wsRDepUpdate(tenant, e.Target, e.Remove, false)
+			el, err := s.saveRDepUpdate(tenant, e.Target, e.Remove, false)
 			if err != nil {
 				return err
 			}
 			removals = append(removals, el)
 		}
 		if len(e.Add) > 0 {
-			el, err := s.wsRDepUpdate(tenant, e.Target, e.Add, true)
+			el, err := s.saveRDepUpdate(tenant, e.Target, e.Add, true)
 			if err != nil {
 				return err
 			}
@@ -337,23 +337,23 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		}
 	}
 	if c.RegisterSpace != "" {
-		if err := s.wsRegisterSpace(ctx, tenant, c.RegisterSpace); err != nil {
+		if err := s.saveRegisterSpace(ctx, tenant, c.RegisterSpace); err != nil {
 			return err
 		}
 	}
 	// Additions before the rows, removals after them: a commit that fails
 	// half way leaves the index and the reverse dependencies a superset of
 	// what the rows say, never short of what a stored row needs (see
-	// ixDiff). Within a phase the writes touch disjoint items and run at
+	// indexDiff). Within a phase the writes touch disjoint items and run at
 	// once.
 	phases := []struct {
 		batch    []types.WriteRequest
 		batchFor string
 		tx       func() error
 	}{
-		{ixPuts, "write search index items", func() error { return s.wsRDeps(ctx, additions) }},
-		{rowBatch, "write requirements", func() error { return s.wsTransactUnits(ctx, units) }},
-		{ixDeletes, "delete search index items", func() error { return s.wsRDeps(ctx, removals) }},
+		{indexPuts, "write search index items", func() error { return s.saveRDeps(ctx, additions) }},
+		{rowBatch, "write requirements", func() error { return s.saveTransactUnits(ctx, units) }},
+		{indexDeletes, "delete search index items", func() error { return s.saveRDeps(ctx, removals) }},
 	}
 	for _, ph := range phases {
 		var batchErr error
@@ -386,11 +386,11 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 	return nil
 }
 
-// wsRDeps applies reverse-dependency edits, 100 rows per transaction. A
+// saveRDeps applies reverse-dependency edits, 100 rows per transaction. A
 // row that the edit would take past DynamoDB's item size (a requirement
 // that very many others link to) is a TooLarge error.
-func (s *WikiStore) wsRDeps(ctx context.Context, els []types.TransactWriteItem) error {
-	err := s.wsTransactAll(ctx, slices.Collect(slices.Chunk(els, wsTxItems)), "update reverse dependencies")
+func (s *WikiStore) saveRDeps(ctx context.Context, els []types.TransactWriteItem) error {
+	err := s.saveTransactAll(ctx, slices.Collect(slices.Chunk(els, saveTxItems)), "update reverse dependencies")
 	if itemTooLarge(err) {
 		return apperr.Wrap(apperr.TooLargef("a requirement this page links to has more reverse dependencies than "+
 			"one requirement can store (DynamoDB's 400 KB per item); link it from fewer requirements"), err)
@@ -416,38 +416,38 @@ func itemTooLarge(err error) bool {
 	return sizeText(err.Error())
 }
 
-// wsTransactUnits commits the rows that carry outbound messages with their
+// saveTransactUnits commits the rows that carry outbound messages with their
 // messages: split-off messages first, then the packed transactions.
-func (s *WikiStore) wsTransactUnits(ctx context.Context, units [][]types.TransactWriteItem) error {
-	early, groups := wsPack(units)
+func (s *WikiStore) saveTransactUnits(ctx context.Context, units [][]types.TransactWriteItem) error {
+	early, groups := savePack(units)
 	for _, g := range early {
-		if err := s.wsTransact(ctx, g, "write outbound messages"); err != nil {
+		if err := s.saveTransact(ctx, g, "write outbound messages"); err != nil {
 			return err
 		}
 	}
-	return s.wsTransactAll(ctx, groups, "write requirements with outbound messages")
+	return s.saveTransactAll(ctx, groups, "write requirements with outbound messages")
 }
 
-// wsPack packs units (a row and its messages) into transactions of at most
-// wsTxItems elements and wsTxBytes bytes. A unit too big for one
+// savePack packs units (a row and its messages) into transactions of at most
+// saveTxItems elements and saveTxBytes bytes. A unit too big for one
 // transaction (a row with more than 99 messages) has its extra messages
 // split off into early transactions, to be committed before the row's: if
 // the row's transaction then fails, the next save writes them again, so
 // such messages are delivered at least once rather than exactly once.
-func wsPack(units [][]types.TransactWriteItem) (early, groups [][]types.TransactWriteItem) {
+func savePack(units [][]types.TransactWriteItem) (early, groups [][]types.TransactWriteItem) {
 	var cur []types.TransactWriteItem
 	curBytes := 0
 	for _, unit := range units {
-		if len(unit) > wsTxItems {
-			extra := unit[1 : len(unit)-(wsTxItems-1)]
-			early = append(early, slices.Collect(slices.Chunk(extra, wsTxItems))...)
-			unit = append([]types.TransactWriteItem{unit[0]}, unit[len(unit)-(wsTxItems-1):]...)
+		if len(unit) > saveTxItems {
+			extra := unit[1 : len(unit)-(saveTxItems-1)]
+			early = append(early, slices.Collect(slices.Chunk(extra, saveTxItems))...)
+			unit = append([]types.TransactWriteItem{unit[0]}, unit[len(unit)-(saveTxItems-1):]...)
 		}
 		size := 0
 		for _, el := range unit {
-			size += wsElementSize(el)
+			size += saveElementSize(el)
 		}
-		if len(cur) > 0 && (len(cur)+len(unit) > wsTxItems || curBytes+size > wsTxBytes) {
+		if len(cur) > 0 && (len(cur)+len(unit) > saveTxItems || curBytes+size > saveTxBytes) {
 			groups = append(groups, cur)
 			cur, curBytes = nil, 0
 		}
@@ -460,8 +460,8 @@ func wsPack(units [][]types.TransactWriteItem) (early, groups [][]types.Transact
 	return early, groups
 }
 
-// wsTransactAll runs transactions, up to 4 at a time.
-func (s *WikiStore) wsTransactAll(ctx context.Context, groups [][]types.TransactWriteItem, what string) error {
+// saveTransactAll runs transactions, up to 4 at a time.
+func (s *WikiStore) saveTransactAll(ctx context.Context, groups [][]types.TransactWriteItem, what string) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(groups))
 	sem := make(chan struct{}, 8)
@@ -470,7 +470,7 @@ func (s *WikiStore) wsTransactAll(ctx context.Context, groups [][]types.Transact
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := s.wsTransact(ctx, g, what); err != nil {
+			if err := s.saveTransact(ctx, g, what); err != nil {
 				errs <- err
 			}
 		}()
@@ -480,32 +480,32 @@ func (s *WikiStore) wsTransactAll(ctx context.Context, groups [][]types.Transact
 	return <-errs
 }
 
-// wsTransact runs one transaction, retrying with backoff when DynamoDB
+// saveTransact runs one transaction, retrying with backoff when DynamoDB
 // cancels it for a conflict with another transaction (nothing was applied).
-func (s *WikiStore) wsTransact(ctx context.Context, items []types.TransactWriteItem, what string) error {
+func (s *WikiStore) saveTransact(ctx context.Context, items []types.TransactWriteItem, what string) error {
 	return dynamo.Translate(dynamo.Transact(ctx, s.db, items), what)
 }
 
-// wsElementSize estimates the bytes a transaction element weighs.
-func wsElementSize(el types.TransactWriteItem) int {
+// saveElementSize estimates the bytes a transaction element weighs.
+func saveElementSize(el types.TransactWriteItem) int {
 	switch {
 	case el.Put != nil:
-		return wsItemSize(el.Put.Item)
+		return saveItemSize(el.Put.Item)
 	case el.Update != nil:
-		return wsItemSize(el.Update.Key) + wsItemSize(el.Update.ExpressionAttributeValues) + len(aws.ToString(el.Update.UpdateExpression))
+		return saveItemSize(el.Update.Key) + saveItemSize(el.Update.ExpressionAttributeValues) + len(aws.ToString(el.Update.UpdateExpression))
 	}
 	return 1024
 }
 
-func wsItemSize(m map[string]types.AttributeValue) int {
+func saveItemSize(m map[string]types.AttributeValue) int {
 	n := 0
 	for k, v := range m {
-		n += len(k) + wsValueSize(v)
+		n += len(k) + saveValueSize(v)
 	}
 	return n
 }
 
-func wsValueSize(v types.AttributeValue) int {
+func saveValueSize(v types.AttributeValue) int {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
 		return len(v.Value)
@@ -520,11 +520,11 @@ func wsValueSize(v types.AttributeValue) int {
 	case *types.AttributeValueMemberL:
 		n := 3
 		for _, e := range v.Value {
-			n += 1 + wsValueSize(e)
+			n += 1 + saveValueSize(e)
 		}
 		return n
 	case *types.AttributeValueMemberM:
-		return 3 + wsItemSize(v.Value)
+		return 3 + saveItemSize(v.Value)
 	}
 	return 21 // numbers, booleans, null
 }

@@ -246,7 +246,7 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 func TestReverseDependenciesTooLarge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	e.save(t, "demo", "1", "DEMO", wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("X"), "x")))
 	rel := strings.Repeat("r", 250)
 	rows := []string{wt.TH("Key", "Description", rel)}
@@ -293,7 +293,7 @@ func TestLinksCallbackRacingAPageSave(t *testing.T) {
 	for _, pageLinks := range []bool{false, true} {
 		t.Run(fmt.Sprintf("save changes links=%v", pageLinks), func(t *testing.T) {
 			t.Parallel()
-			e := wsNew(t)
+			e := saveNew(t)
 			body := func(text, issue string) string {
 				return wt.Table(wt.TH("Key", "Description", "Priority", "Implements"), wt.TR(wt.Def("R-1"), "<p>"+text+"</p>", "High", issue))
 			}
@@ -340,7 +340,7 @@ func TestLinksCallbackRacingAPageSave(t *testing.T) {
 func TestLinksCallbackLargeTransactions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	rows := []string{wt.TH("Key", "Description")}
 	for i := range 100 {
 		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%03d", i)), "x"))
@@ -396,7 +396,7 @@ func (b *beforeNthTx) TransactWriteItems(ctx context.Context, in *dynamodb.Trans
 func TestLinksCallbackRoundAfterAPartialWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	body := func(extra string) string {
 		rows := []string{wt.TH("Key", "Description", "Implements")}
 		for i := range 150 {
@@ -459,7 +459,7 @@ func (f *failPagePut) PutItem(ctx context.Context, in *dynamodb.PutItemInput, op
 func TestDeleteAPageWhoseFirstSaveFailed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	faulty := &failPagePut{API: e.db, armed: true}
 	svc := wiki.NewService(wikitable.NewWikiStore(faulty, e.env.WikiTable))
 	body := wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("N-1"), "n"))
@@ -494,7 +494,7 @@ func TestDeleteAPageWhoseFirstSaveFailed(t *testing.T) {
 func TestPendingRecordTooLarge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	noise := make([]byte, 270_000)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for i := range noise {

@@ -47,7 +47,7 @@ type leaseClient struct {
 	service *wiki.Service
 }
 
-func (e *wsEnv) clients(n int) []leaseClient {
+func (e *saveEnv) clients(n int) []leaseClient {
 	var wg sync.WaitGroup
 	wg.Add(n)
 	out := make([]leaseClient, n)
@@ -60,7 +60,7 @@ func (e *wsEnv) clients(n int) []leaseClient {
 }
 
 // tenantItems returns every item of a tenant (pk T#tenant#…), rendered.
-func (e *wsEnv) tenantItems(t *testing.T, tenant string) map[string]string {
+func (e *saveEnv) tenantItems(t *testing.T, tenant string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	p := dynamodb.NewScanPaginator(e.env.DynamoDB, &dynamodb.ScanInput{
@@ -73,21 +73,21 @@ func (e *wsEnv) tenantItems(t *testing.T, tenant string) map[string]string {
 			t.Fatal(err)
 		}
 		for _, it := range page.Items {
-			out[wsS(it, "pk")+" "+wsS(it, "sk")] = wsRender(it)
+			out[saveS(it, "pk")+" "+saveS(it, "sk")] = saveRender(it)
 		}
 	}
 	return out
 }
 
-func wsS(it map[string]types.AttributeValue, k string) string {
+func saveS(it map[string]types.AttributeValue, k string) string {
 	if v, ok := it[k].(*types.AttributeValueMemberS); ok {
 		return v.Value
 	}
 	return ""
 }
 
-// wsRender renders an item's readable values (binary bodies are skipped).
-func wsRender(it map[string]types.AttributeValue) string {
+// saveRender renders an item's readable values (binary bodies are skipped).
+func saveRender(it map[string]types.AttributeValue) string {
 	keys := make([]string, 0, len(it))
 	for k := range it {
 		keys = append(keys, k)
@@ -109,7 +109,7 @@ func wsRender(it map[string]types.AttributeValue) string {
 				b.WriteString(";")
 			}
 		case *types.AttributeValueMemberM:
-			b.WriteString(wsRender(v.Value))
+			b.WriteString(saveRender(v.Value))
 		}
 	}
 	for _, k := range keys {
@@ -123,14 +123,14 @@ func wsRender(it map[string]types.AttributeValue) string {
 // raceBody is the page text request i sends: its own description,
 // priority and issue key.
 func raceBody(i int) string {
-	return wsSpecs(
-		wsReq("RACE-1", "Stays the same", "High"),
-		wsReq("RACE-2", fmt.Sprintf("Text of request %d", i), fmt.Sprintf("Prio%d", i), wt.Jira(fmt.Sprintf("JRA-%d", 100+i), "")),
+	return saveSpecs(
+		saveReq("RACE-1", "Stays the same", "High"),
+		saveReq("RACE-2", fmt.Sprintf("Text of request %d", i), fmt.Sprintf("Prio%d", i), wt.Jira(fmt.Sprintf("JRA-%d", 100+i), "")),
 	)
 }
 
-// wsWrites are the operations that write.
-var wsWrites = []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
+// saveWrites are the operations that write.
+var saveWrites = []string{"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 func TestWikiStoreParallelSavesOneWinner(t *testing.T) {
 	t.Parallel()
@@ -139,7 +139,7 @@ func TestWikiStoreParallelSavesOneWinner(t *testing.T) {
 	for round := range 3 {
 		t.Run(fmt.Sprint("round ", round), func(t *testing.T) {
 			t.Parallel()
-			e := wsNew(t)
+			e := saveNew(t)
 			tenant := "race"
 			e.integration(t, tenant, "jira-1")
 			e.save(t, tenant, "952", "DEMO", raceBody(0))
@@ -168,7 +168,7 @@ func TestWikiStoreParallelSavesOneWinner(t *testing.T) {
 					// Refused at the lease: the page read and the failed
 					// conditional UpdateItem, nothing else.
 					c := clients[i].calls.Counts()
-					if !wsMapsEqual(c, map[string]int{"GetItem": 1, "UpdateItem": 1}) {
+					if !saveMapsEqual(c, map[string]int{"GetItem": 1, "UpdateItem": 1}) {
 						t.Errorf("refused request %d made calls %v", i+1, c)
 					}
 					if m := apperr.As(err).Message; !strings.Contains(m, "being saved by another request; retry") && !strings.Contains(m, "changed by another request") {
@@ -243,8 +243,8 @@ func TestWikiStoreParallelSavesOneWinner(t *testing.T) {
 func TestWikiStoreLeaseHeldRefusesEverything(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High"), wsReq("REQ-2", "Two", "Low")))
+	e := saveNew(t)
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High"), saveReq("REQ-2", "Two", "Low")))
 	// Flag REQ-2 for the page view (as a reindex does).
 	old := e.get(t, "demo", "DEMO", "REQ-2")
 	flagged := wt.Clone(old)
@@ -262,11 +262,11 @@ func TestWikiStoreLeaseHeldRefusesEverything(t *testing.T) {
 	before := e.tenantItems(t, "demo")
 
 	e.calls.Reset()
-	_, err = e.service.SavePage(ctx, "demo", "bob", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "T", Body: wsSpecs(wsReq("REQ-1", "Changed", "Low"))})
+	_, err = e.service.SavePage(ctx, "demo", "bob", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "T", Body: saveSpecs(saveReq("REQ-1", "Changed", "Low"))})
 	if a := apperr.As(err); a == nil || a.Code != apperr.Conflict || a.Message != "page 100 is being saved by another request; retry" {
 		t.Fatalf("save: %v", err)
 	}
-	if c := e.calls.Counts(); !wsMapsEqual(c, map[string]int{"GetItem": 1, "UpdateItem": 1}) {
+	if c := e.calls.Counts(); !saveMapsEqual(c, map[string]int{"GetItem": 1, "UpdateItem": 1}) {
 		t.Fatalf("refused save made calls %v", c)
 	}
 	if err := e.service.DeletePage(ctx, "demo", "bob", "100"); !errors.Is(err, apperr.ErrConflict) {
@@ -300,7 +300,7 @@ func TestWikiStoreLeaseHeldRefusesEverything(t *testing.T) {
 	}
 	// Page view with a flagged row: page, rows, lease, flagged rows again,
 	// row write, lease end.
-	if c, want := e.calls.Counts(), map[string]int{"GetItem": 1, "BatchGetItem": 2, "UpdateItem": 2, "BatchWriteItem": 1}; !wsMapsEqual(c, want) {
+	if c, want := e.calls.Counts(), map[string]int{"GetItem": 1, "BatchGetItem": 2, "UpdateItem": 2, "BatchWriteItem": 1}; !saveMapsEqual(c, want) {
 		t.Errorf("page view calls %v, want %v", c, want)
 	}
 	if e.get(t, "demo", "DEMO", "REQ-2").HTMLNeedsUpdating {
@@ -311,7 +311,7 @@ func TestWikiStoreLeaseHeldRefusesEverything(t *testing.T) {
 	if _, err := e.service.Reindex(ctx, "demo", "bob", "100"); err != nil {
 		t.Fatal(err)
 	}
-	if c, want := e.calls.Counts(), map[string]int{"GetItem": 1, "BatchGetItem": 1, "UpdateItem": 2}; !wsMapsEqual(c, want) {
+	if c, want := e.calls.Counts(), map[string]int{"GetItem": 1, "BatchGetItem": 1, "UpdateItem": 2}; !saveMapsEqual(c, want) {
 		t.Errorf("reindex calls %v, want %v", c, want)
 	}
 	e.calls.Reset()
@@ -320,7 +320,7 @@ func TestWikiStoreLeaseHeldRefusesEverything(t *testing.T) {
 	}
 	// Delete: the rows (DELETED) in one batch, then their index items in
 	// another (removals come after the rows).
-	if c, want := e.calls.Counts(), map[string]int{"GetItem": 1, "UpdateItem": 1, "BatchGetItem": 1, "BatchWriteItem": 2, "DeleteItem": 1}; !wsMapsEqual(c, want) {
+	if c, want := e.calls.Counts(), map[string]int{"GetItem": 1, "UpdateItem": 1, "BatchGetItem": 1, "BatchWriteItem": 2, "DeleteItem": 1}; !saveMapsEqual(c, want) {
 		t.Errorf("delete calls %v, want %v", c, want)
 	}
 }
@@ -342,8 +342,8 @@ func mapsEqualS(a, b map[string]string) bool {
 func TestWikiStoreExpiredLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e := saveNew(t)
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High")))
 
 	// A request that took the leases 61 s ago and crashed.
 	crashed := wikitable.NewWikiStore(e.db, e.env.WikiTable)
@@ -362,8 +362,8 @@ func TestWikiStoreExpiredLease(t *testing.T) {
 		t.Fatalf("placeholder read as a page: %v", err)
 	}
 
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One, again", "High")))
-	e.save(t, "demo", "200", "DEMO", wsSpecs(wsReq("REQ-2", "Two", "High")))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One, again", "High")))
+	e.save(t, "demo", "200", "DEMO", saveSpecs(saveReq("REQ-2", "Two", "High")))
 	if r := e.get(t, "demo", "DEMO", "REQ-1"); r.Text != "One, again" {
 		t.Fatalf("REQ-1 %q", r.Text)
 	}
@@ -420,7 +420,7 @@ func TestWikiStoreDeleteVersusSave(t *testing.T) {
 	for round := range 4 {
 		t.Run(fmt.Sprint("round ", round), func(t *testing.T) {
 			t.Parallel()
-			e := wsNew(t)
+			e := saveNew(t)
 			e.integration(t, "demo", "jira-1")
 			e.save(t, "demo", "100", "DEMO", raceBody(0))
 			clients := e.clients(2)
@@ -441,7 +441,7 @@ func TestWikiStoreDeleteVersusSave(t *testing.T) {
 			if !errors.Is(err, apperr.ErrConflict) {
 				t.Fatalf("refusal: %v", err)
 			}
-			if c := clients[loser].calls.Counts(); !wsMapsEqual(c, map[string]int{"GetItem": 1, "UpdateItem": 1}) {
+			if c := clients[loser].calls.Counts(); !saveMapsEqual(c, map[string]int{"GetItem": 1, "UpdateItem": 1}) {
 				t.Errorf("refused request made calls %v", c)
 			}
 			r := e.get(t, "demo", "DEMO", "RACE-2")

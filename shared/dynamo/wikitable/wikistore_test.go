@@ -27,8 +27,8 @@ import (
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
-// wsEnv is one test's wiki store, service and call counter.
-type wsEnv struct {
+// saveEnv is one test's wiki store, service and call counter.
+type saveEnv struct {
 	env     *testenv.Env
 	db      *dynamodb.Client
 	calls   *testenv.CallCounter
@@ -37,17 +37,17 @@ type wsEnv struct {
 	service *wiki.Service
 }
 
-func wsNew(t *testing.T) *wsEnv {
+func saveNew(t *testing.T) *saveEnv {
 	t.Helper()
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	store := wikitable.NewWikiStore(db, env.WikiTable)
-	return &wsEnv{env: env, db: db, calls: calls, store: store,
+	return &saveEnv{env: env, db: db, calls: calls, store: store,
 		reqs: wikitable.NewRequirementStore(db, env.WikiTable), service: wiki.NewService(store)}
 }
 
-func (e *wsEnv) save(t *testing.T, tenant, id, space, body string) *wiki.Result {
+func (e *saveEnv) save(t *testing.T, tenant, id, space, body string) *wiki.Result {
 	t.Helper()
 	res, err := e.service.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body})
 	if err != nil {
@@ -56,7 +56,7 @@ func (e *wsEnv) save(t *testing.T, tenant, id, space, body string) *wiki.Result 
 	return res
 }
 
-func (e *wsEnv) get(t *testing.T, tenant, space, key string) *requirement.Requirement {
+func (e *saveEnv) get(t *testing.T, tenant, space, key string) *requirement.Requirement {
 	t.Helper()
 	r, err := e.reqs.Get(context.Background(), tenant, requirement.ID{SpaceKey: space, Key: key})
 	if err != nil {
@@ -67,7 +67,7 @@ func (e *wsEnv) get(t *testing.T, tenant, space, key string) *requirement.Requir
 
 // integration declares an integration the way the integrations store keys
 // it (only pk and sk are read by the wiki store).
-func (e *wsEnv) integration(t *testing.T, tenant, serviceID string) {
+func (e *saveEnv) integration(t *testing.T, tenant, serviceID string) {
 	t.Helper()
 	_, err := e.env.DynamoDB.PutItem(context.Background(), &dynamodb.PutItemInput{
 		TableName: &e.env.WikiTable,
@@ -83,7 +83,7 @@ func (e *wsEnv) integration(t *testing.T, tenant, serviceID string) {
 
 // outbox returns "TYPE KEY OBJECT" of the messages stored for an
 // integration, in id order.
-func (e *wsEnv) outbox(t *testing.T, tenant, serviceID string) []string {
+func (e *saveEnv) outbox(t *testing.T, tenant, serviceID string) []string {
 	t.Helper()
 	out, err := e.env.DynamoDB.Query(context.Background(), &dynamodb.QueryInput{
 		TableName:              &e.env.WikiTable,
@@ -112,7 +112,7 @@ func (e *wsEnv) outbox(t *testing.T, tenant, serviceID string) []string {
 }
 
 // indexed returns the ids found in a property index partition.
-func (e *wsEnv) indexed(t *testing.T, tenant, name, value string) []string {
+func (e *saveEnv) indexed(t *testing.T, tenant, name, value string) []string {
 	t.Helper()
 	var got []string
 	err := e.reqs.QueryPropertyIndex(context.Background(), tenant, name, value, "", 0, func(id requirement.ID) bool {
@@ -125,23 +125,23 @@ func (e *wsEnv) indexed(t *testing.T, tenant, name, value string) []string {
 	return got
 }
 
-func wsSpecs(rows ...string) string {
+func saveSpecs(rows ...string) string {
 	return wt.Table(append([]string{wt.TH("Key", "Description", "Priority", "Implements")}, rows...)...)
 }
 
-func wsReq(key, text, prio string, extra ...string) string {
+func saveReq(key, text, prio string, extra ...string) string {
 	return wt.TR(wt.Def(key), "<p>"+text+"</p>", prio, strings.Join(extra, " "))
 }
 
 func TestWikiStoreLifeCycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 
 	// New page: ACTIVE rows, page item with its keys, space registered.
-	res := e.save(t, "demo", "100", "DEMO", wsSpecs(
-		wsReq("REQ-1", "One "+wt.Link("", "REQ-2"), "High"),
-		wsReq("REQ-2", "Two "+wt.Link("OTHER", "X-1"), "Low"),
+	res := e.save(t, "demo", "100", "DEMO", saveSpecs(
+		saveReq("REQ-1", "One "+wt.Link("", "REQ-2"), "High"),
+		saveReq("REQ-2", "Two "+wt.Link("OTHER", "X-1"), "Low"),
 	))
 	if res.Page.Version != 1 {
 		t.Fatalf("version %d", res.Page.Version)
@@ -171,13 +171,13 @@ func TestWikiStoreLifeCycle(t *testing.T) {
 	}
 
 	// Defining X-1 later keeps the reverse dependency made before.
-	e.save(t, "demo", "300", "OTHER", wsSpecs(wsReq("X-1", "Ex", "")))
+	e.save(t, "demo", "300", "OTHER", saveSpecs(saveReq("X-1", "Ex", "")))
 	if x := e.get(t, "demo", "OTHER", "X-1"); x.Status != requirement.Active || len(x.ReverseDependencies) != 1 {
 		t.Fatalf("X-1 %+v", x)
 	}
 
 	// ACTIVE -> DELETED, text kept; the edge to X-1 goes with it.
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High")))
 	if r := e.get(t, "demo", "DEMO", "REQ-2"); r.Status != requirement.Deleted || r.Text != "Two X-1" {
 		t.Fatalf("REQ-2 %+v", r)
 	}
@@ -186,13 +186,13 @@ func TestWikiStoreLifeCycle(t *testing.T) {
 	}
 
 	// DELETED -> ACTIVE.
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High"), wsReq("REQ-2", "Two back", "Low")))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High"), saveReq("REQ-2", "Two back", "Low")))
 	if r := e.get(t, "demo", "DEMO", "REQ-2"); r.Status != requirement.Active || r.Text != "Two back" {
 		t.Fatalf("REQ-2 %+v", r)
 	}
 
 	// ACTIVE -> MOVED: the page goes to space NEW.
-	res = e.save(t, "demo", "100", "NEW", wsSpecs(wsReq("REQ-1", "One", "High")))
+	res = e.save(t, "demo", "100", "NEW", saveSpecs(saveReq("REQ-1", "One", "High")))
 	if res.Page.Version != 4 {
 		t.Fatalf("version %d", res.Page.Version)
 	}
@@ -228,10 +228,10 @@ func TestWikiStoreLifeCycle(t *testing.T) {
 func TestWikiStoreIndexItems(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
-	e.save(t, "demo", "100", "DEMO", wsSpecs(
-		wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "")),
-		wsReq("REQ-2", "Two", "high"),
+	e := saveNew(t)
+	e.save(t, "demo", "100", "DEMO", saveSpecs(
+		saveReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "")),
+		saveReq("REQ-2", "Two", "high"),
 	))
 	if got := e.indexed(t, "demo", "priority", "HIGH"); !slices.Equal(got, []string{"DEMO/REQ-1", "DEMO/REQ-2"}) {
 		t.Fatalf("priority=high: %v", got)
@@ -244,7 +244,7 @@ func TestWikiStoreIndexItems(t *testing.T) {
 		t.Fatalf("issue index %v %v", issues, err)
 	}
 	// A changed value moves the row; a DELETED row leaves the index.
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-2", "Two", "Low")))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-2", "Two", "Low")))
 	if got := e.indexed(t, "demo", "Priority", "High"); len(got) != 0 {
 		t.Fatalf("priority=high after: %v", got)
 	}
@@ -252,7 +252,7 @@ func TestWikiStoreIndexItems(t *testing.T) {
 		t.Fatalf("priority=low: %v", got)
 	}
 	// Key prefix narrows the partition.
-	e.save(t, "demo", "200", "DEMO", wsSpecs(wsReq("ABC-1", "x", "Low")))
+	e.save(t, "demo", "200", "DEMO", saveSpecs(saveReq("ABC-1", "x", "Low")))
 	var pref []string
 	if err := e.reqs.QueryPropertyIndex(ctx, "demo", "Priority", "Low", "abc", 0, func(id requirement.ID) bool {
 		pref = append(pref, id.Key)
@@ -268,13 +268,13 @@ func TestWikiStoreIndexItems(t *testing.T) {
 
 func TestWikiStoreOutboxExactlyOnce(t *testing.T) {
 	t.Parallel()
-	e := wsNew(t)
+	e := saveNew(t)
 	e.integration(t, "demo", "jira-1")
 	e.integration(t, "demo", "jira-2")
-	body := wsSpecs(
-		wsReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1")),
-		wsReq("REQ-2", "Two", "Low", wt.Jira("PROJ-2", "")),
-		wsReq("REQ-3", "Three", "Low"),
+	body := saveSpecs(
+		saveReq("REQ-1", "One", "High", wt.Jira("PROJ-1", "jira-1")),
+		saveReq("REQ-2", "Two", "Low", wt.Jira("PROJ-2", "")),
+		saveReq("REQ-3", "Three", "Low"),
 	)
 	e.save(t, "demo", "100", "DEMO", body)
 	e.save(t, "demo", "100", "DEMO", body)
@@ -285,7 +285,7 @@ func TestWikiStoreOutboxExactlyOnce(t *testing.T) {
 		t.Fatalf("jira-2 %v", got)
 	}
 	// UPDATED and DELETED, once each, however often the page is saved.
-	body = wsSpecs(wsReq("REQ-1", "One changed", "High", wt.Jira("PROJ-1", "jira-1")))
+	body = saveSpecs(saveReq("REQ-1", "One changed", "High", wt.Jira("PROJ-1", "jira-1")))
 	e.save(t, "demo", "100", "DEMO", body)
 	e.save(t, "demo", "100", "DEMO", body)
 	want := []string{"LINK REQ-1 PROJ-1", "LINK REQ-2 PROJ-2", "DELETED REQ-2", "UPDATED REQ-1"}
@@ -303,10 +303,10 @@ func TestWikiStoreOutboxExactlyOnce(t *testing.T) {
 	}
 }
 
-// wsBigPage is a page of n requirements with two properties each and a
+// saveBigPage is a page of n requirements with two properties each and a
 // dependency on the previous one (same page); with links, each has an
 // issue link.
-func wsBigPage(n int, links bool) string {
+func saveBigPage(n int, links bool) string {
 	rows := []string{wt.TH("Key", "Description", "Priority", "Category", "Implements")}
 	for i := range n {
 		desc := fmt.Sprintf("<p>Requirement %d shall do thing %d.", i, i)
@@ -322,7 +322,7 @@ func wsBigPage(n int, links bool) string {
 	return wt.Table(rows...)
 }
 
-func wsCeil(a, b int) int { return (a + b - 1) / b }
+func saveCeil(a, b int) int { return (a + b - 1) / b }
 
 // the performance targets: a page save of 400 requirements costs O(n/25) DynamoDB
 // calls; an unchanged save reads and writes only the page.
@@ -332,9 +332,9 @@ func TestWikiStoreSaveCallCounts(t *testing.T) {
 	for _, links := range []bool{false, true} {
 		t.Run(fmt.Sprintf("links=%v", links), func(t *testing.T) {
 			t.Parallel()
-			e := wsNew(t)
+			e := saveNew(t)
 			e.integration(t, "demo", "jira-1")
-			body := wsBigPage(n, links)
+			body := saveBigPage(n, links)
 			e.calls.Reset()
 			e.save(t, "demo", "100", "DEMO", body)
 			c := e.calls.Counts()
@@ -344,17 +344,17 @@ func TestWikiStoreSaveCallCounts(t *testing.T) {
 			// UpdateItem: the page's save lease (the page put ends it) and
 			// the record of the 400 rows the page's key list does not
 			// name yet (a new page), made before any row is written.
-			want := map[string]int{"GetItem": 1, "UpdateItem": 2, "BatchGetItem": wsCeil(n, 100), "PutItem": 2, "BatchWriteItem": wsCeil(items, 25)}
-			limit := wsCeil(n, 25)*4 + 4
+			want := map[string]int{"GetItem": 1, "UpdateItem": 2, "BatchGetItem": saveCeil(n, 100), "PutItem": 2, "BatchWriteItem": saveCeil(items, 25)}
+			limit := saveCeil(n, 25)*4 + 4
 			if links {
 				// Each row with its LINK message: 50 rows per transaction.
 				// Index items: 2 properties, the issue, and the marker
 				// that the page holds links to jira-1 (reconcile's index).
-				want["BatchWriteItem"] = wsCeil(n*4, 25)
-				want["TransactWriteItems"] = wsCeil(n*2, 100)
+				want["BatchWriteItem"] = saveCeil(n*4, 25)
+				want["TransactWriteItems"] = saveCeil(n*2, 100)
 				// The integrations, listed once for messages and warnings.
 				want["Query"] = 1
-				limit = wsCeil(n, 25)*5 + 4
+				limit = saveCeil(n, 25)*5 + 4
 			}
 			for op, w := range want {
 				if c[op] != w {
@@ -376,11 +376,11 @@ func TestWikiStoreSaveCallCounts(t *testing.T) {
 			// answer's warnings.
 			e.calls.Reset()
 			e.save(t, "demo", "100", "DEMO", body)
-			want = map[string]int{"GetItem": 1, "UpdateItem": 1, "BatchGetItem": wsCeil(n, 100), "PutItem": 1}
+			want = map[string]int{"GetItem": 1, "UpdateItem": 1, "BatchGetItem": saveCeil(n, 100), "PutItem": 1}
 			if links {
 				want["Query"] = 1
 			}
-			if c := e.calls.Counts(); !wsMapsEqual(c, want) {
+			if c := e.calls.Counts(); !saveMapsEqual(c, want) {
 				t.Errorf("unchanged save: %v, want %v", c, want)
 			}
 		})
@@ -391,8 +391,8 @@ func TestWikiStoreSaveCallCounts(t *testing.T) {
 // rows changed, whatever the number of edges.
 func TestWikiStoreCrossPageRDepsCallCounts(t *testing.T) {
 	t.Parallel()
-	e := wsNew(t)
-	e.save(t, "demo", "100", "DEMO", wsBigPage(150, false))
+	e := saveNew(t)
+	e.save(t, "demo", "100", "DEMO", saveBigPage(150, false))
 	rows := []string{wt.TH("Key", "Description")}
 	for i := range 150 {
 		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("REF-%d", i)), fmt.Sprintf("<p>see %s and %s</p>",
@@ -401,7 +401,7 @@ func TestWikiStoreCrossPageRDepsCallCounts(t *testing.T) {
 	e.calls.Reset()
 	e.save(t, "demo", "200", "DEMO", wt.Table(rows...))
 	// 300 targets on other pages (150 rows of page 100, 150 new stubs).
-	if got, want := e.calls.Count("TransactWriteItems"), wsCeil(300, 100); got != want {
+	if got, want := e.calls.Count("TransactWriteItems"), saveCeil(300, 100); got != want {
 		t.Fatalf("TransactWriteItems %d, want %d (%v)", got, want, e.calls.Counts())
 	}
 	if r := e.get(t, "demo", "DEMO", "BIG-7"); !slices.Contains(r.ReverseDependencies, requirement.Dependency{SpaceKey: "DEMO", Key: "REF-7", Relationship: "dependency"}) {
@@ -414,7 +414,7 @@ func TestWikiStoreCrossPageRDepsCallCounts(t *testing.T) {
 	}
 	e.calls.Reset()
 	e.save(t, "demo", "200", "DEMO", wt.Table(rows...))
-	if got, want := e.calls.Count("TransactWriteItems"), wsCeil(300, 100); got != want {
+	if got, want := e.calls.Count("TransactWriteItems"), saveCeil(300, 100); got != want {
 		t.Fatalf("TransactWriteItems %d, want %d (%v)", got, want, e.calls.Counts())
 	}
 	if r := e.get(t, "demo", "DEMO", "BIG-7"); len(r.ReverseDependencies) != 1 || r.ReverseDependencies[0].Key != "BIG-8" {
@@ -422,7 +422,7 @@ func TestWikiStoreCrossPageRDepsCallCounts(t *testing.T) {
 	}
 }
 
-func wsMapsEqual(a, b map[string]int) bool {
+func saveMapsEqual(a, b map[string]int) bool {
 	for k, v := range a {
 		if b[k] != v {
 			return false
@@ -438,14 +438,14 @@ func wsMapsEqual(a, b map[string]int) bool {
 
 func TestWikiStoreGetRequirementIsOneRead(t *testing.T) {
 	t.Parallel()
-	e := wsNew(t)
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e := saveNew(t)
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High")))
 	e.calls.Reset()
 	r, err := e.service.Requirement(context.Background(), "demo", "DEMO", "req-1", 0)
 	if err != nil || r.Key != "REQ-1" {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if c := e.calls.Counts(); !wsMapsEqual(c, map[string]int{"GetItem": 1}) {
+	if c := e.calls.Counts(); !saveMapsEqual(c, map[string]int{"GetItem": 1}) {
 		t.Fatalf("calls %v", c)
 	}
 }
@@ -453,7 +453,7 @@ func TestWikiStoreGetRequirementIsOneRead(t *testing.T) {
 func TestWikiStorePageTooLarge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	// 800 KB of random letters compress to about 500 KB: over the 400 KB
 	// an item may hold.
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -482,7 +482,7 @@ func TestWikiStorePageTooLarge(t *testing.T) {
 func TestWikiStoreRequirementTooLarge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	// 300 KB of words: the page compresses well under the limit, but the
 	// requirement's text and excerpt together exceed an item.
 	words := strings.Repeat("lorem ipsum dolor sit amet ", 300<<10/27)
@@ -502,8 +502,8 @@ func TestWikiStoreRequirementTooLarge(t *testing.T) {
 func TestWikiStoreTenantIsolation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e := saveNew(t)
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High")))
 	if _, err := e.service.Page(ctx, "acme", "100"); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("acme reads demo's page: %v", err)
 	}
@@ -514,7 +514,7 @@ func TestWikiStoreTenantIsolation(t *testing.T) {
 		t.Fatalf("acme deletes demo's page: %v", err)
 	}
 	// acme's own page 100 is another page.
-	e.save(t, "acme", "100", "DEMO", wsSpecs(wsReq("REQ-1", "Acme one", "Low")))
+	e.save(t, "acme", "100", "DEMO", saveSpecs(saveReq("REQ-1", "Acme one", "Low")))
 	if r := e.get(t, "demo", "DEMO", "REQ-1"); r.Text != "One" {
 		t.Fatalf("demo's row changed: %+v", r)
 	}
@@ -526,11 +526,11 @@ func TestWikiStoreTenantIsolation(t *testing.T) {
 func TestWikiStorePagesAndChildren(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	for _, p := range []wiki.PageInput{
 		{ID: "1", SpaceKey: "DEMO", Title: "Root"},
-		{ID: "3", SpaceKey: "DEMO", Title: "Child B", ParentID: "1", Body: wsSpecs(wsReq("B-1", "b", ""))},
-		{ID: "2", SpaceKey: "DEMO", Title: "Child A", ParentID: "1", Body: wsSpecs(wsReq("A-1", "a", ""), wsReq("A-2", "a", ""))},
+		{ID: "3", SpaceKey: "DEMO", Title: "Child B", ParentID: "1", Body: saveSpecs(saveReq("B-1", "b", ""))},
+		{ID: "2", SpaceKey: "DEMO", Title: "Child A", ParentID: "1", Body: saveSpecs(saveReq("A-1", "a", ""), saveReq("A-2", "a", ""))},
 		{ID: "4", SpaceKey: "DEMO", Title: "Grandchild", ParentID: "2"},
 	} {
 		if _, err := e.service.SavePage(ctx, "demo", "alice", p); err != nil {
@@ -570,7 +570,7 @@ func TestWikiStorePagesAndChildren(t *testing.T) {
 func TestWikiStorePageVersionConflict(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	e.save(t, "demo", "100", "DEMO", "<p>x</p>")
 	pg, err := e.store.Page(ctx, "demo", "100")
 	if err != nil {
@@ -592,17 +592,17 @@ func TestWikiStorePageVersionConflict(t *testing.T) {
 func TestWikiStoreStatusTable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := wsNew(t)
+	e := saveNew(t)
 	e.integration(t, "demo", "jira-1")
 
 	// Setup: REQ-2 is defined by page 100 first; page 200's definition is a
 	// duplicate until page 100 drops it, which leaves it DELETED.
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High"), wsReq("REQ-2", "Two by 100", "Low")))
-	res := e.save(t, "demo", "200", "DEMO", wsSpecs(wsReq("REQ-2", "Two by 200", "High", wt.Jira("PROJ-2", "jira-1")), wsReq("REQ-3", "Three", "Low")))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High"), saveReq("REQ-2", "Two by 100", "Low")))
+	res := e.save(t, "demo", "200", "DEMO", saveSpecs(saveReq("REQ-2", "Two by 200", "High", wt.Jira("PROJ-2", "jira-1")), saveReq("REQ-3", "Three", "Low")))
 	if !slices.Equal(res.Duplicates, []string{"REQ-2"}) {
 		t.Fatalf("duplicates %v", res.Duplicates)
 	}
-	e.save(t, "demo", "100", "DEMO", wsSpecs(wsReq("REQ-1", "One", "High")))
+	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High")))
 	// GONE: in page 200's key list, ACTIVE, but not in its body (as if the
 	// body had been restored from a backup).
 	pg, err := e.store.Page(ctx, "demo", "200")
