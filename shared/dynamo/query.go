@@ -2,15 +2,21 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
+// StopQuery is what a QueryEach callback returns to end the query early:
+// no further page is read, and QueryEach returns nil.
+var StopQuery = errors.New("stop the query")
+
 // QueryEach pages through a Query (one call per page, as the SDK's
 // paginator makes them), calling fn for each item until fn returns an error,
-// which QueryEach returns. A failed call is wrapped with what.
+// which QueryEach returns (nil for StopQuery). A failed call is wrapped with
+// what.
 func QueryEach(ctx context.Context, db API, in *dynamodb.QueryInput, what string, fn func(map[string]types.AttributeValue) error) error {
 	p := dynamodb.NewQueryPaginator(db, in)
 	for p.HasMorePages() {
@@ -19,7 +25,9 @@ func QueryEach(ctx context.Context, db API, in *dynamodb.QueryInput, what string
 			return Errorf(what, err)
 		}
 		for _, av := range page.Items {
-			if err := fn(av); err != nil {
+			if err := fn(av); errors.Is(err, StopQuery) {
+				return nil
+			} else if err != nil {
 				return err
 			}
 		}

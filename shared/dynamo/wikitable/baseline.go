@@ -212,19 +212,16 @@ func (s *BaselineStore) DeleteCopies(ctx context.Context, tenant, space string, 
 	if err != nil {
 		return fmt.Errorf("build copies query: %w", err)
 	}
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	var deletes []types.WriteRequest
+	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), Limit: aws.Int32(1000),
+	}, "list archived copies", func(av map[string]types.AttributeValue) error {
+		deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{"pk": av["pk"], "sk": av["sk"]}}})
+		return nil
 	})
-	var deletes []types.WriteRequest
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return dynamo.Errorf("list archived copies", err)
-		}
-		for _, av := range out.Items {
-			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{"pk": av["pk"], "sk": av["sk"]}}})
-		}
+	if err != nil {
+		return err
 	}
 	if err := dynamo.BatchWrite(ctx, s.db, s.table, deletes); err != nil {
 		return fmt.Errorf("delete archived copies: %w", err)
@@ -303,34 +300,31 @@ func (s *BaselineStore) List(ctx context.Context, tenant, space string) ([]*base
 	if err != nil {
 		return nil, fmt.Errorf("build baselines query: %w", err)
 	}
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	list := []*baseline.Baseline{}
+	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	list := []*baseline.Baseline{}
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, dynamo.Errorf("list baselines", err)
-		}
-		for _, av := range out.Items {
-			sk, _ := av["sk"].(*types.AttributeValueMemberS)
-			switch {
-			case sk == nil:
-			case strings.HasPrefix(sk.Value, "BL#"):
-				it, err := baselineDecode(av)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, it.entity())
-			case strings.HasPrefix(sk.Value, baselineJobPrefix):
-				job, err := baselineDecodeJob(av)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, &job.Baseline)
+	}, "list baselines", func(av map[string]types.AttributeValue) error {
+		sk, _ := av["sk"].(*types.AttributeValueMemberS)
+		switch {
+		case sk == nil:
+		case strings.HasPrefix(sk.Value, "BL#"):
+			it, err := baselineDecode(av)
+			if err != nil {
+				return err
 			}
+			list = append(list, it.entity())
+		case strings.HasPrefix(sk.Value, baselineJobPrefix):
+			job, err := baselineDecodeJob(av)
+			if err != nil {
+				return err
+			}
+			list = append(list, &job.Baseline)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(list, func(a, b *baseline.Baseline) int { return a.Number - b.Number })
 	return list, nil
@@ -347,23 +341,20 @@ func (s *BaselineStore) Numbers(ctx context.Context, tenant, space string) (map[
 	if err != nil {
 		return nil, fmt.Errorf("build baselines query: %w", err)
 	}
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	nums := map[int]bool{}
+	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	nums := map[int]bool{}
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, dynamo.Errorf("list baselines", err)
-		}
-		for _, av := range out.Items {
-			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
-				if n, err := strconv.Atoi(strings.TrimPrefix(sk.Value, "BL#")); err == nil {
-					nums[n] = true
-				}
+	}, "list baselines", func(av map[string]types.AttributeValue) error {
+		if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
+			if n, err := strconv.Atoi(strings.TrimPrefix(sk.Value, "BL#")); err == nil {
+				nums[n] = true
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return nums, nil
 }
@@ -539,37 +530,34 @@ func (s *BaselineStore) baselineCountPages(ctx context.Context, tenant, space st
 	if err != nil {
 		return nil, fmt.Errorf("build copies query: %w", err)
 	}
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), Limit: aws.Int32(1000),
-	})
 	byID := map[string]*baseline.PageCount{}
 	var order []string
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, dynamo.Errorf("count pages of baseline", err)
+	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), Limit: aws.Int32(1000),
+	}, "count pages of baseline", func(av map[string]types.AttributeValue) error {
+		var row struct {
+			PageID string `dynamodbav:"pageId"`
+			Title  string `dynamodbav:"pageTitle"`
+			Status string `dynamodbav:"status"`
 		}
-		for _, av := range out.Items {
-			var row struct {
-				PageID string `dynamodbav:"pageId"`
-				Title  string `dynamodbav:"pageTitle"`
-				Status string `dynamodbav:"status"`
-			}
-			if err := attributevalue.UnmarshalMap(av, &row); err != nil {
-				return nil, dynamo.Errorf("decode archived copy", err)
-			}
-			if row.Status == "" {
-				continue
-			}
-			pc := byID[row.PageID]
-			if pc == nil {
-				pc = &baseline.PageCount{PageID: row.PageID, Title: row.Title}
-				byID[row.PageID] = pc
-				order = append(order, row.PageID)
-			}
-			pc.Count++
+		if err := attributevalue.UnmarshalMap(av, &row); err != nil {
+			return dynamo.Errorf("decode archived copy", err)
 		}
+		if row.Status == "" {
+			return nil
+		}
+		pc := byID[row.PageID]
+		if pc == nil {
+			pc = &baseline.PageCount{PageID: row.PageID, Title: row.Title}
+			byID[row.PageID] = pc
+			order = append(order, row.PageID)
+		}
+		pc.Count++
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	pages := make([]baseline.PageCount, 0, len(order))
 	for _, id := range order {
@@ -710,7 +698,8 @@ func (s *BaselineStore) baselineEdgeKey(ctx context.Context, pk string, first bo
 // baselineReadRange reads the rows with lo <= sk < hi (sk <= hi when
 // inclusive), stubs left out.
 func (s *BaselineStore) baselineReadRange(ctx context.Context, pk, lo, hi string, inclusive bool) ([]*requirement.Requirement, error) {
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	var rows []*requirement.Requirement
+	err := dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :lo AND :hi"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -719,25 +708,21 @@ func (s *BaselineStore) baselineReadRange(ctx context.Context, pk, lo, hi string
 			":hi": &types.AttributeValueMemberS{Value: hi},
 		},
 		Limit: aws.Int32(s.ReadPageSize),
-	})
-	var rows []*requirement.Requirement
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
+	}, "query requirements", func(av map[string]types.AttributeValue) error {
+		if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok && !inclusive && sk.Value == hi {
+			return nil
+		}
+		r, err := decodeRequirement(av)
 		if err != nil {
-			return nil, dynamo.Errorf("query requirements", err)
+			return err
 		}
-		for _, av := range out.Items {
-			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok && !inclusive && sk.Value == hi {
-				continue
-			}
-			r, err := decodeRequirement(av)
-			if err != nil {
-				return nil, err
-			}
-			if r.Status != "" {
-				rows = append(rows, r)
-			}
+		if r.Status != "" {
+			rows = append(rows, r)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return rows, nil
 }

@@ -184,21 +184,14 @@ func (s *RequirementStore) indexQuery(ctx context.Context, pk, keyPrefix string,
 	if pageSize > 0 {
 		in.Limit = aws.Int32(pageSize)
 	}
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
-		if err != nil {
-			return dynamo.Errorf("query index", err)
+	return dynamo.QueryEach(ctx, s.db, in, "query index", func(av map[string]types.AttributeValue) error {
+		var it indexItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return dynamo.Errorf("decode index item", err)
 		}
-		for _, av := range out.Items {
-			var it indexItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return dynamo.Errorf("decode index item", err)
-			}
-			if !fn(requirement.ID{SpaceKey: it.Space, Key: it.Key}) {
-				return nil
-			}
+		if !fn(requirement.ID{SpaceKey: it.Space, Key: it.Key}) {
+			return dynamo.StopQuery
 		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -119,23 +119,20 @@ func integrationDecode(av map[string]types.AttributeValue) (*integration.Descrip
 
 // List returns the tenant's integrations ordered by serviceId.
 func (s *IntegrationStore) List(ctx context.Context, tenant string) ([]*integration.Descriptor, error) {
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	var out []*integration.Descriptor
+	err := dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: integrationPK(tenant)}},
-	})
-	var out []*integration.Descriptor
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	}, "list integrations", func(av map[string]types.AttributeValue) error {
+		d, err := integrationDecode(av)
 		if err != nil {
-			return nil, dynamo.Errorf("list integrations", err)
+			return err
 		}
-		for _, av := range page.Items {
-			d, err := integrationDecode(av)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, d)
-		}
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -174,24 +174,21 @@ func (s *WikiStore) Children(ctx context.Context, tenant, parentID string) ([]*w
 	if err != nil {
 		return nil, fmt.Errorf("build children query: %w", err)
 	}
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	var pages []*wiki.Page
+	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String("gsi1"),
 		KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	var pages []*wiki.Page
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
+	}, "query child pages", func(av map[string]types.AttributeValue) error {
+		pg, err := pgDecode(av, false)
 		if err != nil {
-			return nil, dynamo.Errorf("query child pages", err)
+			return err
 		}
-		for _, av := range out.Items {
-			pg, err := pgDecode(av, false)
-			if err != nil {
-				return nil, err
-			}
-			pages = append(pages, pg)
-		}
+		pages = append(pages, pg)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return pages, nil
 }

@@ -317,24 +317,17 @@ func (s *RequirementStore) QueryBaseline(ctx context.Context, tenant, space stri
 }
 
 func (s *RequirementStore) query(ctx context.Context, in *dynamodb.QueryInput, fn func(*requirement.Requirement) bool) error {
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		out, err := p.NextPage(ctx)
+	return dynamo.QueryEach(ctx, s.db, in, "query requirements", func(av map[string]types.AttributeValue) error {
+		r, err := decodeRequirement(av)
 		if err != nil {
-			return dynamo.Errorf("query requirements", err)
+			return err
 		}
-		for _, av := range out.Items {
-			r, err := decodeRequirement(av)
-			if err != nil {
-				return err
-			}
-			if r.Status == "" {
-				continue
-			}
-			if !fn(r) {
-				return nil
-			}
+		if r.Status == "" {
+			return nil
 		}
-	}
-	return nil
+		if !fn(r) {
+			return dynamo.StopQuery
+		}
+		return nil
+	})
 }

@@ -72,26 +72,23 @@ func (s *WikiStore) Integrations(ctx context.Context, tenant string) ([]wiki.Int
 	if err != nil {
 		return nil, fmt.Errorf("list integrations: build query: %w", err)
 	}
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	var out []wiki.Integration
+	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	}, "list integrations", func(av map[string]types.AttributeValue) error {
+		var it struct {
+			SK      string `dynamodbav:"sk"`
+			Version int    `dynamodbav:"version"`
+		}
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return dynamo.Errorf("decode integration", err)
+		}
+		out = append(out, wiki.Integration{ServiceID: it.SK, Version: it.Version})
+		return nil
 	})
-	var out []wiki.Integration
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, dynamo.Errorf("list integrations", err)
-		}
-		for _, av := range page.Items {
-			var it struct {
-				SK      string `dynamodbav:"sk"`
-				Version int    `dynamodbav:"version"`
-			}
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, dynamo.Errorf("decode integration", err)
-			}
-			out = append(out, wiki.Integration{ServiceID: it.SK, Version: it.Version})
-		}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -137,21 +134,18 @@ func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string
 	if err != nil {
 		return nil, fmt.Errorf("%s: build query: %w", what, err)
 	}
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+	var out []string
+	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}, what, func(av map[string]types.AttributeValue) error {
+		if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
+			out = append(out, sk.Value)
+		}
+		return nil
 	})
-	var out []string
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, dynamo.Errorf(what, err)
-		}
-		for _, av := range page.Items {
-			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
-				out = append(out, sk.Value)
-			}
-		}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
