@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
-	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
@@ -310,41 +309,6 @@ func (f *fakeOutbox) Pending(_ context.Context, before time.Time, fn func([]Pend
 	}
 	_, err := fn(out)
 	return err
-}
-
-// fakeTokens records token hashes.
-type fakeTokens struct {
-	mu sync.Mutex
-	m  map[string]auth.Principal
-}
-
-func (f *fakeTokens) PutToken(_ context.Context, h string, p auth.Principal) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[string]auth.Principal{}
-	}
-	f.m[h] = p
-	return nil
-}
-
-func (f *fakeTokens) DeleteToken(_ context.Context, h string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.m, h)
-	return nil
-}
-
-func (f *fakeTokens) SetTokenDisabled(_ context.Context, h string, disabled bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	p, ok := f.m[h]
-	if !ok {
-		return apperr.ErrNotFound
-	}
-	p.Disabled = disabled
-	f.m[h] = p
-	return nil
 }
 
 // fakeQueue is an in-memory SQS FIFO queue: a group with a message in

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
-	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/auth/authtest"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
-// memStore is an in-memory ApplinkStore, LinkStore, PendingStore and
-// TokenStore with the semantics the interfaces document. Its optional fail
+// memStore is an in-memory ApplinkStore, LinkStore, IssueLockStore,
+// OutboxStore and PendingStore with the semantics the interfaces document. Its optional fail
 // hook makes one operation fail.
 type memStore struct {
 	mu         sync.Mutex
@@ -29,7 +29,6 @@ type memStore struct {
 	beforeWrite func()
 	reqs        map[string]map[tracker.ReqRef]tracker.Requirement
 	pending     map[string]map[string]tracker.Pending // tenant → applink#fingerprint
-	tokens      map[string]auth.Principal
 	writes      int
 	fail        func(op string) error
 }
@@ -48,7 +47,6 @@ func newMemStore() *memStore {
 		markLeases: map[string]memLock{},
 		reqs:       map[string]map[tracker.ReqRef]tracker.Requirement{},
 		pending:    map[string]map[string]tracker.Pending{},
-		tokens:     map[string]auth.Principal{},
 	}
 }
 
@@ -97,20 +95,6 @@ func (m *memStore) PutApplink(_ context.Context, tenant string, a tracker.Applin
 	}
 	m.writes++
 	m.applinks[tenant+"/"+a.ID] = a
-	return nil
-}
-
-func (m *memStore) PutToken(_ context.Context, hash string, p auth.Principal) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.tokens[hash] = p
-	return nil
-}
-
-func (m *memStore) DeleteToken(_ context.Context, hash string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.tokens, hash)
 	return nil
 }
 
@@ -445,26 +429,28 @@ func (f *fakeWiki) PutLinks(_ context.Context, w tracker.WikiEndpoint, serviceID
 	return f.putLinks(w, serviceID, links)
 }
 
-// fixture is a Service over a memStore and a fakeWiki, with applink "wiki-1"
-// (AUTO, version 4, wiki token "wt") registered in tenant "demo".
+// fixture is a Service over a memStore, authtest.Tokens and a fakeWiki,
+// with applink "wiki-1" (AUTO, version 4, wiki token "wt") registered in
+// tenant "demo".
 type fixture struct {
-	svc   *tracker.Service
-	store *memStore
-	wiki  *fakeWiki
+	svc    *tracker.Service
+	store  *memStore
+	tokens *authtest.Tokens
+	wiki   *fakeWiki
 }
 
 const tenant = "demo"
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	store := newMemStore()
+	store, tokens := newMemStore(), &authtest.Tokens{}
 	wiki := &fakeWiki{t: t, anyRequirement: true}
-	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: store, Links: store, Pending: store, Locks: store, Outbox: store, Wiki: wiki})
+	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: tokens, Links: store, Pending: store, Locks: store, Outbox: store, Wiki: wiki})
 	tok := "wt"
 	if _, err := svc.Register(context.Background(), tenant, "wiki-1", tracker.Registration{URL: "http://wiki.test", WikiToken: &tok}); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{svc: svc, store: store, wiki: wiki}
+	return &fixture{svc: svc, store: store, tokens: tokens, wiki: wiki}
 }
 
 func ptr[T any](v T) *T { return &v }
