@@ -417,25 +417,6 @@ func (q *fakeQueue) len() int {
 	return len(q.msgs)
 }
 
-// fakeMailer records e-mails.
-type fakeMailer struct {
-	mu   sync.Mutex
-	sent []string
-}
-
-func (m *fakeMailer) Send(_ context.Context, to, subject, body string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sent = append(m.sent, to+"|"+subject+"|"+body)
-	return nil
-}
-
-func (m *fakeMailer) count() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.sent)
-}
-
 // fakeLinks applies ReplaceLinks on in-memory requirements.
 type fakeLinks struct {
 	reqs map[string]*requirement.Requirement // SPACE/KEY
