@@ -131,6 +131,16 @@ type Requirement struct {
 	NewKey      string
 }
 
+// Clone returns a deep copy of r: its slices are its own.
+func (r *Requirement) Clone() *Requirement {
+	c := *r
+	c.Properties = slices.Clone(r.Properties)
+	c.Dependencies = slices.Clone(r.Dependencies)
+	c.ReverseDependencies = slices.Clone(r.ReverseDependencies)
+	c.Issues = slices.Clone(r.Issues)
+	return &c
+}
+
 // GenericURL is the address of the requirement relative to the wiki's base.
 func (r *Requirement) GenericURL() string {
 	return "/requirements/" + r.SpaceKey + "/" + r.Key

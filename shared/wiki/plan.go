@@ -576,13 +576,3 @@ func sameSet(a, b []requirement.Dependency) bool {
 	}
 	return true
 }
-
-// clone returns a deep copy of r.
-func clone(r *requirement.Requirement) *requirement.Requirement {
-	c := *r
-	c.Properties = slices.Clone(r.Properties)
-	c.Dependencies = slices.Clone(r.Dependencies)
-	c.ReverseDependencies = slices.Clone(r.ReverseDependencies)
-	c.Issues = slices.Clone(r.Issues)
-	return &c
-}

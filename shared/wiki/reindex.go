@@ -70,11 +70,11 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 				r.ReverseDependencies = slices.Clone(st.ReverseDependencies)
 			}
 		case !ownedBy(st, pg.ID):
-			r = clone(st)
+			r = st.Clone()
 			r.Status, r.Origin, r.HTMLNeedsUpdating = requirement.Active, pg.Ref(), true
 			r.NewSpaceKey, r.NewKey = "", ""
 		default:
-			r = clone(st)
+			r = st.Clone()
 			r.HTMLNeedsUpdating = st.HTMLNeedsUpdating || excerptDiffers(st, &d)
 		}
 		p.set(r)
@@ -87,7 +87,7 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 		if p.has(id) || !ownedBy(st, pg.ID) {
 			continue
 		}
-		r := clone(st)
+		r := st.Clone()
 		r.Status = requirement.Deleted
 		p.set(r)
 		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status, HTMLNeedsUpdating: r.HTMLNeedsUpdating})
@@ -205,7 +205,7 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 	}
 	p := newPlan(tenant, actor, s.Now().UTC(), fresh)
 	for _, st := range flagged {
-		r := clone(st)
+		r := st.Clone()
 		if d, ok := defs[idOf(st)]; ok {
 			r.Text, r.HTMLExcerpt, r.Properties = d.Text, d.HTMLExcerpt, slices.Clone(d.Properties)
 		}

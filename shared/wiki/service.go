@@ -203,7 +203,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 			if p.has(id) || !ownedBy(st, pg.ID) {
 				continue
 			}
-			r := clone(st)
+			r := st.Clone()
 			r.Status = requirement.Deleted
 			if to := (ID{SpaceKey: in.SpaceKey, Key: k}.Norm()); moved && p.has(to) {
 				r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, in.SpaceKey, p.next[to].Key
@@ -225,7 +225,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		if id.SpaceKey == in.SpaceKey || p.has(id) || !ownedBy(st, pg.ID) || !p.has(to) {
 			continue
 		}
-		r := clone(st)
+		r := st.Clone()
 		r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, in.SpaceKey, p.next[to].Key
 		if _, ok := p.prior[to]; !ok {
 			p.prior[to] = st
@@ -297,7 +297,7 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 	p.leftoverEdges = lease.LeftoverEdges
 	for _, k := range old.Keys {
 		if st := stored[ID{SpaceKey: old.SpaceKey, Key: k}.Norm()]; ownedBy(st, id) {
-			r := clone(st)
+			r := st.Clone()
 			r.Status = requirement.Deleted
 			p.set(r)
 		}
@@ -357,7 +357,7 @@ func (p *plan) deleteLeftover(leftover []ID, stored map[ID]*requirement.Requirem
 		if p.has(id) || !ownedBy(st, pageID) || st.Status != requirement.Active {
 			continue
 		}
-		r := clone(st)
+		r := st.Clone()
 		r.Status = requirement.Deleted
 		p.set(r)
 		out = append(out, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})

@@ -142,11 +142,11 @@ func (m *Mem) PutRow(tenant string, r *requirement.Requirement) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r.Baseline > 0 {
-		m.archived[archKey(tenant, r.SpaceKey, r.Key, r.Baseline)] = Clone(r)
+		m.archived[archKey(tenant, r.SpaceKey, r.Key, r.Baseline)] = r.Clone()
 		m.baselines[fmt.Sprintf("%s/%s/%d", tenant, r.SpaceKey, r.Baseline)] = true
 		return
 	}
-	m.tenantRows(tenant)[wiki.ID{SpaceKey: r.SpaceKey, Key: r.Key}.Norm()] = Clone(r)
+	m.tenantRows(tenant)[wiki.ID{SpaceKey: r.SpaceKey, Key: r.Key}.Norm()] = r.Clone()
 }
 
 // PutPage stores a page as is.
@@ -163,7 +163,7 @@ func (m *Mem) Row(tenant, space, key string) *requirement.Requirement {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.tenantRows(tenant)[wiki.ID{SpaceKey: space, Key: key}.Norm()]; r != nil {
-		return Clone(r)
+		return r.Clone()
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func (m *Mem) Requirement(_ context.Context, tenant string, id wiki.ID, baseline
 	if r == nil || r.Status == "" {
 		return nil, apperr.ErrNotFound
 	}
-	return Clone(r), nil
+	return r.Clone(), nil
 }
 
 // DropBaseline removes the record of a baseline, not its copies (a
@@ -243,7 +243,7 @@ func (m *Mem) Requirements(_ context.Context, tenant string, ids []wiki.ID) (map
 	out := map[wiki.ID]*requirement.Requirement{}
 	for _, id := range ids {
 		if r := m.tenantRows(tenant)[id.Norm()]; r != nil {
-			out[id.Norm()] = Clone(r)
+			out[id.Norm()] = r.Clone()
 		}
 	}
 	return out, nil
@@ -348,7 +348,7 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 		}
 	}
 	for _, w := range c.Writes {
-		rows[wiki.ID{SpaceKey: w.New.SpaceKey, Key: w.New.Key}.Norm()] = Clone(w.New)
+		rows[wiki.ID{SpaceKey: w.New.SpaceKey, Key: w.New.Key}.Norm()] = w.New.Clone()
 		for _, msg := range w.Messages {
 			cp := *msg
 			m.Outbox = append(m.Outbox, &cp)
@@ -368,12 +368,5 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 	return nil
 }
 
-// Clone returns a deep copy of r.
-func Clone(r *requirement.Requirement) *requirement.Requirement {
-	c := *r
-	c.Properties = slices.Clone(r.Properties)
-	c.Dependencies = slices.Clone(r.Dependencies)
-	c.ReverseDependencies = slices.Clone(r.ReverseDependencies)
-	c.Issues = slices.Clone(r.Issues)
-	return &c
-}
+// Clone returns a deep copy of r (requirement.Requirement.Clone).
+func Clone(r *requirement.Requirement) *requirement.Requirement { return r.Clone() }
