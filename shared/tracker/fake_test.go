@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth/authtest"
 	"github.com/reqtrace/reqtrace/shared/tracker"
@@ -24,13 +25,10 @@ type memStore struct {
 	locks      map[string]memLock // tenant/issue
 	marks      map[string]map[tracker.ReqRef]tracker.Mark
 	markLeases map[string]memLock // tenant/ref
-	// beforeWrite, when set, runs inside WriteLinks before the revisions
-	// are checked (to simulate a concurrent writer).
-	beforeWrite func()
-	reqs        map[string]map[tracker.ReqRef]tracker.Requirement
-	pending     map[string]map[string]tracker.Pending // tenant → applink#fingerprint
-	writes      int
-	fail        func(op string) error
+	reqs       map[string]map[tracker.ReqRef]tracker.Requirement
+	pending    map[string]map[string]tracker.Pending // tenant → applink#fingerprint
+	writes     int
+	fail       func(op string) error
 }
 
 type memLock struct {
@@ -135,9 +133,6 @@ func (m *memStore) WriteLinks(_ context.Context, tenant string, writes []tracker
 	defer m.mu.Unlock()
 	if err := m.check("WriteLinks"); err != nil {
 		return err
-	}
-	if m.beforeWrite != nil {
-		m.beforeWrite()
 	}
 	if m.states[tenant] == nil {
 		m.states[tenant] = map[tracker.ReqRef]tracker.LinkState{}
@@ -429,9 +424,9 @@ func (f *fakeWiki) PutLinks(_ context.Context, w tracker.WikiEndpoint, serviceID
 	return f.putLinks(w, serviceID, links)
 }
 
-// fixture is a Service over a memStore, authtest.Tokens and a fakeWiki,
-// with applink "wiki-1" (AUTO, version 4, wiki token "wt") registered in
-// tenant "demo".
+// fixture is a Service over a memStore (or another store: newFixtureOn),
+// authtest.Tokens and a fakeWiki, with applink "wiki-1" (AUTO, version 4,
+// wiki token "wt") registered in tenant "demo".
 type fixture struct {
 	svc    *tracker.Service
 	store  *memStore
@@ -441,16 +436,38 @@ type fixture struct {
 
 const tenant = "demo"
 
+// TestMain starts DynamoDB Local when a test asks for it (testenv.AWS).
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// store is what the tracker service keeps its applinks, links, pending
+// messages, issue locks and outbox marks in.
+type store interface {
+	tracker.ApplinkStore
+	tracker.LinkStore
+	tracker.PendingStore
+	tracker.IssueLockStore
+	tracker.OutboxStore
+}
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	store, tokens := newMemStore(), &authtest.Tokens{}
+	m := newMemStore()
+	f := newFixtureOn(t, m)
+	f.store = m
+	return f
+}
+
+// newFixtureOn is newFixture over s; its store field is nil.
+func newFixtureOn(t *testing.T, s store) *fixture {
+	t.Helper()
+	tokens := &authtest.Tokens{}
 	wiki := &fakeWiki{t: t, anyRequirement: true}
-	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: tokens, Links: store, Pending: store, Locks: store, Outbox: store, Wiki: wiki})
+	svc := tracker.New(tracker.Deps{Applinks: s, Tokens: tokens, Links: s, Pending: s, Locks: s, Outbox: s, Wiki: wiki})
 	tok := "wt"
 	if _, err := svc.Register(context.Background(), tenant, "wiki-1", tracker.Registration{URL: "http://wiki.test", WikiToken: &tok}); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{svc: svc, store: store, tokens: tokens, wiki: wiki}
+	return &fixture{svc: svc, tokens: tokens, wiki: wiki}
 }
 
 func ptr[T any](v T) *T { return &v }
