@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -446,4 +447,32 @@ func (f *fakeSettings) Put(_ context.Context, t string, s Settings) error {
 	}
 	f.m[t] = s
 	return nil
+}
+
+// fakeReconciler records flags and reconcile runs.
+type fakeReconciler struct {
+	mu      sync.Mutex
+	flagged []string // tenant/serviceId, in order
+	runs    int
+	// FlagErr fails Flag for this tenant/serviceId; RunErr fails RunFlagged.
+	FlagErr string
+	RunErr  error
+	Queued  int
+}
+
+func (f *fakeReconciler) Flag(_ context.Context, tenant, serviceID string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fk(tenant, serviceID) == f.FlagErr {
+		return errors.New("flag store down")
+	}
+	f.flagged = append(f.flagged, fk(tenant, serviceID))
+	return nil
+}
+
+func (f *fakeReconciler) RunFlagged(context.Context) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs++
+	return f.Queued, f.RunErr
 }

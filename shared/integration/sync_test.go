@@ -97,7 +97,7 @@ func newSyncFixture(t *testing.T) *syncFixture {
 	c := newClock()
 	f := &syncFixture{clock: c, store: newFakeStore(), outbox: newFakeOutbox(), queue: newFakeQueue(c), mailer: &mailtest.Recorder{}, tracker: newTrackerServer(t)}
 	f.pub = NewPublisher(f.queue, f.outbox)
-	f.sync = NewSync(Deps{Store: f.store, Outbox: f.outbox, Queue: f.queue, Tracker: &HTTPTracker{}, Publisher: f.pub, Mailer: f.mailer, Now: c.Now}, SyncOptions{})
+	f.sync = NewSync(f.deps(), SyncOptions{})
 	for _, tenant := range []string{"demo", "acme"} {
 		d := &Descriptor{ServiceID: "jira-1", RPCURL: f.tracker.URL, Version: 4, Token: "tok-" + tenant, SendErrorsToEmail: "ops@example.com", SendErrorsToEmailThrottle: 60}
 		d.Normalize()
@@ -106,6 +106,12 @@ func newSyncFixture(t *testing.T) *syncFixture {
 		}
 	}
 	return f
+}
+
+// deps are the fixture's dependencies of a Sync: its fakes, an HTTP
+// tracker client and its clock.
+func (f *syncFixture) deps() Deps {
+	return Deps{Store: f.store, Outbox: f.outbox, Queue: f.queue, Tracker: &HTTPTracker{}, Publisher: f.pub, Mailer: f.mailer, Now: f.clock.Now}
 }
 
 // write stores n NEW messages for tenant/jira-1 (keys REQ-<i>) and
