@@ -332,6 +332,19 @@ func (p *plan) rebuildInPageRDeps() {
 	}
 }
 
+// Apply returns rdeps with e's additions and removals applied, sorted (nil
+// when none is left): what a store makes of a row's reverse dependencies.
+func (e RDepEdit) Apply(rdeps []requirement.Dependency) []requirement.Dependency {
+	edit := &rdepEdit{add: map[string]bool{}, remove: map[string]bool{}}
+	for _, d := range e.Add {
+		edit.add[depMember(d)] = true
+	}
+	for _, d := range e.Remove {
+		edit.remove[depMember(d)] = true
+	}
+	return applyRDeps(rdeps, edit)
+}
+
 func applyRDeps(rdeps []requirement.Dependency, e *rdepEdit) []requirement.Dependency {
 	set := map[string]bool{}
 	for _, d := range rdeps {

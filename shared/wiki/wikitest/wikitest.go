@@ -332,20 +332,7 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 			r = &requirement.Requirement{SpaceKey: e.Target.SpaceKey, Key: e.Target.Key}
 			rows[e.Target] = r
 		}
-		set := map[requirement.Dependency]bool{}
-		for _, d := range r.ReverseDependencies {
-			set[d] = true
-		}
-		for _, d := range e.Remove {
-			delete(set, d)
-		}
-		for _, d := range e.Add {
-			set[d] = true
-		}
-		r.ReverseDependencies = nil
-		for d := range set {
-			r.ReverseDependencies = append(r.ReverseDependencies, d)
-		}
+		r.ReverseDependencies = e.Apply(r.ReverseDependencies)
 	}
 	for _, w := range c.Writes {
 		rows[wiki.ID{SpaceKey: w.New.SpaceKey, Key: w.New.Key}.Norm()] = w.New.Clone()
