@@ -3,6 +3,7 @@ package baseline_test
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
@@ -123,4 +124,20 @@ func (s *stack) jobs(t *testing.T, tenant, space string) []int {
 		}
 	}
 	return out
+}
+
+// beforeCopies is the real store whose first PutCopies runs hook first.
+type beforeCopies struct {
+	*dynamo.BaselineStore
+	hook func(context.Context) error
+	once sync.Once
+}
+
+func (b *beforeCopies) PutCopies(ctx context.Context, tenant string, copies []*requirement.Requirement) error {
+	var err error
+	b.once.Do(func() { err = b.hook(ctx) })
+	if err != nil {
+		return err
+	}
+	return b.BaselineStore.PutCopies(ctx, tenant, copies)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -263,22 +262,6 @@ func TestPageDeletedMeanwhile(t *testing.T) {
 	if err != nil || b.Status != baseline.StatusComplete || recErr != nil || !errors.Is(pageErr, apperr.ErrNotFound) {
 		t.Fatalf("%+v, %v; record %v (%v), page 20: %v", b, err, rec, recErr, pageErr)
 	}
-}
-
-// beforeCopies is the real store whose first PutCopies runs hook first.
-type beforeCopies struct {
-	*dynamo.BaselineStore
-	hook func(context.Context) error
-	once sync.Once
-}
-
-func (b *beforeCopies) PutCopies(ctx context.Context, tenant string, copies []*requirement.Requirement) error {
-	var err error
-	b.once.Do(func() { err = b.hook(ctx) })
-	if err != nil {
-		return err
-	}
-	return b.BaselineStore.PutCopies(ctx, tenant, copies)
 }
 
 // TestDeadline checks that a freeze still writing when the request's

@@ -12,6 +12,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth/authtest"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
@@ -468,6 +469,49 @@ func newFixtureOn(t *testing.T, s store) *fixture {
 		t.Fatal(err)
 	}
 	return &fixture{svc: svc, tokens: tokens, wiki: wiki}
+}
+
+// racingStore is the real tracker store whose first WriteLinks meets a
+// concurrent writer: just before it, another writer stores each of its
+// requirements' link states again (or first), so that its revision
+// condition fails.
+type racingStore struct {
+	*dynamo.TrackerStore
+	once sync.Once
+}
+
+func (r *racingStore) WriteLinks(ctx context.Context, tenant string, writes []tracker.LinkWrite) error {
+	var err error
+	r.once.Do(func() {
+		var refs []tracker.ReqRef
+		for _, w := range writes {
+			refs = append(refs, w.New.Ref)
+		}
+		var cur map[tracker.ReqRef]tracker.LinkState
+		if cur, err = r.LinkStates(ctx, tenant, refs); err != nil {
+			return
+		}
+		var other []tracker.LinkWrite
+		for _, ref := range refs {
+			st, ok := cur[ref]
+			if !ok {
+				st = tracker.EmptyLinkState(ref)
+			}
+			other = append(other, tracker.LinkWrite{Old: st, New: st})
+		}
+		err = r.TrackerStore.WriteLinks(ctx, tenant, other)
+	})
+	if err != nil {
+		return err
+	}
+	return r.TrackerStore.WriteLinks(ctx, tenant, writes)
+}
+
+// newRacingStore returns a racingStore on DynamoDB Local.
+func newRacingStore(t *testing.T) *racingStore {
+	t.Helper()
+	env := testenv.AWS(t)
+	return &racingStore{TrackerStore: dynamo.NewTrackerStore(env.DynamoDB, env.TrackerTable)}
 }
 
 func ptr[T any](v T) *T { return &v }

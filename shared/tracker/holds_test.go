@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
@@ -392,50 +389,12 @@ func TestSyncSendsTrackerSetAtVersion5(t *testing.T) {
 	}
 }
 
-// racingStore is the real tracker store whose first WriteLinks meets a
-// concurrent writer: just before it, another writer stores each of its
-// requirements' link states again (or first), so that its revision
-// condition fails.
-type racingStore struct {
-	*dynamo.TrackerStore
-	once sync.Once
-}
-
-func (r *racingStore) WriteLinks(ctx context.Context, tenant string, writes []tracker.LinkWrite) error {
-	var err error
-	r.once.Do(func() {
-		var refs []tracker.ReqRef
-		for _, w := range writes {
-			refs = append(refs, w.New.Ref)
-		}
-		var cur map[tracker.ReqRef]tracker.LinkState
-		if cur, err = r.LinkStates(ctx, tenant, refs); err != nil {
-			return
-		}
-		var other []tracker.LinkWrite
-		for _, ref := range refs {
-			st, ok := cur[ref]
-			if !ok {
-				st = tracker.EmptyLinkState(ref)
-			}
-			other = append(other, tracker.LinkWrite{Old: st, New: st})
-		}
-		err = r.TrackerStore.WriteLinks(ctx, tenant, other)
-	})
-	if err != nil {
-		return err
-	}
-	return r.TrackerStore.WriteLinks(ctx, tenant, writes)
-}
-
 // TestConcurrentReplacesLeaveOneSet runs on the real store (DynamoDB
 // Local): its revision conditions are what keeps concurrent edits apart.
 func TestConcurrentReplacesLeaveOneSet(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testenv.AWS(t)
-	store := &racingStore{TrackerStore: dynamo.NewTrackerStore(env.DynamoDB, env.TrackerTable)}
-	f := newFixtureOn(t, store)
+	f := newFixtureOn(t, newRacingStore(t))
 	// The first write meets a concurrent writer: the edit reads again.
 	mustCreate(t, f, "P-1", "REQ-1")
 	sets := [][]string{{"REQ-1", "REQ-2"}, {"REQ-3"}, {"REQ-4", "REQ-5", "REQ-6"}}
