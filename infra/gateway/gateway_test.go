@@ -19,40 +19,37 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 )
 
-// fakeInvoker is a hand-written Invoker; invoke does the work.
+// fakeInvoker is the Invoker of these tests: invoke, when set, does the
+// work; otherwise it keeps the event it was sent (event) and answers resp
+// (200 "ok" when unset).
 type fakeInvoker struct {
 	invoke func(ctx context.Context, payload []byte) ([]byte, error)
+	mu     sync.Mutex
+	last   events.APIGatewayV2HTTPRequest
+	resp   events.APIGatewayV2HTTPResponse
 }
 
-func (f fakeInvoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	return f.invoke(ctx, payload)
-}
-
-// recorder is an Invoker that keeps the last event and answers resp.
-type recorder struct {
-	mu   sync.Mutex
-	last events.APIGatewayV2HTTPRequest
-	resp events.APIGatewayV2HTTPResponse
-}
-
-func (r *recorder) Invoke(_ context.Context, payload []byte) ([]byte, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.last = events.APIGatewayV2HTTPRequest{}
-	if err := json.Unmarshal(payload, &r.last); err != nil {
+func (f *fakeInvoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	if f.invoke != nil {
+		return f.invoke(ctx, payload)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last = events.APIGatewayV2HTTPRequest{}
+	if err := json.Unmarshal(payload, &f.last); err != nil {
 		return nil, err
 	}
-	resp := r.resp
+	resp := f.resp
 	if resp.StatusCode == 0 {
 		resp = events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "ok"}
 	}
 	return json.Marshal(resp)
 }
 
-func (r *recorder) event() events.APIGatewayV2HTTPRequest {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.last
+func (f *fakeInvoker) event() events.APIGatewayV2HTTPRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
 }
 
 func newGateway(t *testing.T, routes []Route) *Gateway {
@@ -72,7 +69,7 @@ func serve(g http.Handler, req *http.Request) *httptest.ResponseRecorder {
 
 func TestRouting(t *testing.T) {
 	t.Parallel()
-	rec := &recorder{}
+	rec := &fakeInvoker{}
 	var routes []Route
 	for _, key := range []string{
 		"ANY /things/{id}", // listed first: order must not decide
@@ -150,7 +147,7 @@ func TestRouting(t *testing.T) {
 
 func TestNewRejectsBadRoutes(t *testing.T) {
 	t.Parallel()
-	inv := &recorder{}
+	inv := &fakeInvoker{}
 	tests := []struct {
 		name   string
 		routes []Route
@@ -186,7 +183,7 @@ func TestNewRejectsBadRoutes(t *testing.T) {
 
 func TestRequestEvent(t *testing.T) {
 	t.Parallel()
-	rec := &recorder{}
+	rec := &fakeInvoker{}
 	g := newGateway(t, []Route{{Method: "POST", Path: "/rest/reqs/1/requirement2/{spaceKey}", Invoker: rec}})
 	req := httptest.NewRequest("POST", "http://wiki.local:8080/rest/reqs/1/requirement2/SP?q=a&q=b&text=x%20y&empty=", strings.NewReader(`{"a":1}`))
 	req.RemoteAddr = "192.0.2.7:5555"
@@ -268,7 +265,7 @@ func TestRequestEvent(t *testing.T) {
 
 func TestRequestBodyEncoding(t *testing.T) {
 	t.Parallel()
-	rec := &recorder{}
+	rec := &fakeInvoker{}
 	g := newGateway(t, []Route{{Method: "PUT", Path: "/content/{id}", Invoker: rec}})
 	binary := []byte{0x89, 'P', 'N', 'G', 0, 0xff}
 	tests := []struct {
@@ -361,7 +358,7 @@ func TestResponseTranslation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			inv := fakeInvoker{invoke: func(context.Context, []byte) ([]byte, error) { return []byte(tt.resp), nil }}
+			inv := &fakeInvoker{invoke: func(context.Context, []byte) ([]byte, error) { return []byte(tt.resp), nil }}
 			// A real server: it is the one that would sniff a content type or
 			// trip over a wrong Content-Length.
 			srv := httptest.NewServer(newGateway(t, []Route{{Method: "GET", Path: "/x", Invoker: inv}}))
@@ -419,7 +416,7 @@ func TestInvokeFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var logs bytes.Buffer
-			g, err := New("api", []Route{{Method: "GET", Path: "/x", Invoker: fakeInvoker{tt.invoke}, Timeout: tt.timeout}},
+			g, err := New("api", []Route{{Method: "GET", Path: "/x", Invoker: &fakeInvoker{invoke: tt.invoke}, Timeout: tt.timeout}},
 				slog.New(slog.NewJSONHandler(&logs, nil)))
 			if err != nil {
 				t.Fatal(err)
@@ -447,7 +444,7 @@ func TestClientGoneIsNotAnError(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	ctx, cancel := context.WithCancel(t.Context())
-	inv := fakeInvoker{invoke: func(ctx context.Context, _ []byte) ([]byte, error) {
+	inv := &fakeInvoker{invoke: func(ctx context.Context, _ []byte) ([]byte, error) {
 		cancel() // the client disconnects while the function runs
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -472,7 +469,7 @@ func TestClientGoneIsNotAnError(t *testing.T) {
 func TestBodyLimit(t *testing.T) {
 	t.Parallel()
 	calls := 0
-	inv := fakeInvoker{invoke: func(context.Context, []byte) ([]byte, error) {
+	inv := &fakeInvoker{invoke: func(context.Context, []byte) ([]byte, error) {
 		calls++
 		return []byte(`{"statusCode":204}`), nil
 	}}
@@ -547,7 +544,7 @@ func FuzzParsePath(f *testing.F) {
 }
 
 func TestDefaultRouteTakesUnmatchedRequests(t *testing.T) {
-	named, fallback := &recorder{}, &recorder{}
+	named, fallback := &fakeInvoker{}, &fakeInvoker{}
 	g := newGateway(t, []Route{
 		{Method: "GET", Path: "/things/{id}", Invoker: named},
 		{Method: "ANY", Path: DefaultRoute, Invoker: fallback},

@@ -6,307 +6,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
-
-// fake is an in-memory Store and Source. Its fail* hooks inject errors.
-type fake struct {
-	mu       sync.Mutex
-	spaces   map[string]bool
-	pages    map[string]*baseline.Page
-	rows     []*requirement.Requirement // current rows, in key order
-	counter  map[string]int
-	copies   map[string][]*requirement.Requirement // "SPACE#n"
-	records  map[string]*baseline.Baseline
-	summary  map[string][]baseline.PageCount
-	retitled []string
-	deleted  []string // DeleteCopies calls
-	marks    map[string]bool
-	jobs     map[string]*baseline.Job
-
-	failPut    error
-	failCommit error
-	blockPut   bool // PutCopies waits for its context to end
-}
-
-func newFake() *fake {
-	return &fake{
-		spaces: map[string]bool{"DEMO": true, "OTHER": true}, pages: map[string]*baseline.Page{},
-		counter: map[string]int{}, copies: map[string][]*requirement.Requirement{},
-		records: map[string]*baseline.Baseline{}, summary: map[string][]baseline.PageCount{}, marks: map[string]bool{},
-		jobs: map[string]*baseline.Job{},
-	}
-}
-
-func bk(space string, n int) string { return fmt.Sprintf("%s#%d", space, n) }
-
-func (f *fake) SpaceExists(_ context.Context, _, space string) (bool, error) {
-	return f.spaces[space], nil
-}
-
-func (f *fake) Page(_ context.Context, _, id string) (*baseline.Page, error) {
-	if p := f.pages[id]; p != nil {
-		return p, nil
-	}
-	return nil, apperr.NotFoundf("page %s not found", id)
-}
-
-func (f *fake) Children(_ context.Context, _, id string) ([]*baseline.Page, error) {
-	var out []*baseline.Page
-	for _, p := range f.pages {
-		if p.ParentID == id {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
-func (f *fake) SpaceRequirements(_ context.Context, _, space string, fn func(*requirement.Requirement) bool) error {
-	for _, r := range f.rows {
-		if r.SpaceKey == space && !fn(r) {
-			return nil
-		}
-	}
-	return nil
-}
-
-func (f *fake) Requirements(_ context.Context, _, space string, keys []string) ([]*requirement.Requirement, error) {
-	var out []*requirement.Requirement
-	for _, r := range f.rows {
-		if r.SpaceKey == space && slices.ContainsFunc(keys, func(k string) bool { return strings.EqualFold(k, r.Key) }) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-func (f *fake) NextNumber(_ context.Context, _, space string) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.counter[space]++
-	return f.counter[space], nil
-}
-
-func (f *fake) Begin(_ context.Context, job *baseline.Job) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.marks[bk(job.SpaceKey, job.Number)] = true
-	c := *job
-	c.Keys = slices.Clone(job.Keys)
-	f.jobs[bk(job.SpaceKey, job.Number)] = &c
-	return nil
-}
-
-func (f *fake) Progress(_ context.Context, job *baseline.Job) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	j := f.jobs[bk(job.SpaceKey, job.Number)]
-	switch {
-	case j == nil:
-		return apperr.NotFoundf("job gone")
-	case j.Owner != job.Owner:
-		return apperr.Conflictf("leased by another")
-	}
-	j.Count, j.Cursor, j.Attempts, j.LeaseUntil = job.Count, job.Cursor, job.Attempts, job.LeaseUntil
-	j.Pages = slices.Clone(job.Pages)
-	return nil
-}
-
-func (f *fake) Fail(_ context.Context, job *baseline.Job, message string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	j := f.jobs[bk(job.SpaceKey, job.Number)]
-	if j == nil {
-		return apperr.NotFoundf("job gone")
-	}
-	j.Status, j.Message = baseline.StatusFailed, message
-	return nil
-}
-
-func (f *fake) Pending(_ context.Context, limit int) ([]baseline.JobRef, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []baseline.JobRef
-	for _, j := range f.jobs {
-		if j.Status == baseline.StatusFreezing {
-			out = append(out, baseline.JobRef{Tenant: j.Tenant, SpaceKey: j.SpaceKey, Number: j.Number})
-		}
-	}
-	slices.SortFunc(out, func(a, b baseline.JobRef) int { return a.Number - b.Number })
-	return out[:min(limit, len(out))], nil
-}
-
-func (f *fake) Lease(_ context.Context, ref baseline.JobRef, owner string, until, now time.Time) (*baseline.Job, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	j := f.jobs[bk(ref.SpaceKey, ref.Number)]
-	if j == nil || j.Status != baseline.StatusFreezing || j.LeaseUntil.After(now) {
-		return nil, nil
-	}
-	j.Owner, j.LeaseUntil = owner, until
-	c := *j
-	c.Keys, c.Pages = slices.Clone(j.Keys), slices.Clone(j.Pages)
-	return &c, nil
-}
-
-func (f *fake) Cancel(ctx context.Context, tenant, space string, n int) error {
-	f.mu.Lock()
-	delete(f.jobs, bk(space, n))
-	f.mu.Unlock()
-	return f.DeleteCopies(ctx, tenant, space, n)
-}
-
-func (f *fake) PutCopies(ctx context.Context, _ string, copies []*requirement.Requirement) error {
-	if f.blockPut {
-		<-ctx.Done()
-		return fmt.Errorf("batch write: %w", ctx.Err())
-	}
-	if f.failPut != nil {
-		return f.failPut
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, c := range copies {
-		f.copies[bk(c.SpaceKey, c.Baseline)] = append(f.copies[bk(c.SpaceKey, c.Baseline)], c)
-	}
-	return nil
-}
-
-func (f *fake) DeleteCopies(_ context.Context, _, space string, n int) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.deleted = append(f.deleted, bk(space, n))
-	delete(f.copies, bk(space, n))
-	if f.jobs[bk(space, n)] == nil {
-		delete(f.marks, bk(space, n))
-	}
-	return nil
-}
-
-func (f *fake) Commit(_ context.Context, job *baseline.Job, retitle bool) error {
-	if f.failCommit != nil && (retitle || !errors.Is(f.failCommit, apperr.ErrNotFound)) {
-		return f.failCommit
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b, pages := &job.Baseline, job.Pages
-	if j := f.jobs[bk(b.SpaceKey, b.Number)]; j == nil || j.Owner != job.Owner {
-		return apperr.Conflictf("no freeze job")
-	}
-	delete(f.marks, bk(b.SpaceKey, b.Number))
-	delete(f.jobs, bk(b.SpaceKey, b.Number))
-	c := *b
-	f.records[bk(b.SpaceKey, b.Number)] = &c
-	f.summary[bk(b.SpaceKey, b.Number)] = pages
-	if retitle {
-		f.retitled = append(f.retitled, b.CEO+"="+b.Name)
-	}
-	return nil
-}
-
-func (f *fake) List(_ context.Context, _, space string) ([]*baseline.Baseline, error) {
-	var out []*baseline.Baseline
-	for _, b := range f.records {
-		if b.SpaceKey == space {
-			out = append(out, b)
-		}
-	}
-	return out, nil
-}
-
-func (f *fake) Get(_ context.Context, _, space string, n int) (*baseline.Baseline, error) {
-	if b := f.records[bk(space, n)]; b != nil {
-		return b, nil
-	}
-	return nil, apperr.NotFoundf("baseline %d not found", n)
-}
-
-func (f *fake) SetLabel(ctx context.Context, tenant, space string, n int, label string) (*baseline.Baseline, error) {
-	b, err := f.Get(ctx, tenant, space, n)
-	if err != nil {
-		return nil, err
-	}
-	b.Label = label
-	return b, nil
-}
-
-func (f *fake) Delete(ctx context.Context, tenant, space string, n int) error {
-	if _, err := f.Get(ctx, tenant, space, n); err != nil {
-		return err
-	}
-	delete(f.records, bk(space, n))
-	return f.DeleteCopies(ctx, tenant, space, n)
-}
-
-func (f *fake) Pages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error) {
-	if _, err := f.Get(ctx, tenant, space, n); err != nil {
-		return nil, err
-	}
-	return slices.Clone(f.summary[bk(space, n)]), nil
-}
-
-// row is an ACTIVE requirement of page; deps are "KEY" (same space),
-// "SPACE/KEY", with relationship "refines".
-func row(space, key, page string, deps ...string) *requirement.Requirement {
-	r := &requirement.Requirement{SpaceKey: space, Key: key, Status: requirement.Active, Text: "text of " + key,
-		HTMLExcerpt: "<p>" + key + "</p>", HTMLNeedsUpdating: true, Origin: requirement.PageRef{PageID: page, Title: "Page " + page},
-		Properties: []requirement.Property{{Key: "Priority", Value: "High"}},
-		Issues:     []requirement.IssueLink{{ServiceID: "jira-1", IssueKey: "PROJ-1", Relationship: "implements"}}}
-	for _, d := range deps {
-		s, k, ok := strings.Cut(d, "/")
-		if !ok {
-			s, k = space, d
-		}
-		r.Dependencies = append(r.Dependencies, requirement.Dependency{SpaceKey: s, Key: k, Relationship: "refines"})
-	}
-	return r
-}
-
-// link fills reverse dependencies from the rows' dependencies.
-func link(rows []*requirement.Requirement) []*requirement.Requirement {
-	for _, r := range rows {
-		for _, d := range r.Dependencies {
-			for _, t := range rows {
-				if t.SpaceKey == d.SpaceKey && strings.EqualFold(t.Key, d.Key) {
-					t.ReverseDependencies = append(t.ReverseDependencies, requirement.Dependency{SpaceKey: r.SpaceKey, Key: r.Key, Relationship: d.Relationship})
-				}
-			}
-		}
-	}
-	return rows
-}
-
-// seeded is a fake with pages 10 (children 11, 12; 12 has child 13) and
-// 20 in DEMO, page 30 in OTHER, and rows on them.
-func seeded() *fake {
-	f := newFake()
-	f.pages = map[string]*baseline.Page{
-		"10": {ID: "10", SpaceKey: "DEMO", Title: "Specs", Keys: []string{"A-1", "A-2"}},
-		"11": {ID: "11", SpaceKey: "DEMO", Title: "Child", ParentID: "10", Keys: []string{"B-1"}},
-		"12": {ID: "12", SpaceKey: "DEMO", Title: "Child 2", ParentID: "10", Keys: []string{"B-2"}},
-		"13": {ID: "13", SpaceKey: "DEMO", Title: "Grandchild", ParentID: "12", Keys: []string{"C-1"}},
-		"20": {ID: "20", SpaceKey: "DEMO", Title: "Baseline page"},
-		"30": {ID: "30", SpaceKey: "OTHER", Title: "Elsewhere", ParentID: "10", Keys: []string{"X-1"}},
-	}
-	deleted := row("DEMO", "A-3", "10")
-	deleted.Status = requirement.Deleted
-	f.rows = link([]*requirement.Requirement{
-		row("DEMO", "A-1", "10", "A-2", "B-1", "OTHER/X-1"),
-		row("DEMO", "A-2", "10", "C-1"),
-		deleted,
-		row("DEMO", "B-1", "11"),
-		row("DEMO", "B-2", "12", "A-1"),
-		row("DEMO", "C-1", "13"),
-		row("OTHER", "X-1", "30"),
-	})
-	return f
-}
 
 func keysOf(rs []*requirement.Requirement) []string {
 	var out []string
@@ -384,13 +91,15 @@ func TestCreate(t *testing.T) {
 		{"parent closure", "parent = 'C-1'", []string{"A-1", "A-2", "B-2"}},
 		{"parent with relationship", "parent@refines = 'B-1' AND NOT key = 'B-2'", []string{"A-1"}},
 	}
-	for _, c := range cases {
+	st := newStack(t, nil)
+	st.svc.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := seeded()
-			s := baseline.NewService(f, f)
-			s.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
-			b, err := s.Create(t.Context(), "t1", "alice", "DEMO", baseline.CreateInput{Name: "Release 1", CEO: "20", QueryString: c.query})
+			tenant := fmt.Sprint("t", i)
+			st.seed(t, tenant)
+			s := st.svc
+			b, err := s.Create(t.Context(), tenant, "alice", "DEMO", baseline.CreateInput{Name: "Release 1", CEO: "20", QueryString: c.query})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -398,11 +107,12 @@ func TestCreate(t *testing.T) {
 				!b.CreatedAt.Equal(s.Now()) || b.SpaceKey != "DEMO" {
 				t.Errorf("baseline %+v", b)
 			}
-			if got := keysOf(f.copies["DEMO#1"]); !slices.Equal(got, c.want) {
+			if got := st.copies(t, tenant, "DEMO", 1); !slices.Equal(got, c.want) {
 				t.Errorf("copies %v, want %v", got, c.want)
 			}
-			if f.records["DEMO#1"] == nil || len(f.marks) != 0 || !slices.Equal(f.retitled, []string{"20=Release 1"}) {
-				t.Errorf("record %v, retitled %v", f.records["DEMO#1"], f.retitled)
+			rec, err := st.bl.Get(t.Context(), tenant, "DEMO", 1)
+			if jobs, title := st.jobs(t, tenant, "DEMO"), st.title(t, tenant, "20"); err != nil || len(jobs) != 0 || title != "Release 1" {
+				t.Errorf("record %v (%v), jobs %v, page 20 titled %q", rec, err, jobs, title)
 			}
 		})
 	}
@@ -421,20 +131,24 @@ func TestCreateInstant(t *testing.T) {
 		{"subtree", "12", true, []string{"B-2", "C-1"}},
 		{"page without requirements", "20", true, nil},
 	}
-	for _, c := range cases {
+	st := newStack(t, nil)
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := seeded()
-			f.pages["10"].Keys = append(f.pages["10"].Keys, "A-3") // DELETED rows are not frozen
-			b, err := baseline.NewService(f, f).CreateInstant(t.Context(), "t1", "bob", "DEMO",
+			tenant := fmt.Sprint("t", i)
+			st.seed(t, tenant) // page 10 lists A-3, whose row is DELETED: not frozen
+			b, err := st.svc.CreateInstant(t.Context(), tenant, "bob", "DEMO",
 				baseline.InstantInput{Name: "Snapshot", FromCEO: c.from, WithChildren: c.children})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !b.Instant || b.CEO != c.from || b.Count != len(c.want) || len(f.retitled) != 0 {
-				t.Errorf("baseline %+v, retitled %v", b, f.retitled)
+			// Nothing is retitled: the page keeps its title, and so does
+			// every other.
+			if from, p20 := st.title(t, tenant, c.from), st.title(t, tenant, "20"); !b.Instant || b.CEO != c.from || b.Count != len(c.want) ||
+				from != "Page "+c.from || p20 != "Page 20" {
+				t.Errorf("baseline %+v, titles %q and %q", b, from, p20)
 			}
-			if got := keysOf(f.copies["DEMO#1"]); !slices.Equal(got, c.want) {
+			if got := st.copies(t, tenant, "DEMO", 1); !slices.Equal(got, c.want) {
 				t.Errorf("copies %v, want %v", got, c.want)
 			}
 		})
@@ -537,11 +251,16 @@ func TestFailedFreeze(t *testing.T) {
 // freeze is no failure: the baseline is committed without a new title.
 func TestPageDeletedMeanwhile(t *testing.T) {
 	t.Parallel()
-	f := seeded()
-	f.failCommit = apperr.NotFoundf("ceo: page 20 not found")
-	b, err := baseline.NewService(f, f).Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})
-	if err != nil || b.Status != baseline.StatusComplete || f.records["DEMO#1"] == nil || len(f.retitled) != 0 {
-		t.Fatalf("%+v, %v; records %v, retitled %v", b, err, f.records, f.retitled)
+	var st *stack
+	st = newStack(t, func(bl *wikitable.BaselineStore) baseline.Store {
+		return &beforeCopies{BaselineStore: bl, hook: func(ctx context.Context) error { return st.wiki.DeletePage(ctx, "t1", "bob", "20") }}
+	})
+	st.seed(t, "t1")
+	b, err := st.svc.Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})
+	rec, recErr := st.bl.Get(t.Context(), "t1", "DEMO", 1)
+	_, pageErr := st.bl.Page(t.Context(), "t1", "20")
+	if err != nil || b.Status != baseline.StatusComplete || recErr != nil || !errors.Is(pageErr, apperr.ErrNotFound) {
+		t.Fatalf("%+v, %v; record %v (%v), page 20: %v", b, err, rec, recErr, pageErr)
 	}
 }
 
@@ -549,7 +268,8 @@ func TestPageDeletedMeanwhile(t *testing.T) {
 // deadline (less the reserves) comes answers FREEZING with its progress
 // saved and its lease released, and that the worker then completes it.
 func TestDeadline(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it measures time, so it runs before the parallel tests
+	// start DynamoDB Local beside it.
 	f := seeded()
 	f.blockPut = true
 	s := baseline.NewService(f, f)
@@ -652,8 +372,9 @@ func TestParseNumber(t *testing.T) {
 
 func TestLabelAndPages(t *testing.T) {
 	t.Parallel()
-	f := seeded()
-	s := baseline.NewService(f, f)
+	st := newStack(t, nil)
+	st.seed(t, "t1")
+	s := st.svc
 	if _, err := s.Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"}); err != nil {
 		t.Fatal(err)
 	}

@@ -236,8 +236,9 @@ func TestSyncRefusesALoginPage(t *testing.T) {
 	if got := f.outbox.get("demo", "jira-1", msgs[100].ID); got.State != outbox.New || got.LastResponse != "" {
 		t.Fatalf("a later message was touched: %+v", got)
 	}
-	if f.queue.len() != 1 || !strings.Contains(f.mailer.sent[0], "not a tracker answer (text/html)") || strings.Contains(f.mailer.sent[0], "login") {
-		t.Fatalf("queue %d, mail %q", f.queue.len(), f.mailer.sent)
+	if mails := f.mailer.Sent(); f.queue.len() != 1 || len(mails) == 0 || !strings.Contains(mails[0].String(), "not a tracker answer (text/html)") ||
+		strings.Contains(mails[0].String(), "login") {
+		t.Fatalf("queue %d, mail %q", f.queue.len(), mails)
 	}
 	// A tracker that leaves out a result: the same.
 	srv.mu.Lock()

@@ -21,7 +21,7 @@ func TestDisabledIntegrationDisablesItsIncomingToken(t *testing.T) {
 	}
 	disabled := func(token string) bool {
 		t.Helper()
-		p, ok := tok.m[auth.HashToken(token)]
+		p, ok := tok.Token(auth.HashToken(token))
 		if !ok {
 			t.Fatalf("token %q is not stored", token)
 		}

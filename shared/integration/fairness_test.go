@@ -75,8 +75,9 @@ func TestSyncHangingTrackersCostOnlyTheirTenant(t *testing.T) {
 				return okAnswer(batch)
 			})
 			hang := newHangingTracker(t)
-			f.sync = NewSync(Deps{Store: f.store, Outbox: f.outbox, Queue: f.queue, Tracker: &HTTPTracker{Client: &http.Client{Timeout: timeout}},
-				Publisher: f.pub, Mailer: f.mailer, Now: f.clock.Now}, SyncOptions{})
+			deps := f.deps()
+			deps.Tracker = &HTTPTracker{Client: &http.Client{Timeout: timeout}}
+			f.sync = NewSync(deps, SyncOptions{})
 			// The slow tenant's envelopes are published first, so that a
 			// sequential run would serve them before the fast tenant.
 			var stuck [][]*outbox.Message

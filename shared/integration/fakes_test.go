@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
-	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
@@ -312,41 +312,6 @@ func (f *fakeOutbox) Pending(_ context.Context, before time.Time, fn func([]Pend
 	return err
 }
 
-// fakeTokens records token hashes.
-type fakeTokens struct {
-	mu sync.Mutex
-	m  map[string]auth.Principal
-}
-
-func (f *fakeTokens) PutToken(_ context.Context, h string, p auth.Principal) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[string]auth.Principal{}
-	}
-	f.m[h] = p
-	return nil
-}
-
-func (f *fakeTokens) DeleteToken(_ context.Context, h string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.m, h)
-	return nil
-}
-
-func (f *fakeTokens) SetTokenDisabled(_ context.Context, h string, disabled bool) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	p, ok := f.m[h]
-	if !ok {
-		return apperr.ErrNotFound
-	}
-	p.Disabled = disabled
-	f.m[h] = p
-	return nil
-}
-
 // fakeQueue is an in-memory SQS FIFO queue: a group with a message in
 // flight hands out no other message, as SQS FIFO does.
 type fakeQueue struct {
@@ -453,25 +418,6 @@ func (q *fakeQueue) len() int {
 	return len(q.msgs)
 }
 
-// fakeMailer records e-mails.
-type fakeMailer struct {
-	mu   sync.Mutex
-	sent []string
-}
-
-func (m *fakeMailer) Send(_ context.Context, to, subject, body string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sent = append(m.sent, to+"|"+subject+"|"+body)
-	return nil
-}
-
-func (m *fakeMailer) count() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.sent)
-}
-
 // fakeLinks applies ReplaceLinks on in-memory requirements.
 type fakeLinks struct {
 	reqs map[string]*requirement.Requirement // SPACE/KEY
@@ -501,4 +447,32 @@ func (f *fakeSettings) Put(_ context.Context, t string, s Settings) error {
 	}
 	f.m[t] = s
 	return nil
+}
+
+// fakeReconciler records flags and reconcile runs.
+type fakeReconciler struct {
+	mu      sync.Mutex
+	flagged []string // tenant/serviceId, in order
+	runs    int
+	// FlagErr fails Flag for this tenant/serviceId; RunErr fails RunFlagged.
+	FlagErr string
+	RunErr  error
+	Queued  int
+}
+
+func (f *fakeReconciler) Flag(_ context.Context, tenant, serviceID string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fk(tenant, serviceID) == f.FlagErr {
+		return errors.New("flag store down")
+	}
+	f.flagged = append(f.flagged, fk(tenant, serviceID))
+	return nil
+}
+
+func (f *fakeReconciler) RunFlagged(context.Context) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs++
+	return f.Queued, f.RunErr
 }

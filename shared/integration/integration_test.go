@@ -9,6 +9,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/auth/authtest"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
@@ -90,8 +91,8 @@ func TestParseStatus(t *testing.T) {
 	}
 }
 
-func newTestService() (*Service, *fakeStore, *fakeOutbox, *fakeTokens) {
-	st, ob, tok := newFakeStore(), newFakeOutbox(), &fakeTokens{}
+func newTestService() (*Service, *fakeStore, *fakeOutbox, *authtest.Tokens) {
+	st, ob, tok := newFakeStore(), newFakeOutbox(), &authtest.Tokens{}
 	svc := NewService(Deps{Store: st, Outbox: ob, Tokens: tok, Settings: &fakeSettings{}, Now: newClock().Now})
 	return svc, st, ob, tok
 }
@@ -107,7 +108,7 @@ func TestCreateUpdateTokens(t *testing.T) {
 	if v.ServiceID != "jira-1" || v.Version != 4 || v.Endpoint != DefaultEndpoint || v.Status != Active || v.SendErrorsToEmailThrottle != DefaultThrottle {
 		t.Fatalf("created %+v", v.Descriptor)
 	}
-	p, ok := tok.m[auth.HashToken(incoming)]
+	p, ok := tok.Token(auth.HashToken(incoming))
 	if !ok || p != (auth.Principal{Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1"}) {
 		t.Fatalf("incoming token principal = %+v, %v", p, ok)
 	}
@@ -117,8 +118,8 @@ func TestCreateUpdateTokens(t *testing.T) {
 	if _, _, err := svc.Create(ctx, "demo", Patch{ServiceID: ptr("x"), RPCURL: ptr("https://x.example.com"), Status: ptr("ON")}); !errors.Is(err, apperr.ErrInvalid) {
 		t.Fatalf("bad status Create = %v, want 400", err)
 	}
-	if len(tok.m) != 1 {
-		t.Fatalf("a refused create left tokens: %d", len(tok.m))
+	if tok.Len() != 1 {
+		t.Fatalf("a refused create left tokens: %d", tok.Len())
 	}
 
 	// A generated serviceId without applinkId.
@@ -140,10 +141,10 @@ func TestCreateUpdateTokens(t *testing.T) {
 	if err != nil || rotated == "" || rotated == incoming {
 		t.Fatalf("rotate: %v %q", err, rotated)
 	}
-	if _, ok := tok.m[auth.HashToken(incoming)]; ok {
+	if _, ok := tok.Token(auth.HashToken(incoming)); ok {
 		t.Fatal("the old incoming token still exists")
 	}
-	if _, ok := tok.m[auth.HashToken(rotated)]; !ok {
+	if _, ok := tok.Token(auth.HashToken(rotated)); !ok {
 		t.Fatal("the new incoming token is missing")
 	}
 	if got, _ := st.Get(ctx, "demo", "jira-1"); got.Token != "new-secret" {

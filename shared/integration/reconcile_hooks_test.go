@@ -4,43 +4,16 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 )
-
-// fakeReconciler records flags and reconcile runs.
-type fakeReconciler struct {
-	mu      sync.Mutex
-	flagged []string // tenant/serviceId, in order
-	runs    int
-	// FlagErr fails Flag for this tenant/serviceId; RunErr fails RunFlagged.
-	FlagErr string
-	RunErr  error
-	Queued  int
-}
-
-func (f *fakeReconciler) Flag(_ context.Context, tenant, serviceID string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if fk(tenant, serviceID) == f.FlagErr {
-		return errors.New("flag store down")
-	}
-	f.flagged = append(f.flagged, fk(tenant, serviceID))
-	return nil
-}
-
-func (f *fakeReconciler) RunFlagged(context.Context) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.runs++
-	return f.Queued, f.RunErr
-}
 
 func TestSyncRunsTheReconciler(t *testing.T) {
 	t.Parallel()
 	f := newSyncFixture(t)
 	rec := &fakeReconciler{Queued: 7, RunErr: errors.New("reconcile store down")}
-	f.sync = NewSync(Deps{Store: f.store, Outbox: f.outbox, Queue: f.queue, Tracker: &HTTPTracker{}, Publisher: f.pub, Reconciler: rec, Now: f.clock.Now}, SyncOptions{})
+	deps := f.deps()
+	deps.Reconciler = rec
+	f.sync = NewSync(deps, SyncOptions{})
 	f.write(t, "demo", 3, true)
 	rep, err := f.sync.Run(context.Background())
 	if err != nil {
@@ -61,8 +34,9 @@ func TestSyncDrainsTheDeadLetterQueue(t *testing.T) {
 	f := newSyncFixture(t)
 	dlq := newFakeQueue(f.clock)
 	rec := &fakeReconciler{FlagErr: fk("broken", "jira-1")}
-	f.sync = NewSync(Deps{Store: f.store, Outbox: f.outbox, Queue: f.queue, Tracker: &HTTPTracker{}, Publisher: f.pub, Mailer: f.mailer,
-		Reconciler: rec, Now: f.clock.Now}, SyncOptions{DeadLetters: dlq})
+	deps := f.deps()
+	deps.Reconciler = rec
+	f.sync = NewSync(deps, SyncOptions{DeadLetters: dlq})
 	ctx := context.Background()
 	// demo: messages NEW, their envelope dead-lettered (not in the main
 	// queue any more), twice.

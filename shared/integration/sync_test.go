@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqtrace/reqtrace/shared/mail/mailtest"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 )
 
@@ -86,7 +87,7 @@ type syncFixture struct {
 	store   *fakeStore
 	outbox  *fakeOutbox
 	queue   *fakeQueue
-	mailer  *fakeMailer
+	mailer  *mailtest.Recorder
 	tracker *trackerServer
 	pub     *Publisher
 	sync    *Sync
@@ -94,9 +95,9 @@ type syncFixture struct {
 
 func newSyncFixture(t *testing.T) *syncFixture {
 	c := newClock()
-	f := &syncFixture{clock: c, store: newFakeStore(), outbox: newFakeOutbox(), queue: newFakeQueue(c), mailer: &fakeMailer{}, tracker: newTrackerServer(t)}
+	f := &syncFixture{clock: c, store: newFakeStore(), outbox: newFakeOutbox(), queue: newFakeQueue(c), mailer: &mailtest.Recorder{}, tracker: newTrackerServer(t)}
 	f.pub = NewPublisher(f.queue, f.outbox)
-	f.sync = NewSync(Deps{Store: f.store, Outbox: f.outbox, Queue: f.queue, Tracker: &HTTPTracker{}, Publisher: f.pub, Mailer: f.mailer, Now: c.Now}, SyncOptions{})
+	f.sync = NewSync(f.deps(), SyncOptions{})
 	for _, tenant := range []string{"demo", "acme"} {
 		d := &Descriptor{ServiceID: "jira-1", RPCURL: f.tracker.URL, Version: 4, Token: "tok-" + tenant, SendErrorsToEmail: "ops@example.com", SendErrorsToEmailThrottle: 60}
 		d.Normalize()
@@ -105,6 +106,12 @@ func newSyncFixture(t *testing.T) *syncFixture {
 		}
 	}
 	return f
+}
+
+// deps are the fixture's dependencies of a Sync: its fakes, an HTTP
+// tracker client and its clock.
+func (f *syncFixture) deps() Deps {
+	return Deps{Store: f.store, Outbox: f.outbox, Queue: f.queue, Tracker: &HTTPTracker{}, Publisher: f.pub, Mailer: f.mailer, Now: f.clock.Now}
 }
 
 // write stores n NEW messages for tenant/jira-1 (keys REQ-<i>) and
@@ -204,8 +211,8 @@ func TestSyncFailureStaysNewAndMailsOnce(t *testing.T) {
 	if rep := f.run(t); rep.Failed != 1 || rep.Mails != 0 {
 		t.Fatalf("second run %+v", rep)
 	}
-	if f.mailer.count() != 1 || !strings.Contains(f.mailer.sent[0], "ops@example.com|") || strings.Contains(f.mailer.sent[0], "tok-demo") {
-		t.Fatalf("mails = %q", f.mailer.sent)
+	if mails := f.mailer.Sent(); len(mails) != 1 || mails[0].To != "ops@example.com" || strings.Contains(mails[0].String(), "tok-demo") {
+		t.Fatalf("mails = %q", mails)
 	}
 	// After the throttle a new failure mails again; once the tracker is
 	// back, everything is delivered in order.
@@ -231,8 +238,8 @@ func TestSyncRefusedMessageIsDoneWithError(t *testing.T) {
 	}
 	rep := f.run(t)
 	got := f.outbox.get("demo", "jira-1", msgs[1].ID)
-	if rep.Refused != 1 || got.State != outbox.Done || got.LastResponse != "HTTP 200: ERROR: unknown issue" || f.mailer.count() != 1 {
-		t.Fatalf("report %+v, message %s %q, mails %d", rep, got.State, got.LastResponse, f.mailer.count())
+	if rep.Refused != 1 || got.State != outbox.Done || got.LastResponse != "HTTP 200: ERROR: unknown issue" || len(f.mailer.Sent()) != 1 {
+		t.Fatalf("report %+v, message %s %q, mails %d", rep, got.State, got.LastResponse, len(f.mailer.Sent()))
 	}
 }
 

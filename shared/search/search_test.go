@@ -7,36 +7,56 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
-	"github.com/reqtrace/reqtrace/shared/wiki"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
-func active(space, key string, props ...string) *requirement.Requirement {
-	r := &requirement.Requirement{SpaceKey: space, Key: key, Status: requirement.Active, Text: "text of " + key,
-		Origin: requirement.PageRef{PageID: "1"}}
-	for i := 0; i+1 < len(props); i += 2 {
-		r.Properties = append(r.Properties, requirement.Property{Key: props[i], Value: props[i+1]})
+// smallStack stores, through the real write path on DynamoDB Local, two
+// spaces of demo and one of acme: A/REQ-1 (Priority High), A/REQ-2 on
+// page 1, A/REQ-3 (Priority High) deleted from it, B/REQ-1 (Priority High)
+// and B/OTHER-1 on page 2, A/REQ-1's copy in committed baseline 1 of A,
+// and acme's A/REQ-1 (Priority High).
+func smallStack(t *testing.T) *stack {
+	t.Helper()
+	s := newStack(t)
+	ctx := context.Background()
+	body := func(rows ...[2]string) string {
+		out := []string{wt.TH("Key", "Description", "Priority")}
+		for _, r := range rows {
+			out = append(out, wt.TR(wt.Def(r[0]), "<p>text of "+r[0]+"</p>", r[1]))
+		}
+		return wt.Table(out...)
 	}
-	return r
+	save(t, s.wiki, "demo", "1", "A", body([2]string{"REQ-1", "High"}, [2]string{"REQ-2", ""}, [2]string{"REQ-3", "High"}))
+	save(t, s.wiki, "demo", "1", "A", body([2]string{"REQ-1", "High"}, [2]string{"REQ-2", ""}))
+	save(t, s.wiki, "demo", "2", "B", body([2]string{"REQ-1", "High"}, [2]string{"OTHER-1", ""}))
+	save(t, s.wiki, "acme", "1", "A", body([2]string{"REQ-1", "High"}))
+	id := requirement.ID{SpaceKey: "A", Key: "REQ-1"}
+	rows, err := s.reqs.GetMany(ctx, "demo", []requirement.ID{id})
+	if err != nil || rows[id] == nil {
+		t.Fatalf("A/REQ-1: %v, %v", rows, err)
+	}
+	archived := *rows[id]
+	archived.Baseline, archived.Status = 1, requirement.Archived
+	if err := s.reqs.Put(ctx, "demo", []*requirement.Requirement{&archived}); err != nil {
+		t.Fatal(err)
+	}
+	httpapitest.CommitBaseline(t, wikitable.NewBaselineStore(s.items, s.table), "demo", "A", 1)
+	return s
 }
 
-// smallFake holds two spaces of demo and one of acme.
-func smallFake() *fakeStore {
-	f := newFakeStore()
-	f.put("demo", active("A", "REQ-1", "Priority", "High"), active("A", "REQ-2"), active("B", "REQ-1", "Priority", "High"),
-		active("B", "OTHER-1"))
-	deleted := active("A", "REQ-3", "Priority", "High")
-	deleted.Status = requirement.Deleted
-	archived := active("A", "REQ-1", "Priority", "High")
-	archived.Baseline, archived.Status = 1, requirement.Archived
-	f.put("demo", deleted, archived)
-	f.commit("demo", "A", 1)
-	f.put("acme", active("A", "REQ-1", "Priority", "High"))
-	f.putPage("demo", &wiki.Page{ID: "1", SpaceKey: "A", Keys: []string{"REQ-1", "REQ-2"}})
-	return f
+// isolate sets the tenant's IsolateSpaces setting.
+func (s *stack) isolate(t *testing.T, tenant string, on bool) {
+	t.Helper()
+	if err := s.settings.Put(context.Background(), tenant, integration.Settings{IsolateSpaces: on}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mustParse(t *testing.T, q string) query.Expr {
@@ -67,17 +87,15 @@ func TestScopeRule(t *testing.T) {
 		{name: "invalid spaceKey", space: "A B", wantErr: `invalid spaceKey "A B"`},
 		{name: "invalid path space when isolated", isolate: true, path: "A/B", wantErr: `invalid spaceKey "A/B" in the path`, settingsRead: true},
 	}
+	s := smallStack(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			f := smallFake()
-			f.setIsolate("demo", tt.isolate)
-			svc := search.NewService(f, f)
-			res, err := svc.Search(context.Background(), search.Request{Tenant: "demo", PathSpace: tt.path, Space: tt.space,
+			s.isolate(t, "demo", tt.isolate)
+			s.reset()
+			res, err := s.svc.Search(context.Background(), search.Request{Tenant: "demo", PathSpace: tt.path, Space: tt.space,
 				Query: mustParse(t, "key ~ 'REQ-%'")})
-			calls, _ := f.counts()
-			if (calls["GetItem"] == 1) != tt.settingsRead {
-				t.Errorf("settings read %d times", calls["GetItem"])
+			if got := s.calls.Count("GetItem"); (got == 1) != tt.settingsRead {
+				t.Errorf("settings read %d times", got)
 			}
 			if tt.wantErr != "" {
 				if !errors.Is(err, apperr.ErrInvalid) || !strings.Contains(err.Error(), tt.wantErr) {
@@ -97,7 +115,7 @@ func TestScopeRule(t *testing.T) {
 
 func TestPaging(t *testing.T) {
 	t.Parallel()
-	svc := search.NewService(smallFake(), smallFake())
+	svc := smallStack(t).svc
 	ctx := context.Background()
 	res, err := svc.Search(ctx, search.Request{Tenant: "demo", Limit: 501})
 	if err != nil || res.Limit != search.MaxLimit || res.Offset != 0 || len(res.Requirements) != 4 {
@@ -160,15 +178,15 @@ func TestPlanChoice(t *testing.T) {
 		{q: ``, order: "REQKEY DESC", plan: "scan of the tenant, key order"},
 		{q: ``, order: "SPACEKEY", plan: "scan of the tenant, sorted in memory"},
 	}
+	s := smallStack(t)
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s archived=%v space=%s", tt.q, tt.archived, tt.space), func(t *testing.T) {
 			t.Parallel()
-			f := smallFake()
 			order, err := query.ParseOrder(tt.order)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := search.NewService(f, f).Search(context.Background(), search.Request{Tenant: "demo", Space: tt.space,
+			res, err := s.svc.Search(context.Background(), search.Request{Tenant: "demo", Space: tt.space,
 				Query: mustParse(t, tt.q), Order: order, IncludeArchived: tt.archived})
 			if err != nil {
 				t.Fatal(err)
@@ -182,19 +200,28 @@ func TestPlanChoice(t *testing.T) {
 
 func TestClosureTooBroad(t *testing.T) {
 	t.Parallel()
-	f := newFakeStore()
-	hub := active("A", "HUB")
-	for i := range search.MaxClosureNodes + 1 {
-		hub.ReverseDependencies = append(hub.ReverseDependencies, requirement.Dependency{SpaceKey: "A", Key: fmt.Sprintf("R-%05d", i), Relationship: "refines"})
+	s := newStack(t)
+	// HUB is refined by 100 requirements, each refined by 100 others:
+	// MaxClosureNodes + 100 parents in two levels.
+	hub := &requirement.Requirement{SpaceKey: "A", Key: "HUB", Status: requirement.Active}
+	rows := []*requirement.Requirement{hub}
+	for i := range 100 {
+		mid := &requirement.Requirement{SpaceKey: "A", Key: fmt.Sprintf("R-%03d", i), Status: requirement.Active}
+		hub.ReverseDependencies = append(hub.ReverseDependencies, requirement.Dependency{SpaceKey: "A", Key: mid.Key, Relationship: "refines"})
+		for j := range search.MaxClosureNodes / 100 {
+			mid.ReverseDependencies = append(mid.ReverseDependencies, requirement.Dependency{SpaceKey: "A", Key: fmt.Sprintf("R-%03d-%03d", i, j), Relationship: "refines"})
+		}
+		rows = append(rows, mid)
 	}
-	f.put("demo", hub)
-	svc := search.NewService(f, f)
-	_, err := svc.Search(context.Background(), search.Request{Tenant: "demo", Query: mustParse(t, `parent = 'A/HUB'`)})
+	if err := s.reqs.Put(context.Background(), "demo", rows); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.svc.Search(context.Background(), search.Request{Tenant: "demo", Query: mustParse(t, `parent = 'A/HUB'`)})
 	if !errors.Is(err, apperr.ErrInvalid) || !strings.Contains(err.Error(), "query too broad") {
 		t.Fatalf("error %v, want query too broad", err)
 	}
 	// A relationship that no link has keeps it narrow.
-	if _, err := svc.Search(context.Background(), search.Request{Tenant: "demo", Query: mustParse(t, `parent@verifies = 'A/HUB'`)}); err != nil {
+	if _, err := s.svc.Search(context.Background(), search.Request{Tenant: "demo", Query: mustParse(t, `parent@verifies = 'A/HUB'`)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -203,8 +230,7 @@ func TestClosureTooBroad(t *testing.T) {
 // and match nothing rather than failing.
 func TestHostileValues(t *testing.T) {
 	t.Parallel()
-	f := smallFake()
-	svc := search.NewService(f, f)
+	svc := smallStack(t).svc
 	long := strings.Repeat("é", 1500)
 	for _, q := range []string{
 		`key = 'x'' OR 1=1'`, `key = '; DROP TABLE requirements'`, `key ~ 'REQ#A%'`, `key = 'REQ-1#A'`,

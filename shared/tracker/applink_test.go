@@ -24,7 +24,7 @@ func TestRegister(t *testing.T) {
 		a.ServiceID != "wiki-2" || a.URL != "https://docs.example.com" || a.Name != "Docs" || a.WikiToken != "secret" {
 		t.Fatalf("created %+v", got)
 	}
-	p, ok := f.store.tokens[auth.HashToken(got.IncomingToken)]
+	p, ok := f.tokens.Token(auth.HashToken(got.IncomingToken))
 	want := auth.Principal{Tenant: tenant, App: auth.Tracker, Kind: auth.Link, User: "link:wiki-2", Scope: "wiki-2"}
 	if !ok || p != want {
 		t.Fatalf("incoming token principal = %+v, %v; want %+v", p, ok, want)
@@ -51,10 +51,10 @@ func TestRegister(t *testing.T) {
 	if rot.IncomingToken == "" || rot.IncomingToken == got.IncomingToken {
 		t.Fatalf("rotation gave %q", rot.IncomingToken)
 	}
-	if _, ok := f.store.tokens[auth.HashToken(got.IncomingToken)]; ok {
+	if _, ok := f.tokens.Token(auth.HashToken(got.IncomingToken)); ok {
 		t.Error("the old token survived the rotation")
 	}
-	if _, ok := f.store.tokens[auth.HashToken(rot.IncomingToken)]; !ok {
+	if _, ok := f.tokens.Token(auth.HashToken(rot.IncomingToken)); !ok {
 		t.Error("the new token is not stored")
 	}
 }
@@ -77,8 +77,8 @@ func TestRegisterInvalid(t *testing.T) {
 			t.Errorf("%s: %v, want invalid", name, err)
 		}
 	}
-	if len(f.store.tokens) != 1 {
-		t.Errorf("%d tokens stored, want only the fixture's", len(f.store.tokens))
+	if f.tokens.Len() != 1 {
+		t.Errorf("%d tokens stored, want only the fixture's", f.tokens.Len())
 	}
 }
 
@@ -95,8 +95,8 @@ func TestRegisterStoreFailureDropsNewToken(t *testing.T) {
 	if _, err := f.svc.Register(context.Background(), tenant, "wiki-3", tracker.Registration{URL: "http://w"}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
-	if len(f.store.tokens) != 1 {
-		t.Errorf("%d tokens stored, want only the fixture's", len(f.store.tokens))
+	if f.tokens.Len() != 1 {
+		t.Errorf("%d tokens stored, want only the fixture's", f.tokens.Len())
 	}
 }
 

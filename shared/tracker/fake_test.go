@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
-	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/auth/authtest"
+	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
-// memStore is an in-memory ApplinkStore, LinkStore, PendingStore and
-// TokenStore with the semantics the interfaces document. Its optional fail
+// memStore is an in-memory ApplinkStore, LinkStore, IssueLockStore,
+// OutboxStore and PendingStore with the semantics the interfaces document. Its optional fail
 // hook makes one operation fail.
 type memStore struct {
 	mu         sync.Mutex
@@ -24,14 +26,10 @@ type memStore struct {
 	locks      map[string]memLock // tenant/issue
 	marks      map[string]map[tracker.ReqRef]tracker.Mark
 	markLeases map[string]memLock // tenant/ref
-	// beforeWrite, when set, runs inside WriteLinks before the revisions
-	// are checked (to simulate a concurrent writer).
-	beforeWrite func()
-	reqs        map[string]map[tracker.ReqRef]tracker.Requirement
-	pending     map[string]map[string]tracker.Pending // tenant → applink#fingerprint
-	tokens      map[string]auth.Principal
-	writes      int
-	fail        func(op string) error
+	reqs       map[string]map[tracker.ReqRef]tracker.Requirement
+	pending    map[string]map[string]tracker.Pending // tenant → applink#fingerprint
+	writes     int
+	fail       func(op string) error
 }
 
 type memLock struct {
@@ -48,7 +46,6 @@ func newMemStore() *memStore {
 		markLeases: map[string]memLock{},
 		reqs:       map[string]map[tracker.ReqRef]tracker.Requirement{},
 		pending:    map[string]map[string]tracker.Pending{},
-		tokens:     map[string]auth.Principal{},
 	}
 }
 
@@ -100,20 +97,6 @@ func (m *memStore) PutApplink(_ context.Context, tenant string, a tracker.Applin
 	return nil
 }
 
-func (m *memStore) PutToken(_ context.Context, hash string, p auth.Principal) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.tokens[hash] = p
-	return nil
-}
-
-func (m *memStore) DeleteToken(_ context.Context, hash string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.tokens, hash)
-	return nil
-}
-
 func (m *memStore) IssueLinks(_ context.Context, tenant, issueKey string) ([]tracker.HeldLink, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -151,9 +134,6 @@ func (m *memStore) WriteLinks(_ context.Context, tenant string, writes []tracker
 	defer m.mu.Unlock()
 	if err := m.check("WriteLinks"); err != nil {
 		return err
-	}
-	if m.beforeWrite != nil {
-		m.beforeWrite()
 	}
 	if m.states[tenant] == nil {
 		m.states[tenant] = map[tracker.ReqRef]tracker.LinkState{}
@@ -445,26 +425,93 @@ func (f *fakeWiki) PutLinks(_ context.Context, w tracker.WikiEndpoint, serviceID
 	return f.putLinks(w, serviceID, links)
 }
 
-// fixture is a Service over a memStore and a fakeWiki, with applink "wiki-1"
-// (AUTO, version 4, wiki token "wt") registered in tenant "demo".
+// fixture is a Service over a memStore (or another store: newFixtureOn),
+// authtest.Tokens and a fakeWiki, with applink "wiki-1" (AUTO, version 4,
+// wiki token "wt") registered in tenant "demo".
 type fixture struct {
-	svc   *tracker.Service
-	store *memStore
-	wiki  *fakeWiki
+	svc    *tracker.Service
+	store  *memStore
+	tokens *authtest.Tokens
+	wiki   *fakeWiki
 }
 
 const tenant = "demo"
 
+// TestMain starts DynamoDB Local when a test asks for it (testenv.AWS).
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// store is what the tracker service keeps its applinks, links, pending
+// messages, issue locks and outbox marks in.
+type store interface {
+	tracker.ApplinkStore
+	tracker.LinkStore
+	tracker.PendingStore
+	tracker.IssueLockStore
+	tracker.OutboxStore
+}
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	store := newMemStore()
+	m := newMemStore()
+	f := newFixtureOn(t, m)
+	f.store = m
+	return f
+}
+
+// newFixtureOn is newFixture over s; its store field is nil.
+func newFixtureOn(t *testing.T, s store) *fixture {
+	t.Helper()
+	tokens := &authtest.Tokens{}
 	wiki := &fakeWiki{t: t, anyRequirement: true}
-	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: store, Links: store, Pending: store, Locks: store, Outbox: store, Wiki: wiki})
+	svc := tracker.New(tracker.Deps{Applinks: s, Tokens: tokens, Links: s, Pending: s, Locks: s, Outbox: s, Wiki: wiki})
 	tok := "wt"
 	if _, err := svc.Register(context.Background(), tenant, "wiki-1", tracker.Registration{URL: "http://wiki.test", WikiToken: &tok}); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{svc: svc, store: store, wiki: wiki}
+	return &fixture{svc: svc, tokens: tokens, wiki: wiki}
+}
+
+// racingStore is the real tracker store whose first WriteLinks meets a
+// concurrent writer: just before it, another writer stores each of its
+// requirements' link states again (or first), so that its revision
+// condition fails.
+type racingStore struct {
+	*trackertable.TrackerStore
+	once sync.Once
+}
+
+func (r *racingStore) WriteLinks(ctx context.Context, tenant string, writes []tracker.LinkWrite) error {
+	var err error
+	r.once.Do(func() {
+		var refs []tracker.ReqRef
+		for _, w := range writes {
+			refs = append(refs, w.New.Ref)
+		}
+		var cur map[tracker.ReqRef]tracker.LinkState
+		if cur, err = r.LinkStates(ctx, tenant, refs); err != nil {
+			return
+		}
+		var other []tracker.LinkWrite
+		for _, ref := range refs {
+			st, ok := cur[ref]
+			if !ok {
+				st = tracker.EmptyLinkState(ref)
+			}
+			other = append(other, tracker.LinkWrite{Old: st, New: st})
+		}
+		err = r.TrackerStore.WriteLinks(ctx, tenant, other)
+	})
+	if err != nil {
+		return err
+	}
+	return r.TrackerStore.WriteLinks(ctx, tenant, writes)
+}
+
+// newRacingStore returns a racingStore on DynamoDB Local.
+func newRacingStore(t *testing.T) *racingStore {
+	t.Helper()
+	env := testenv.AWS(t)
+	return &racingStore{TrackerStore: trackertable.NewTrackerStore(env.DynamoDB, env.TrackerTable)}
 }
 
 func ptr[T any](v T) *T { return &v }

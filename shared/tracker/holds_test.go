@@ -389,23 +389,14 @@ func TestSyncSendsTrackerSetAtVersion5(t *testing.T) {
 	}
 }
 
+// TestConcurrentReplacesLeaveOneSet runs on the real store (DynamoDB
+// Local): its revision conditions are what keeps concurrent edits apart.
 func TestConcurrentReplacesLeaveOneSet(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t)
-	// Every write meets a concurrent writer once: the edit reads again.
-	var once bool
-	f.store.beforeWrite = func() {
-		if !once {
-			once = true
-			for r, st := range f.store.states[tenant] {
-				st.Rev++
-				f.store.states[tenant][r] = st
-			}
-		}
-	}
+	f := newFixtureOn(t, newRacingStore(t))
+	// The first write meets a concurrent writer: the edit reads again.
 	mustCreate(t, f, "P-1", "REQ-1")
-	f.store.beforeWrite = nil
 	sets := [][]string{{"REQ-1", "REQ-2"}, {"REQ-3"}, {"REQ-4", "REQ-5", "REQ-6"}}
 	errs := make(chan error, len(sets))
 	for _, keys := range sets {

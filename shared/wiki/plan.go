@@ -318,6 +318,19 @@ func (p *plan) rebuildInPageRDeps() {
 	}
 }
 
+// Apply returns rdeps with e's additions and removals applied, sorted (nil
+// when none is left): what a store makes of a row's reverse dependencies.
+func (e RDepEdit) Apply(rdeps []requirement.Dependency) []requirement.Dependency {
+	edit := &rdepEdit{add: map[requirement.Dependency]bool{}, remove: map[requirement.Dependency]bool{}}
+	for _, d := range e.Add {
+		edit.add[d] = true
+	}
+	for _, d := range e.Remove {
+		edit.remove[d] = true
+	}
+	return applyRDeps(rdeps, edit)
+}
+
 func applyRDeps(rdeps []requirement.Dependency, e *rdepEdit) []requirement.Dependency {
 	set := map[requirement.Dependency]bool{}
 	for _, d := range rdeps {

@@ -728,10 +728,10 @@ func TestLeftoverOfAFailedMove(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What the failed move wrote: B/K as the move makes it, A/K MOVED.
-	b := wt.Clone(mem.Row(tenant, "A", "K"))
+	b := mem.Row(tenant, "A", "K").Clone()
 	b.SpaceKey = "B"
 	mem.PutRow(tenant, b)
-	a := wt.Clone(mem.Row(tenant, "A", "K"))
+	a := mem.Row(tenant, "A", "K").Clone()
 	a.Status, a.NewSpaceKey, a.NewKey, a.Origin = requirement.Moved, "B", "K", pg.Ref()
 	mem.PutRow(tenant, a)
 	before := len(mem.Outbox)

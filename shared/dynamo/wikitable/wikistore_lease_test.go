@@ -247,7 +247,7 @@ func TestWikiStoreLeaseHeldRefusesEverything(t *testing.T) {
 	e.save(t, "demo", "100", "DEMO", saveSpecs(saveReq("REQ-1", "One", "High"), saveReq("REQ-2", "Two", "Low")))
 	// Flag REQ-2 for the page view (as a reindex does).
 	old := e.get(t, "demo", "DEMO", "REQ-2")
-	flagged := wt.Clone(old)
+	flagged := old.Clone()
 	flagged.HTMLNeedsUpdating = true
 	if err := e.store.Commit(ctx, "demo", &wiki.Change{Writes: []wiki.Write{{Old: old, New: flagged}}}); err != nil {
 		t.Fatal(err)

@@ -142,11 +142,11 @@ func (m *Mem) PutRow(tenant string, r *requirement.Requirement) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r.Baseline > 0 {
-		m.archived[archKey(tenant, r.SpaceKey, r.Key, r.Baseline)] = Clone(r)
+		m.archived[archKey(tenant, r.SpaceKey, r.Key, r.Baseline)] = r.Clone()
 		m.baselines[fmt.Sprintf("%s/%s/%d", tenant, r.SpaceKey, r.Baseline)] = true
 		return
 	}
-	m.tenantRows(tenant)[requirement.NewID(r.SpaceKey, r.Key, 0)] = Clone(r)
+	m.tenantRows(tenant)[requirement.NewID(r.SpaceKey, r.Key, 0)] = r.Clone()
 }
 
 // PutPage stores a page as is.
@@ -163,7 +163,7 @@ func (m *Mem) Row(tenant, space, key string) *requirement.Requirement {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r := m.tenantRows(tenant)[requirement.NewID(space, key, 0)]; r != nil {
-		return Clone(r)
+		return r.Clone()
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func (m *Mem) Requirement(_ context.Context, tenant string, id requirement.ID) (
 	if r == nil || r.Status == "" {
 		return nil, apperr.ErrNotFound
 	}
-	return Clone(r), nil
+	return r.Clone(), nil
 }
 
 // DropBaseline removes the record of a baseline, not its copies (a
@@ -243,7 +243,7 @@ func (m *Mem) Requirements(_ context.Context, tenant string, ids []requirement.I
 	out := map[requirement.ID]*requirement.Requirement{}
 	for _, id := range ids {
 		if r := m.tenantRows(tenant)[id.Fold()]; r != nil {
-			out[id.Fold()] = Clone(r)
+			out[id.Fold()] = r.Clone()
 		}
 	}
 	return out, nil
@@ -332,23 +332,10 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 			r = &requirement.Requirement{SpaceKey: e.Target.SpaceKey, Key: e.Target.Key}
 			rows[e.Target] = r
 		}
-		set := map[requirement.Dependency]bool{}
-		for _, d := range r.ReverseDependencies {
-			set[d] = true
-		}
-		for _, d := range e.Remove {
-			delete(set, d)
-		}
-		for _, d := range e.Add {
-			set[d] = true
-		}
-		r.ReverseDependencies = nil
-		for d := range set {
-			r.ReverseDependencies = append(r.ReverseDependencies, d)
-		}
+		r.ReverseDependencies = e.Apply(r.ReverseDependencies)
 	}
 	for _, w := range c.Writes {
-		rows[requirement.NewID(w.New.SpaceKey, w.New.Key, 0)] = Clone(w.New)
+		rows[requirement.NewID(w.New.SpaceKey, w.New.Key, 0)] = w.New.Clone()
 		for _, msg := range w.Messages {
 			cp := *msg
 			m.Outbox = append(m.Outbox, &cp)
@@ -366,14 +353,4 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 		m.pages[tenant+"/"+p.ID] = &p
 	}
 	return nil
-}
-
-// Clone returns a deep copy of r.
-func Clone(r *requirement.Requirement) *requirement.Requirement {
-	c := *r
-	c.Properties = slices.Clone(r.Properties)
-	c.Dependencies = slices.Clone(r.Dependencies)
-	c.ReverseDependencies = slices.Clone(r.ReverseDependencies)
-	c.Issues = slices.Clone(r.Issues)
-	return &c
 }

@@ -1,0 +1,6 @@
+package auth
+
+import "time"
+
+// SetNow sets the clock of a's cache, for tests.
+func SetNow(a *Authenticator, now func() time.Time) { a.now = now }
