@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -153,15 +152,6 @@ type instantRequest struct {
 	FromCEOWithChildren bool   `json:"fromCeoWithChildren"`
 }
 
-// principal returns who calls; the router has authenticated Member routes.
-func principal(r *http.Request) (auth.Principal, error) {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return p, errors.New("no principal on an authenticated route")
-	}
-	return p, nil
-}
-
 // details reports whether expand (a comma-separated list whose only known
 // value is details) asks for details; an unknown value is a 400, as for the
 // requirement reads.
@@ -180,11 +170,7 @@ func details(r *http.Request) (bool, error) {
 	return found, nil
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) list(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	expand, err := details(r)
 	if err != nil {
 		return err
@@ -201,11 +187,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var in createRequest
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
@@ -219,11 +201,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) createInstant(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) createInstant(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var in instantRequest
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
@@ -246,11 +224,7 @@ func createStatus(b *baseline.Baseline) int {
 	return http.StatusOK
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	n, err := baseline.ParseNumber(r.PathValue("baseline"))
 	if err != nil {
 		return err
@@ -262,11 +236,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) label(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) label(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	n, err := baseline.ParseNumber(r.PathValue("baseline"))
 	if err != nil {
 		return err
@@ -283,11 +253,7 @@ func (h *Handler) label(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) pages(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) pages(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	n, err := baseline.ParseNumber(r.PathValue("baseline"))
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ package content
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -41,7 +40,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/content/{contentId}", httpapi.Member, h.get)
 	rt.Handle("DELETE /rest/reqs/1/content/{contentId}", httpapi.Member, h.delete)
 	rt.Handle("POST /rest/reqs/1/helpers/reindex/{contentId}", httpapi.Member, h.reindex)
-	rt.Handle("POST /rest/reqs/1/sync", httpapi.Anonymous, deprecatedSync)
+	rt.HandleAnonymous("POST /rest/reqs/1/sync", deprecatedSync)
 }
 
 // pageRequest is the body of PUT /content/{contentId}.
@@ -113,20 +112,7 @@ func newResultResponse(res *wiki.Result) resultResponse {
 	return out
 }
 
-// principal returns who calls; the router has authenticated Member routes.
-func principal(r *http.Request) (auth.Principal, error) {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return p, errors.New("no principal on an authenticated route")
-	}
-	return p, nil
-}
-
-func (h *Handler) put(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) put(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	id := r.PathValue("contentId")
 	if err := wiki.CheckContentID("contentId", id); err != nil {
 		return err
@@ -153,11 +139,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	pg, err := h.Pages.Page(r.Context(), p.Tenant, r.PathValue("contentId"))
 	if err != nil {
 		return err
@@ -168,11 +150,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	if err := h.Pages.DeletePage(r.Context(), p.Tenant, p.User, r.PathValue("contentId")); err != nil {
 		return err
 	}
@@ -180,11 +158,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) reindex(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) reindex(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	res, err := h.Pages.Reindex(r.Context(), p.Tenant, p.User, r.PathValue("contentId"))
 	if err != nil {
 		return err

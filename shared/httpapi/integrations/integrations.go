@@ -65,11 +65,6 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("PUT /rest/reqs/1/admin/settings", httpapi.Admin, h.putSettings)
 }
 
-func tenant(r *http.Request) string {
-	p, _ := auth.FromContext(r.Context())
-	return p.Tenant
-}
-
 // descriptorJSON is the IntegrationDescriptor of spec 2.3 as answered. The
 // tracker credential is never in it; hasToken says whether one is set.
 type descriptorJSON struct {
@@ -139,8 +134,8 @@ func (in *descriptorInput) patch() integration.Patch {
 	}
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	views, err := h.Service.List(r.Context(), tenant(r))
+func (h *Handler) list(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	views, err := h.Service.List(r.Context(), p.Tenant)
 	if err != nil {
 		return err
 	}
@@ -152,12 +147,12 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var in descriptorInput
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	v, incoming, err := h.Service.Create(r.Context(), tenant(r), in.patch())
+	v, incoming, err := h.Service.Create(r.Context(), p.Tenant, in.patch())
 	if err != nil {
 		return err
 	}
@@ -165,8 +160,8 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.Service.Get(r.Context(), tenant(r), r.PathValue("serviceId"))
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	v, err := h.Service.Get(r.Context(), p.Tenant, r.PathValue("serviceId"))
 	if err != nil {
 		return err
 	}
@@ -174,12 +169,12 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) update(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var in descriptorInput
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	v, incoming, err := h.Service.Update(r.Context(), tenant(r), r.PathValue("serviceId"), in.patch())
+	v, incoming, err := h.Service.Update(r.Context(), p.Tenant, r.PathValue("serviceId"), in.patch())
 	if err != nil {
 		return err
 	}
@@ -248,7 +243,7 @@ func toMessageJSON(m *outbox.Message, withResponse bool) messageJSON {
 	return out
 }
 
-func (h *Handler) queue(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	limit, err := httpapi.QueryInt(r, "limit", integration.QueueLimit, 1, integration.QueueMaxLimit)
 	if err != nil {
 		return err
@@ -268,7 +263,7 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	msgs, err := h.Service.Queue(r.Context(), tenant(r), r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
+	msgs, err := h.Service.Queue(r.Context(), p.Tenant, r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
 	if err != nil {
 		return err
 	}
@@ -290,8 +285,8 @@ type pushJSON struct {
 	LastResponse string `json:"lastResponse"`
 }
 
-func (h *Handler) push(w http.ResponseWriter, r *http.Request) error {
-	m, err := h.Service.Push(r.Context(), tenant(r), r.PathValue("serviceId"), r.PathValue("messageId"))
+func (h *Handler) push(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	m, err := h.Service.Push(r.Context(), p.Tenant, r.PathValue("serviceId"), r.PathValue("messageId"))
 	var de *integration.DeliveryError
 	if errors.As(err, &de) {
 		e := apperr.BadGatewayf("%s", de.Error())
@@ -304,8 +299,8 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request) error {
-	if err := h.Service.DeleteMessage(r.Context(), tenant(r), r.PathValue("serviceId"), r.PathValue("messageId")); err != nil {
+func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	if err := h.Service.DeleteMessage(r.Context(), p.Tenant, r.PathValue("serviceId"), r.PathValue("messageId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -315,8 +310,7 @@ func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request) error {
 // reconcile queues the page link sets of every requirement the integration
 // may disagree about: POST .../reconcile → {"queued": n}. A body, if any,
 // is ignored.
-func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
-	p, _ := auth.FromContext(r.Context())
+func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	n, err := h.Service.Reconcile(r.Context(), p.Tenant, r.PathValue("serviceId"), p.User)
 	if err != nil {
 		return err
@@ -332,8 +326,8 @@ type versionJSON struct {
 	Max     int `json:"max"`
 }
 
-func (h *Handler) version(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.Service.Version(r.Context(), tenant(r), r.PathValue("serviceId"))
+func (h *Handler) version(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	v, err := h.Service.Version(r.Context(), p.Tenant, r.PathValue("serviceId"))
 	if err != nil {
 		return err
 	}
@@ -341,7 +335,7 @@ func (h *Handler) version(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) setVersion(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) setVersion(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var asked *int64
 	if err := httpapi.Decode(r, &asked); err != nil {
 		return err
@@ -352,7 +346,7 @@ func (h *Handler) setVersion(w http.ResponseWriter, r *http.Request) error {
 	if *asked < 0 {
 		return apperr.Invalidf("version must be 0 or more, got %d", *asked)
 	}
-	v, err := h.Service.SetVersion(r.Context(), tenant(r), r.PathValue("serviceId"), int(min(*asked, integration.MaxVersion)))
+	v, err := h.Service.SetVersion(r.Context(), p.Tenant, r.PathValue("serviceId"), int(min(*asked, integration.MaxVersion)))
 	if err != nil {
 		return err
 	}
@@ -379,7 +373,7 @@ type linksJSON struct {
 	Updated int `json:"updated"` // requirements whose links changed
 }
 
-func (h *Handler) links(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) links(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var in []linkSetJSON
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
@@ -403,7 +397,7 @@ func (h *Handler) links(w http.ResponseWriter, r *http.Request) error {
 			sets[i].Links = append(sets[i].Links, requirement.IssueLink{IssueKey: l.IssueKey, Relationship: l.Relationship})
 		}
 	}
-	n, err := h.Service.ReplaceLinks(r.Context(), tenant(r), r.PathValue("serviceId"), sets)
+	n, err := h.Service.ReplaceLinks(r.Context(), p.Tenant, r.PathValue("serviceId"), sets)
 	if err != nil {
 		return err
 	}
@@ -416,8 +410,8 @@ type settingsJSON struct {
 	IsolateSpaces *bool `json:"isolateSpaces"`
 }
 
-func (h *Handler) settings(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.Service.Settings(r.Context(), tenant(r))
+func (h *Handler) settings(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	s, err := h.Service.Settings(r.Context(), p.Tenant)
 	if err != nil {
 		return err
 	}
@@ -425,19 +419,19 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var in settingsJSON
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	s, err := h.Service.Settings(r.Context(), tenant(r))
+	s, err := h.Service.Settings(r.Context(), p.Tenant)
 	if err != nil {
 		return err
 	}
 	if in.IsolateSpaces != nil {
 		s.IsolateSpaces = *in.IsolateSpaces
 	}
-	if s, err = h.Service.PutSettings(r.Context(), tenant(r), s); err != nil {
+	if s, err = h.Service.PutSettings(r.Context(), p.Tenant, s); err != nil {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, settingsJSON{IsolateSpaces: &s.IsolateSpaces})

@@ -8,7 +8,6 @@ package requirements
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -47,15 +46,15 @@ type Handler struct {
 func (h *Handler) Register(rt *httpapi.Router) {
 	const space, key = "/rest/reqs/1/requirement2/{spaceKey}", "/rest/reqs/1/requirement2/{spaceKey}/{key}"
 	rt.Handle("GET "+space, httpapi.Reader, h.search)
-	rt.Handle("POST "+space, httpapi.Anonymous, readOnly)
-	rt.Handle("PUT "+space, httpapi.Anonymous, readOnly)
+	rt.HandleAnonymous("POST "+space, readOnly)
+	rt.HandleAnonymous("PUT "+space, readOnly)
 	rt.Handle("GET "+key, httpapi.Reader, h.get)
-	rt.Handle("POST "+key, httpapi.Anonymous, readOnly)
-	rt.Handle("PUT "+key, httpapi.Anonymous, readOnly)
-	rt.Handle("DELETE "+key, httpapi.Anonymous, readOnly)
-	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Anonymous, requirement3)
+	rt.HandleAnonymous("POST "+key, readOnly)
+	rt.HandleAnonymous("PUT "+key, readOnly)
+	rt.HandleAnonymous("DELETE "+key, readOnly)
+	rt.HandleAnonymous("GET /rest/reqs/1/requirement3", requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
-	rt.Handle("GET /rest/reqs/1/openapi", httpapi.Anonymous, openapi.Handler(openapi.Wiki))
+	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
 }
 
 // Requirement is the JSON of a requirement (shared/openapi/wiki.yaml).
@@ -153,20 +152,12 @@ type pageView struct {
 	Requirements []Requirement `json:"requirements"`
 }
 
-func principal(r *http.Request) (auth.Principal, error) {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return p, errors.New("no principal on an authenticated route")
-	}
-	return p, nil
-}
-
-func (h *Handler) search(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) search(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	if h.Search == nil {
 		httpapi.WriteJSON(w, http.StatusNotImplemented, httpapi.ErrorBody{Status: http.StatusNotImplemented, Message: "search is not available yet"})
 		return nil
 	}
-	return h.Search(w, r)
+	return h.Search(w, r, p)
 }
 
 // expandReferences reads expand: a comma-separated list whose only known
@@ -187,11 +178,7 @@ func expandReferences(r *http.Request) (bool, error) {
 	return refs, nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	v, err := httpapi.QueryInt(r, "v", 0, 1, wiki.MaxBaseline)
 	if err != nil {
 		return err
@@ -220,11 +207,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) page(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) page(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	rows, err := h.Requirements.ViewPage(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"), r.PathValue("pageId"))
 	if err != nil {
 		return err

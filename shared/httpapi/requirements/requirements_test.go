@@ -251,8 +251,7 @@ func TestSearchField(t *testing.T) {
 	t.Parallel()
 	called := ""
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&requirements.Handler{Search: func(w http.ResponseWriter, r *http.Request) error {
-		p, _ := auth.FromContext(r.Context())
+	(&requirements.Handler{Search: func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 		called = p.Tenant + " " + r.PathValue("spaceKey")
 		httpapi.WriteJSON(w, 200, map[string]any{"results": []any{}})
 		return nil

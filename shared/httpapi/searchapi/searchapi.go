@@ -7,7 +7,6 @@
 package searchapi
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 
@@ -43,11 +42,7 @@ func FromResult(res *search.Result) Answer {
 // Handler returns the handler of GET /rest/reqs/1/requirement2/{spaceKey}
 // for any Reader (a wiki user, or an integration's incomingToken).
 func Handler(svc *search.Service) httpapi.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		p, ok := auth.FromContext(r.Context())
-		if !ok {
-			return errors.New("search: no principal on an authenticated route")
-		}
+	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 		req, err := ParseRequest(r)
 		if err != nil {
 			return err
