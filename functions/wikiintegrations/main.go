@@ -24,7 +24,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
-	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikiintegrations"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/queue"
@@ -54,7 +54,7 @@ func run(ctx context.Context) error {
 		Logger:    deps.Logger,
 	})
 	router := deps.Router(auth.Wiki)
-	(&integrations.Handler{Service: svc}).Register(router)
+	(&wikiintegrations.Handler{Service: svc}).Register(router)
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

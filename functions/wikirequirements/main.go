@@ -16,8 +16,8 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/httpapi/searchapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -38,7 +38,7 @@ func run(ctx context.Context) error {
 	searchStore := dynamo.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
 	searcher := searchapi.Handler(search.NewService(searchStore, searchStore))
 	router := deps.Router(auth.Wiki)
-	(&requirements.Handler{Requirements: reader, Search: searcher}).Register(router) // includes GET /rest/reqs/1/openapi
+	(&wikirequirements.Handler{Requirements: reader, Search: searcher}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

@@ -2,7 +2,7 @@
 // /rest/reqs/1/requirement2/{spaceKey} (spec §4.1; docs/architecture.md and shared/openapi/wiki.yaml): it
 // reads and checks the query parameters, runs the search with
 // search.Service and answers {"results", "offset", "limit", "count"} with
-// the requirement JSON of shared/httpapi/requirements. The route itself
+// the requirement JSON of shared/httpapi/wikirequirements. The route itself
 // belongs to the WikiRequirements group, whose Search field takes Handler.
 package searchapi
 
@@ -13,14 +13,14 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
 // Answer is the JSON of a search answer (shared/openapi/wiki.yaml).
 type Answer struct {
-	Results []requirements.Requirement `json:"results"`
+	Results []wikirequirements.Requirement `json:"results"`
 	// Offset and Limit are the ones applied (Limit after clamping).
 	Offset int `json:"offset"`
 	Limit  int `json:"limit"`
@@ -31,9 +31,9 @@ type Answer struct {
 // FromResult converts a search result to its JSON answer; Results is never
 // null.
 func FromResult(res *search.Result) Answer {
-	out := Answer{Results: make([]requirements.Requirement, 0, len(res.Requirements)), Offset: res.Offset, Limit: res.Limit}
+	out := Answer{Results: make([]wikirequirements.Requirement, 0, len(res.Requirements)), Offset: res.Offset, Limit: res.Limit}
 	for _, r := range res.Requirements {
-		out.Results = append(out.Results, requirements.FromEntity(r))
+		out.Results = append(out.Results, wikirequirements.FromEntity(r))
 	}
 	out.Count = len(out.Results)
 	return out

@@ -22,8 +22,8 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/httpapi/searchapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
@@ -55,7 +55,7 @@ func newServer(t *testing.T) *server {
 	store := dynamo.NewSearchStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	(&requirements.Handler{Requirements: svc, Search: searchapi.Handler(search.NewService(store, store))}).Register(rt)
+	(&wikirequirements.Handler{Requirements: svc, Search: searchapi.Handler(search.NewService(store, store))}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable), bl: dynamo.NewBaselineStore(db, env.WikiTable),
 		settings: dynamo.NewSettingsStore(db, env.WikiTable), calls: calls}
 }

@@ -1,11 +1,11 @@
-// Package integrations is the WikiIntegrations route group: the
+// Package wikiintegrations is the WikiIntegrations route group: the
 // integration descriptors of spec 2.3 (list, create, detail, update), the
 // outbound queue of each integration (list, push now, delete), the version
 // and links callbacks a tracker calls with its incomingToken (docs/integrations.md),
 // and the admin settings. Every route needs a wiki administrator,
 // except version and links, which also take the integration's own Link
 // credential. docs/integrations.md describes the behaviour.
-package integrations
+package wikiintegrations
 
 import (
 	"context"

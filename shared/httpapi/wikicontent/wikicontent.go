@@ -1,9 +1,9 @@
-// Package content is the WikiContent route group: how pages reach the
+// Package wikicontent is the WikiContent route group: how pages reach the
 // service (PUT, GET and DELETE /rest/reqs/1/content/{contentId}, see
 // shared/openapi/wiki.yaml), the status-only reindex of the spec (POST
 // /rest/reqs/1/helpers/reindex/{contentId}) and the deprecated POST
 // /rest/reqs/1/sync (410). Every route needs a wiki user (Member).
-package content
+package wikicontent
 
 import (
 	"context"

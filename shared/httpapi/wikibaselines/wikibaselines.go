@@ -1,11 +1,11 @@
-// Package baselines is the WikiBaselines route group: every
+// Package wikibaselines is the WikiBaselines route group: every
 // /rest/reqs/1/baseline/... endpoint of spec §4.1 (list, create,
 // create-instant, delete, label, pages) with the JSON of the wiki API (shared/openapi/wiki.yaml),
 // plus status and progress: a freeze that does not finish within the
 // request answers 202 FREEZING and is finished by WikiBaselineJobs.
 // Every route needs a wiki user (Member). docs/baselines.md describes the
 // behaviour.
-package baselines
+package wikibaselines
 
 import (
 	"bytes"

@@ -1,10 +1,10 @@
-// Package requirements is the WikiRequirements route group: requirement
+// Package wikirequirements is the WikiRequirements route group: requirement
 // reads (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), the page view
 // (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the search route (served by
 // the Search field), the routes the spec says must not be used (405 with
 // Allow, 410) and the wiki's OpenAPI document (GET /rest/reqs/1/openapi). It also owns the JSON shape of a requirement
 // (shared/openapi/wiki.yaml), which search answers reuse through FromEntity.
-package requirements
+package wikirequirements
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package requirements_test
+package wikirequirements_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -41,7 +41,7 @@ func newServer(t *testing.T, search httpapi.HandlerFunc) *server {
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	svc := wiki.NewService(dynamo.NewWikiStore(db, env.WikiTable))
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&requirements.Handler{Requirements: svc, Search: search}).Register(rt)
+	(&wikirequirements.Handler{Requirements: svc, Search: search}).Register(rt)
 	return &server{Handler: rt, svc: svc, reqs: dynamo.NewRequirementStore(db, env.WikiTable), bl: dynamo.NewBaselineStore(db, env.WikiTable), calls: calls}
 }
 
@@ -219,7 +219,7 @@ func TestGetRequirementErrors(t *testing.T) {
 func TestMustNotUseRoutes(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&requirements.Handler{}).Register(rt)
+	(&wikirequirements.Handler{}).Register(rt)
 	for _, c := range []struct{ method, path string }{
 		{"POST", "/rest/reqs/1/requirement2/DEMO"}, {"PUT", "/rest/reqs/1/requirement2/DEMO"},
 		{"POST", "/rest/reqs/1/requirement2/DEMO/REQ-1"}, {"PUT", "/rest/reqs/1/requirement2/DEMO/REQ-1"},
@@ -251,7 +251,7 @@ func TestSearchField(t *testing.T) {
 	t.Parallel()
 	called := ""
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&requirements.Handler{Search: func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	(&wikirequirements.Handler{Search: func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 		called = p.Tenant + " " + r.PathValue("spaceKey")
 		httpapi.WriteJSON(w, 200, map[string]any{"results": []any{}})
 		return nil
