@@ -16,7 +16,6 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
-	"github.com/reqtrace/reqtrace/shared/httpapi/searchapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/search"
@@ -36,7 +35,7 @@ func run(ctx context.Context) error {
 	}
 	reader := wiki.NewService(dynamo.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
 	searchStore := dynamo.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
-	searcher := searchapi.Handler(search.NewService(searchStore, searchStore))
+	searcher := search.NewService(searchStore, searchStore)
 	router := deps.Router(auth.Wiki)
 	(&wikirequirements.Handler{Requirements: reader, Search: searcher}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)

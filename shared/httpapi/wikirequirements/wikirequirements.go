@@ -1,9 +1,10 @@
 // Package wikirequirements is the WikiRequirements route group: requirement
 // reads (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), the page view
-// (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the search route (served by
-// the Search field), the routes the spec says must not be used (405 with
-// Allow, 410) and the wiki's OpenAPI document (GET /rest/reqs/1/openapi). It also owns the JSON shape of a requirement
-// (shared/openapi/wiki.yaml), which search answers reuse through FromEntity.
+// (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the requirement search (GET
+// /rest/reqs/1/requirement2/{spaceKey}, search.go), the routes the spec says
+// must not be used (405 with Allow, 410) and the wiki's OpenAPI document
+// (GET /rest/reqs/1/openapi). It owns the JSON shape of a requirement
+// (shared/openapi/wiki.yaml), which every answer showing one uses.
 package wikirequirements
 
 import (
@@ -33,12 +34,11 @@ type Reader interface {
 }
 
 // Handler serves the route group. Register works on a zero Handler (the
-// route-agreement test lists its routes); serving reads needs Requirements.
+// route-agreement test lists its routes); serving reads needs Requirements,
+// serving the search needs Search.
 type Handler struct {
 	Requirements Reader
-	// Search serves GET /rest/reqs/1/requirement2/{spaceKey}; while it is
-	// nil the route answers 501.
-	Search httpapi.HandlerFunc
+	Search       Searcher
 }
 
 // Register declares the routes of WikiRequirements in template.yaml,
@@ -150,14 +150,6 @@ func FromEntity(r *requirement.Requirement) Requirement {
 // pageView answers the page view.
 type pageView struct {
 	Requirements []Requirement `json:"requirements"`
-}
-
-func (h *Handler) search(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	if h.Search == nil {
-		httpapi.WriteJSON(w, http.StatusNotImplemented, httpapi.ErrorBody{Status: http.StatusNotImplemented, Message: "search is not available yet"})
-		return nil
-	}
-	return h.Search(w, r, p)
 }
 
 // expandReferences reads expand: a comma-separated list whose only known
