@@ -80,6 +80,10 @@ type resultsDTO struct {
 	Results []resultDTO `json:"results"`
 }
 
+func toResultDTO(res tracker.Result) resultDTO {
+	return resultDTO{ID: res.ID, Status: string(res.Status), Message: res.Message}
+}
+
 func (h *Handler) receive(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var raw json.RawMessage
 	if err := httpapi.Decode(r, &raw); err != nil {
@@ -95,7 +99,7 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request, p auth.Princip
 	}
 	out := resultsDTO{Results: make([]resultDTO, len(results))}
 	for i, res := range results {
-		out.Results[i] = resultDTO{ID: res.ID, Status: string(res.Status), Message: res.Message}
+		out.Results[i] = toResultDTO(res)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -116,6 +120,13 @@ type applinkInDTO struct {
 	Version     *int    `json:"version"`
 	RotateToken bool    `json:"rotateToken"`
 	HasToken    *bool   `json:"hasToken"`
+}
+
+func (d applinkInDTO) entity() tracker.Registration {
+	return tracker.Registration{
+		Name: d.Name, URL: d.URL, ServiceID: d.ServiceID, WikiToken: d.Token,
+		Mode: d.Mode, Version: d.Version, RotateToken: d.RotateToken,
+	}
 }
 
 // applinkDTO is an applink as the API shows it: never with the wiki token,
@@ -154,10 +165,7 @@ func (h *Handler) putApplink(w http.ResponseWriter, r *http.Request, p auth.Prin
 	if in.ApplinkID != nil && *in.ApplinkID != id {
 		return apperr.Invalidf("applinkId %q in the body is not the path's %q", *in.ApplinkID, id)
 	}
-	reg, err := h.Tracker.Register(r.Context(), p.Tenant, id, tracker.Registration{
-		Name: in.Name, URL: in.URL, ServiceID: in.ServiceID, WikiToken: in.Token,
-		Mode: in.Mode, Version: in.Version, RotateToken: in.RotateToken,
-	})
+	reg, err := h.Tracker.Register(r.Context(), p.Tenant, id, in.entity())
 	if err != nil {
 		return err
 	}
@@ -172,6 +180,10 @@ type modeDTO struct {
 	Mode      string `json:"mode"`
 }
 
+func toModeDTO(a tracker.Applink) modeDTO {
+	return modeDTO{ApplinkID: a.ID, Mode: string(a.Mode)}
+}
+
 func (h *Handler) putMode(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var mode *string
 	if err := httpapi.Decode(r, &mode); err != nil {
@@ -184,13 +196,17 @@ func (h *Handler) putMode(w http.ResponseWriter, r *http.Request, p auth.Princip
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, modeDTO{ApplinkID: a.ID, Mode: string(a.Mode)})
+	httpapi.WriteJSON(w, http.StatusOK, toModeDTO(a))
 	return nil
 }
 
 type versionDTO struct {
 	ApplinkID string `json:"applinkId"`
 	Version   int    `json:"version"`
+}
+
+func toVersionDTO(a tracker.Applink) versionDTO {
+	return versionDTO{ApplinkID: a.ID, Version: a.Version}
 }
 
 func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
@@ -205,7 +221,7 @@ func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, p auth.Prin
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, versionDTO{ApplinkID: a.ID, Version: a.Version})
+	httpapi.WriteJSON(w, http.StatusOK, toVersionDTO(a))
 	return nil
 }
 

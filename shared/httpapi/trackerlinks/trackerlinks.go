@@ -188,6 +188,15 @@ type syncDTO struct {
 	Requirements int           `json:"requirements"`
 }
 
+func toSyncDTO(res tracker.SyncResult) syncDTO {
+	out := syncDTO{Links: make([]syncLinkDTO, len(res.Links)), Requirements: res.Requirements}
+	for i, l := range res.Links {
+		out.Links[i] = syncLinkDTO{IssueKey: l.IssueKey, ApplinkID: l.Req.ApplinkID, SpaceKey: l.Req.SpaceKey,
+			Key: l.Req.Key, BaselineNumber: baselineNumber(l.Req.Baseline), Relationship: l.Relationship}
+	}
+	return out
+}
+
 // sync takes the issues as ?issues=A,B, ?issues=A&issues=B, or both.
 func (h *Handler) sync(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var issues []string
@@ -198,11 +207,6 @@ func (h *Handler) sync(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	if err != nil {
 		return err
 	}
-	out := syncDTO{Links: make([]syncLinkDTO, len(res.Links)), Requirements: res.Requirements}
-	for i, l := range res.Links {
-		out.Links[i] = syncLinkDTO{IssueKey: l.IssueKey, ApplinkID: l.Req.ApplinkID, SpaceKey: l.Req.SpaceKey,
-			Key: l.Req.Key, BaselineNumber: baselineNumber(l.Req.Baseline), Relationship: l.Relationship}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, toSyncDTO(res))
 	return nil
 }

@@ -43,8 +43,8 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.HandleAnonymous("POST /rest/reqs/1/sync", deprecatedSync)
 }
 
-// pageRequest is the body of PUT /content/{contentId}.
-type pageRequest struct {
+// pageInDTO is the body of PUT /content/{contentId}.
+type pageInDTO struct {
 	// ID may repeat the path's contentId; it must then be equal.
 	ID       *string `json:"id"`
 	SpaceKey string  `json:"spaceKey"`
@@ -53,35 +53,44 @@ type pageRequest struct {
 	Body     *string `json:"body"`
 }
 
-// keyStatus is one requirement in a save or reindex answer.
-type keyStatus struct {
+// entity is the page to save as the path's id; Body must be set.
+func (d pageInDTO) entity(id string) wiki.PageInput {
+	in := wiki.PageInput{ID: id, SpaceKey: d.SpaceKey, Title: d.Title, Body: *d.Body}
+	if d.ParentID != nil {
+		in.ParentID = *d.ParentID
+	}
+	return in
+}
+
+// keyStatusDTO is one requirement in a save or reindex answer.
+type keyStatusDTO struct {
 	SpaceKey          string `json:"spaceKey"`
 	Key               string `json:"key"`
 	Status            string `json:"status"`
 	HTMLNeedsUpdating bool   `json:"htmlNeedsUpdating"`
 }
 
-// resultResponse answers a save or a reindex.
-type resultResponse struct {
-	ID           string      `json:"id"`
-	SpaceKey     string      `json:"spaceKey"`
-	Title        string      `json:"title"`
-	ParentID     *string     `json:"parentId"`
-	Version      int         `json:"version"`
-	Requirements []keyStatus `json:"requirements"`
-	Duplicates   []string    `json:"duplicates"`
+// resultDTO answers a save or a reindex.
+type resultDTO struct {
+	ID           string         `json:"id"`
+	SpaceKey     string         `json:"spaceKey"`
+	Title        string         `json:"title"`
+	ParentID     *string        `json:"parentId"`
+	Version      int            `json:"version"`
+	Requirements []keyStatusDTO `json:"requirements"`
+	Duplicates   []string       `json:"duplicates"`
 	// Warnings name issue macros whose serverId names no integration.
-	Warnings []warning `json:"warnings"`
+	Warnings []warningDTO `json:"warnings"`
 }
 
-// warning is one entry of a save answer's warnings.
-type warning struct {
+// warningDTO is one entry of a save answer's warnings.
+type warningDTO struct {
 	Key     string `json:"key"`
 	Message string `json:"message"`
 }
 
-// pageResponse answers GET /content/{contentId}.
-type pageResponse struct {
+// pageDTO answers GET /content/{contentId}.
+type pageDTO struct {
 	ID       string  `json:"id"`
 	SpaceKey string  `json:"spaceKey"`
 	Title    string  `json:"title"`
@@ -97,19 +106,23 @@ func nullable(s string) *string {
 	return &s
 }
 
-func newResultResponse(res *wiki.Result) resultResponse {
-	out := resultResponse{
+func toResultDTO(res *wiki.Result) resultDTO {
+	out := resultDTO{
 		ID: res.Page.ID, SpaceKey: res.Page.SpaceKey, Title: res.Page.Title, ParentID: nullable(res.Page.ParentID),
-		Version: res.Page.Version, Requirements: []keyStatus{}, Duplicates: []string{}, Warnings: []warning{},
+		Version: res.Page.Version, Requirements: []keyStatusDTO{}, Duplicates: []string{}, Warnings: []warningDTO{},
 	}
 	for _, w := range res.Warnings {
-		out.Warnings = append(out.Warnings, warning{Key: w.Key, Message: w.Message})
+		out.Warnings = append(out.Warnings, warningDTO{Key: w.Key, Message: w.Message})
 	}
 	for _, s := range res.Requirements {
-		out.Requirements = append(out.Requirements, keyStatus{SpaceKey: s.SpaceKey, Key: s.Key, Status: string(s.Status), HTMLNeedsUpdating: s.HTMLNeedsUpdating})
+		out.Requirements = append(out.Requirements, keyStatusDTO{SpaceKey: s.SpaceKey, Key: s.Key, Status: string(s.Status), HTMLNeedsUpdating: s.HTMLNeedsUpdating})
 	}
 	out.Duplicates = append(out.Duplicates, res.Duplicates...)
 	return out
+}
+
+func toPageDTO(pg *wiki.Page) pageDTO {
+	return pageDTO{ID: pg.ID, SpaceKey: pg.SpaceKey, Title: pg.Title, ParentID: nullable(pg.ParentID), Version: pg.Version, Body: pg.Body}
 }
 
 func (h *Handler) put(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
@@ -117,25 +130,21 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, p auth.Principal) 
 	if err := wiki.CheckContentID("contentId", id); err != nil {
 		return err
 	}
-	var req pageRequest
-	if err := httpapi.Decode(r, &req); err != nil {
+	var in pageInDTO
+	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	if req.ID != nil && *req.ID != id {
-		return apperr.Invalidf("id %q in the body differs from the contentId %q of the path", *req.ID, id)
+	if in.ID != nil && *in.ID != id {
+		return apperr.Invalidf("id %q in the body differs from the contentId %q of the path", *in.ID, id)
 	}
-	if req.Body == nil {
+	if in.Body == nil {
 		return apperr.Invalidf("body is required: the page in storage format (it may be empty)")
 	}
-	in := wiki.PageInput{ID: id, SpaceKey: req.SpaceKey, Title: req.Title, Body: *req.Body}
-	if req.ParentID != nil {
-		in.ParentID = *req.ParentID
-	}
-	res, err := h.Pages.SavePage(r.Context(), p.Tenant, p.User, in)
+	res, err := h.Pages.SavePage(r.Context(), p.Tenant, p.User, in.entity(id))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, newResultResponse(res))
+	httpapi.WriteJSON(w, http.StatusOK, toResultDTO(res))
 	return nil
 }
 
@@ -144,9 +153,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) 
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, pageResponse{
-		ID: pg.ID, SpaceKey: pg.SpaceKey, Title: pg.Title, ParentID: nullable(pg.ParentID), Version: pg.Version, Body: pg.Body,
-	})
+	httpapi.WriteJSON(w, http.StatusOK, toPageDTO(pg))
 	return nil
 }
 
@@ -163,7 +170,7 @@ func (h *Handler) reindex(w http.ResponseWriter, r *http.Request, p auth.Princip
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, newResultResponse(res))
+	httpapi.WriteJSON(w, http.StatusOK, toResultDTO(res))
 	return nil
 }
 

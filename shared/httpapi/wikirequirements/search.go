@@ -27,9 +27,9 @@ type Searcher interface {
 
 var _ Searcher = (*search.Service)(nil)
 
-// Answer is the JSON of a search answer (shared/openapi/wiki.yaml).
-type Answer struct {
-	Results []Requirement `json:"results"`
+// searchDTO is the JSON of a search answer (shared/openapi/wiki.yaml).
+type searchDTO struct {
+	Results []requirementDTO `json:"results"`
 	// Offset and Limit are the ones applied (Limit after clamping).
 	Offset int `json:"offset"`
 	Limit  int `json:"limit"`
@@ -37,13 +37,10 @@ type Answer struct {
 	Count int `json:"count"`
 }
 
-// FromResult converts a search result to its JSON answer; Results is never
+// toSearchDTO converts a search result to its JSON answer; Results is never
 // null.
-func FromResult(res *search.Result) Answer {
-	out := Answer{Results: make([]Requirement, 0, len(res.Requirements)), Offset: res.Offset, Limit: res.Limit}
-	for _, r := range res.Requirements {
-		out.Results = append(out.Results, FromEntity(r))
-	}
+func toSearchDTO(res *search.Result) searchDTO {
+	out := searchDTO{Results: toRequirementDTOs(res.Requirements), Offset: res.Offset, Limit: res.Limit}
 	out.Count = len(out.Results)
 	return out
 }
@@ -51,7 +48,7 @@ func FromResult(res *search.Result) Answer {
 // search serves GET /rest/reqs/1/requirement2/{spaceKey} for any Reader (a
 // wiki user, or an integration's incomingToken).
 func (h *Handler) search(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	req, err := ParseRequest(r)
+	req, err := parseSearch(r)
 	if err != nil {
 		return err
 	}
@@ -62,18 +59,18 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, p auth.Principa
 	}
 	httpapi.Logger(r.Context()).LogAttrs(r.Context(), slog.LevelDebug, "search",
 		slog.String("tenant", p.Tenant), slog.String("plan", res.Plan), slog.Int("results", len(res.Requirements)))
-	httpapi.WriteJSON(w, http.StatusOK, FromResult(res))
+	httpapi.WriteJSON(w, http.StatusOK, toSearchDTO(res))
 	return nil
 }
 
-// ParseRequest reads the search parameters of spec §4.1; the Tenant is
+// parseSearch reads the search parameters of spec §4.1; the Tenant is
 // left for the caller. q and order are parsed (never passed anywhere as
 // text); offset defaults to 0 and must be a non-negative integer; limit
 // defaults to search.DefaultLimit, must be a positive integer and is
 // clamped to search.MaxLimit; includeArchived is true or false;
 // baselineCondition and suggest must not be used. Every problem is a 400
 // naming the parameter, with the position of a syntax error in q or order.
-func ParseRequest(r *http.Request) (search.Request, error) {
+func parseSearch(r *http.Request) (search.Request, error) {
 	params := r.URL.Query()
 	for _, name := range []string{"baselineCondition", "suggest"} {
 		if params.Has(name) {

@@ -57,51 +57,51 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
 }
 
-// Requirement is the JSON of a requirement (shared/openapi/wiki.yaml).
-type Requirement struct {
+// requirementDTO is the JSON of a requirement (shared/openapi/wiki.yaml).
+type requirementDTO struct {
 	SpaceKey string `json:"spaceKey"`
 	Key      string `json:"key"`
 	// Baseline is null for the current version.
-	Baseline            *int         `json:"baseline"`
-	Status              string       `json:"status"`
-	Text                string       `json:"text"`
-	HTMLExcerpt         string       `json:"htmlExcerpt"`
-	HTMLNeedsUpdating   bool         `json:"htmlNeedsUpdating"`
-	Properties          []Property   `json:"properties"`
-	Origin              *PageRef     `json:"origin"`
-	Dependencies        []Dependency `json:"dependencies"`
-	ReverseDependencies []Dependency `json:"reverseDependencies"`
-	Issues              []Issue      `json:"issues"`
-	GenericURL          string       `json:"genericUrl"`
+	Baseline            *int            `json:"baseline"`
+	Status              string          `json:"status"`
+	Text                string          `json:"text"`
+	HTMLExcerpt         string          `json:"htmlExcerpt"`
+	HTMLNeedsUpdating   bool            `json:"htmlNeedsUpdating"`
+	Properties          []propertyDTO   `json:"properties"`
+	Origin              *pageRefDTO     `json:"origin"`
+	Dependencies        []dependencyDTO `json:"dependencies"`
+	ReverseDependencies []dependencyDTO `json:"reverseDependencies"`
+	Issues              []issueDTO      `json:"issues"`
+	GenericURL          string          `json:"genericUrl"`
 	// NewSpaceKey and NewKey are present when Status is MOVED.
 	NewSpaceKey string `json:"newSpaceKey,omitempty"`
 	NewKey      string `json:"newKey,omitempty"`
 	// References is present with expand=references.
-	References *[]PageRef `json:"references,omitempty"`
+	References *[]pageRefDTO `json:"references,omitempty"`
 }
 
-// Property is one property of a requirement.
-type Property struct {
+// propertyDTO is one property of a requirement.
+type propertyDTO struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 }
 
-// PageRef names a page.
-type PageRef struct {
+// pageRefDTO names a page.
+type pageRefDTO struct {
 	PageID string `json:"pageId"`
 	Title  string `json:"title"`
 }
 
-// Dependency is a link between two requirements.
-type Dependency struct {
+// dependencyDTO is a link between two requirements.
+type dependencyDTO struct {
 	SpaceKey     string `json:"spaceKey"`
 	Key          string `json:"key"`
 	Relationship string `json:"relationship"`
 }
 
-// Issue is a link to an issue; serviceId is null when the page's macro named
-// no integration.
-type Issue struct {
+// issueDTO is a link to an issue; serviceId is null when the page's macro
+// named no integration.
+type issueDTO struct {
 	ServiceID    *string `json:"serviceId"`
 	IssueKey     string  `json:"issueKey"`
 	Relationship string  `json:"relationship"`
@@ -110,34 +110,36 @@ type Issue struct {
 	Origin string `json:"origin"`
 }
 
-// FromEntity converts a requirement to its JSON shape; lists are never null.
-func FromEntity(r *requirement.Requirement) Requirement {
-	out := Requirement{
+// toRequirementDTO converts a requirement to its JSON shape; lists are
+// never null.
+func toRequirementDTO(r *requirement.Requirement) requirementDTO {
+	out := requirementDTO{
 		SpaceKey: r.SpaceKey, Key: r.Key, Status: string(r.Status), Text: r.Text, HTMLExcerpt: r.HTMLExcerpt,
-		HTMLNeedsUpdating: r.HTMLNeedsUpdating, Properties: []Property{}, Dependencies: []Dependency{},
-		ReverseDependencies: []Dependency{}, Issues: []Issue{}, GenericURL: r.GenericURL(),
+		HTMLNeedsUpdating: r.HTMLNeedsUpdating, Properties: []propertyDTO{}, Dependencies: []dependencyDTO{},
+		ReverseDependencies: []dependencyDTO{}, Issues: []issueDTO{}, GenericURL: r.GenericURL(),
 	}
 	if r.Baseline > 0 {
 		n := r.Baseline
 		out.Baseline = &n
 	}
 	if r.Origin.PageID != "" {
-		out.Origin = &PageRef{PageID: r.Origin.PageID, Title: r.Origin.Title}
+		origin := toPageRefDTO(r.Origin)
+		out.Origin = &origin
 	}
 	if r.Status == requirement.Moved {
 		out.NewSpaceKey, out.NewKey = r.NewSpaceKey, r.NewKey
 	}
 	for _, p := range r.Properties {
-		out.Properties = append(out.Properties, Property{Key: p.Key, Value: p.Value})
+		out.Properties = append(out.Properties, propertyDTO{Key: p.Key, Value: p.Value})
 	}
 	for _, d := range r.Dependencies {
-		out.Dependencies = append(out.Dependencies, Dependency{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
+		out.Dependencies = append(out.Dependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
 	}
 	for _, d := range r.ReverseDependencies {
-		out.ReverseDependencies = append(out.ReverseDependencies, Dependency{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
+		out.ReverseDependencies = append(out.ReverseDependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
 	}
 	for _, l := range r.Issues {
-		is := Issue{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin())}
+		is := issueDTO{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin())}
 		if l.ServiceID != "" {
 			sid := l.ServiceID
 			is.ServiceID = &sid
@@ -147,9 +149,23 @@ func FromEntity(r *requirement.Requirement) Requirement {
 	return out
 }
 
-// pageView answers the page view.
-type pageView struct {
-	Requirements []Requirement `json:"requirements"`
+// toRequirementDTOs converts a list of requirements; the list is never
+// null.
+func toRequirementDTOs(rows []*requirement.Requirement) []requirementDTO {
+	out := make([]requirementDTO, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, toRequirementDTO(r))
+	}
+	return out
+}
+
+func toPageRefDTO(pg requirement.PageRef) pageRefDTO {
+	return pageRefDTO{PageID: pg.PageID, Title: pg.Title}
+}
+
+// pageViewDTO answers the page view.
+type pageViewDTO struct {
+	Requirements []requirementDTO `json:"requirements"`
 }
 
 // expandReferences reads expand: a comma-separated list whose only known
@@ -183,15 +199,15 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) 
 	if err != nil {
 		return err
 	}
-	out := FromEntity(req)
+	out := toRequirementDTO(req)
 	if refs {
 		pages, err := h.Requirements.References(r.Context(), p.Tenant, req)
 		if err != nil {
 			return err
 		}
-		list := make([]PageRef, 0, len(pages))
+		list := make([]pageRefDTO, 0, len(pages))
 		for _, pg := range pages {
-			list = append(list, PageRef{PageID: pg.PageID, Title: pg.Title})
+			list = append(list, toPageRefDTO(pg))
 		}
 		out.References = &list
 	}
@@ -204,11 +220,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	if err != nil {
 		return err
 	}
-	out := pageView{Requirements: make([]Requirement, 0, len(rows))}
-	for _, row := range rows {
-		out.Requirements = append(out.Requirements, FromEntity(row))
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, pageViewDTO{Requirements: toRequirementDTOs(rows)})
 	return nil
 }
 
