@@ -17,12 +17,12 @@ import (
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
-	"github.com/reqtrace/reqtrace/shared/httpapi/content"
-	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikibaselines"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikicontent"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikiintegrations"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/openapi"
 )
 
@@ -34,10 +34,10 @@ var groups = map[string]struct {
 	app   auth.App
 	group registrar
 }{
-	"WikiRequirements":   {auth.Wiki, &requirements.Handler{}},
-	"WikiContent":        {auth.Wiki, &content.Handler{}},
-	"WikiBaselines":      {auth.Wiki, &baselines.Handler{}},
-	"WikiIntegrations":   {auth.Wiki, &integrations.Handler{}},
+	"WikiRequirements":   {auth.Wiki, &wikirequirements.Handler{}},
+	"WikiContent":        {auth.Wiki, &wikicontent.Handler{}},
+	"WikiBaselines":      {auth.Wiki, &wikibaselines.Handler{}},
+	"WikiIntegrations":   {auth.Wiki, &wikiintegrations.Handler{}},
 	"TrackerApiFunction": {auth.Tracker, &trackerapi.Handler{}},
 	"TrackerLinks":       {auth.Tracker, &trackerlinks.Handler{}},
 }

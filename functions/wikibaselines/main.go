@@ -15,7 +15,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
-	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikibaselines"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 )
 
@@ -32,7 +32,7 @@ func run(ctx context.Context) error {
 	}
 	store := wikitable.NewBaselineStore(deps.DynamoDB, deps.Config.WikiTable)
 	router := deps.Router(auth.Wiki)
-	(&baselines.Handler{Baselines: baseline.NewService(store, store)}).Register(router)
+	(&wikibaselines.Handler{Baselines: baseline.NewService(store, store)}).Register(router)
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

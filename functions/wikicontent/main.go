@@ -22,7 +22,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
-	"github.com/reqtrace/reqtrace/shared/httpapi/content"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikicontent"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/queue"
@@ -46,7 +46,7 @@ func run(ctx context.Context) error {
 		wikitable.NewOutboxStore(deps.DynamoDB, deps.Config.WikiTable),
 	)
 	router := deps.Router(auth.Wiki)
-	(&content.Handler{Pages: pages}).Register(router)
+	(&wikicontent.Handler{Pages: pages}).Register(router)
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

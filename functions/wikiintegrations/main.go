@@ -25,7 +25,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
-	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikiintegrations"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/queue"
@@ -55,7 +55,7 @@ func run(ctx context.Context) error {
 		Logger:    deps.Logger,
 	})
 	router := deps.Router(auth.Wiki)
-	(&integrations.Handler{Service: svc}).Register(router)
+	(&wikiintegrations.Handler{Service: svc}).Register(router)
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

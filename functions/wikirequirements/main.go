@@ -16,8 +16,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
-	"github.com/reqtrace/reqtrace/shared/httpapi/searchapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -36,9 +35,9 @@ func run(ctx context.Context) error {
 	}
 	reader := wiki.NewService(wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
 	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
-	searcher := searchapi.Handler(search.NewService(searchStore, searchStore))
+	searcher := search.NewService(searchStore, searchStore)
 	router := deps.Router(auth.Wiki)
-	(&requirements.Handler{Requirements: reader, Search: searcher}).Register(router) // includes GET /rest/reqs/1/openapi
+	(&wikirequirements.Handler{Requirements: reader, Search: searcher}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

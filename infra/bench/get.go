@@ -12,7 +12,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -35,13 +35,13 @@ type GetOptions struct {
 func Get(ctx context.Context, env *Env, opts GetOptions, row *Row) error {
 	row.Method = fmt.Sprintf("GET /rest/reqs/1/requirement2/%s/{key} with a wiki user's token, %d runs after %d warm-up runs (the first one caches the token), "+
 		"keys spread over the %d stored requirements. In process: the WikiRequirements route group (httpapi.Router, cached "+
-		"authenticator, requirements.Handler on wiki.Service and shared/wikitable.WikiStore) composed as in its main.go, on one counted "+
+		"authenticator, wikirequirements.Handler on wiki.Service and shared/wikitable.WikiStore) composed as in its main.go, on one counted "+
 		"DynamoDB client; local stack: through the gateway and the real bootstrap.", Space, opts.Runs, opts.Warmup, opts.Stored)
 	counted := env.NewCounted()
 	authn := auth.NewAuthenticator(authtable.NewAuthStore(counted.API, env.AuthTable), 30*time.Second)
 	router := httpapi.NewRouter(auth.Wiki, authn)
 	router.Logger = slog.New(slog.DiscardHandler)
-	(&requirements.Handler{Requirements: wiki.NewService(wikitable.NewWikiStore(counted.API, env.WikiTable))}).Register(router)
+	(&wikirequirements.Handler{Requirements: wiki.NewService(wikitable.NewWikiStore(counted.API, env.WikiTable))}).Register(router)
 
 	key := func(i int) string {
 		k := (i * 7919) % opts.Stored

@@ -27,20 +27,24 @@ func testRouter() *Router {
 		"disabled": {Tenant: "demo", App: auth.Wiki, Kind: auth.Link, User: "link:jira-1", Scope: "jira-1", Disabled: true},
 	}
 	rt := NewRouter(auth.Wiki, auth.NewAuthenticator(store, time.Minute))
-	ok := func(w http.ResponseWriter, r *http.Request) error {
-		p, _ := auth.FromContext(r.Context())
+	ok := func(w http.ResponseWriter, _ *http.Request, p auth.Principal) error {
 		WriteJSON(w, 200, map[string]string{"user": p.User})
 		return nil
 	}
-	rt.Handle("GET /open", Anonymous, ok)
+	rt.HandleAnonymous("GET /open", func(w http.ResponseWriter, r *http.Request) error {
+		p, _ := Caller(r)
+		return ok(w, r, p)
+	})
 	rt.Handle("GET /member", Member, ok)
 	rt.Handle("GET /reader", Reader, ok)
 	rt.Handle("GET /admin", Admin, ok)
 	rt.Handle("PUT /integration/{serviceId}/links", AdminOrOwnLink, ok)
 	rt.Handle("POST /link", LinkOnly, ok)
-	rt.Handle("GET /panic", Member, func(http.ResponseWriter, *http.Request) error { panic("boom") })
-	rt.Handle("GET /fail", Member, func(http.ResponseWriter, *http.Request) error { return errors.New("db password=secret") })
-	rt.Handle("POST /decode", Member, func(w http.ResponseWriter, r *http.Request) error {
+	rt.Handle("GET /panic", Member, func(http.ResponseWriter, *http.Request, auth.Principal) error { panic("boom") })
+	rt.Handle("GET /fail", Member, func(http.ResponseWriter, *http.Request, auth.Principal) error {
+		return errors.New("db password=secret")
+	})
+	rt.Handle("POST /decode", Member, func(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
 		var v struct {
 			Name  string `json:"name"`
 			Count int    `json:"count"`
@@ -101,6 +105,29 @@ func TestAccessRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHandlersGetThePrincipal: authenticated handlers receive the caller
+// the router resolved; an Anonymous handler sees one through Caller only
+// when a valid token was sent; Handle refuses Anonymous routes.
+func TestHandlersGetThePrincipal(t *testing.T) {
+	rt := testRouter()
+	for _, c := range []struct{ path, token, user string }{
+		{"/member", "user", "u"}, {"/reader", "link", "link:jira-1"}, {"/admin", "admin", "a"},
+		{"/open", "user", "u"}, {"/open", "", ""},
+	} {
+		rec, _ := do(t, rt, "GET", c.path, c.token, "", "")
+		var body map[string]string
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != 200 || body["user"] != c.user {
+			t.Errorf("GET %s as %q: %d %s, want user %q", c.path, c.token, rec.Code, rec.Body, c.user)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Handle accepted an Anonymous route")
+		}
+	}()
+	rt.Handle("GET /anonymous", Anonymous, func(http.ResponseWriter, *http.Request, auth.Principal) error { return nil })
 }
 
 // TestDisabledLinkForbiddenEverywhere: the incoming credential of a
@@ -304,7 +331,7 @@ func TestDomainLogsKeepTheRequestID(t *testing.T) {
 	var buf bytes.Buffer
 	domain := slog.New(ContextHandler{Handler: slog.NewJSONHandler(&buf, nil)})
 	rt := testRouter()
-	rt.Handle("GET /domain", Member, func(w http.ResponseWriter, r *http.Request) error {
+	rt.Handle("GET /domain", Member, func(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
 		domain.WarnContext(r.Context(), "from the domain")
 		WriteJSON(w, 200, map[string]string{})
 		return nil

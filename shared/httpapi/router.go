@@ -37,8 +37,15 @@ const (
 	LinkOnly
 )
 
-// HandlerFunc is a route handler; a returned error is answered by WriteError.
-type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+// HandlerFunc is the handler of an authenticated route: p is the caller,
+// authenticated and allowed by the route's access rule before the handler
+// runs. A returned error is answered by WriteError.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request, p auth.Principal) error
+
+// AnonymousFunc is the handler of an Anonymous route, which runs with or
+// without a caller (Caller tells which). A returned error is answered by
+// WriteError.
+type AnonymousFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Route is one declared route, for the route-agreement test and OpenAPI.
 type Route struct {
@@ -65,63 +72,94 @@ func NewRouter(app auth.App, authn *auth.Authenticator) *Router {
 	return &Router{app: app, authn: authn, mux: http.NewServeMux()}
 }
 
-// Handle declares "METHOD /path/{param}" with an access rule.
+// Handle declares "METHOD /path/{param}" with an access rule other than
+// Anonymous: the router authenticates the caller, applies the rule and
+// hands the principal to h (401 or 403 without running h otherwise).
 func (rt *Router) Handle(pattern string, access Access, h HandlerFunc) {
+	if access == Anonymous {
+		panic("httpapi: declare Anonymous routes with HandleAnonymous: " + pattern)
+	}
+	rt.handle(pattern, access, func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+		if p == nil {
+			return missingToken()
+		}
+		return h(w, r, *p)
+	})
+}
+
+// HandleAnonymous declares "METHOD /path/{param}" that needs no token (a
+// token, when sent, is still checked).
+func (rt *Router) HandleAnonymous(pattern string, h AnonymousFunc) {
+	rt.handle(pattern, Anonymous, func(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+		return h(w, r)
+	})
+}
+
+func (rt *Router) handle(pattern string, access Access, h func(http.ResponseWriter, *http.Request, *auth.Principal) error) {
 	method, path, ok := strings.Cut(pattern, " ")
 	if !ok {
 		panic("httpapi: pattern needs a method: " + pattern)
 	}
 	rt.routes = append(rt.routes, Route{Method: method, Path: path, Access: access})
-	rt.mux.Handle(pattern, rt.guard(access, h))
+	rt.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, p, err := rt.authenticate(r, access)
+		if err == nil {
+			err = h(w, r, p)
+		}
+		if err != nil {
+			WriteError(w, r, err)
+		}
+	}))
 }
 
 // Routes lists the declared routes in declaration order.
 func (rt *Router) Routes() []Route { return slices.Clone(rt.routes) }
 
-func (rt *Router) guard(access Access, h HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r, err := rt.authenticate(r, access)
-		if err == nil {
-			err = h(w, r)
-		}
-		if err != nil {
-			WriteError(w, r, err)
-		}
-	})
+// Caller returns the principal of a request that sent a valid token. It is
+// for Anonymous routes, whose answer may depend on who calls; the handlers
+// of the other routes receive their principal.
+func Caller(r *http.Request) (auth.Principal, bool) {
+	return auth.FromContext(r.Context())
 }
 
-func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, error) {
+func missingToken() error {
+	return apperr.Unauthorizedf("missing bearer token: send Authorization: Bearer <token>")
+}
+
+// authenticate resolves the caller once: the principal (nil on an
+// Anonymous route called without a token) and the request carrying it.
+func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, *auth.Principal, error) {
 	token, hasToken := bearer(r)
 	if access == Anonymous && !hasToken {
-		return r, nil
+		return r, nil, nil
 	}
 	if !hasToken {
-		return r, apperr.Unauthorizedf("missing bearer token: send Authorization: Bearer <token>")
+		return r, nil, missingToken()
 	}
 	p, err := rt.authn.Authenticate(r.Context(), token)
 	if err != nil {
-		return r, err
+		return r, nil, err
 	}
 	if p.App != rt.app {
-		return r, apperr.Unauthorizedf("this token belongs to the %s, not the %s", p.App, rt.app)
+		return r, nil, apperr.Unauthorizedf("this token belongs to the %s, not the %s", p.App, rt.app)
 	}
 	if p.Disabled {
 		// The incoming credential of a DISABLED integration: known, but
 		// refused on every route until the integration is ACTIVE again.
-		return r, apperr.Forbiddenf("integration '%s' is DISABLED", p.Scope)
+		return r, nil, apperr.Forbiddenf("integration '%s' is DISABLED", p.Scope)
 	}
 	ctx := auth.WithPrincipal(r.Context(), p)
 	ctx = withLogAttrs(ctx, Logger(ctx), "tenant", p.Tenant, "user", p.User)
 	r = r.WithContext(ctx)
 	if rt.Throttle != nil {
 		if wait, ok := rt.Throttle.Allow(p.Tenant, time.Now()); !ok {
-			return r, Throttled(wait)
+			return r, nil, Throttled(wait)
 		}
 	}
 	if !allowed(p, access, r) {
-		return r, apperr.Forbiddenf("this route needs %s", describe(access))
+		return r, nil, apperr.Forbiddenf("this route needs %s", describe(access))
 	}
-	return r, nil
+	return r, &p, nil
 }
 
 func allowed(p auth.Principal, access Access, r *http.Request) bool {

@@ -10,11 +10,11 @@ import (
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
-// messageDTO is a message on the wire (spec 2.5, and version 5's LINKS and
+// messageInDTO is a message on the wire (spec 2.5, and version 5's LINKS and
 // UPDATED fields). Unknown fields are ignored: the wire format is the
 // wiki's, and the spec allows it to gain fields; the required fields of
 // each type catch a misspelt one.
-type messageDTO struct {
+type messageInDTO struct {
 	ID             *int64  `json:"id"`
 	Type           string  `json:"type"`
 	AuthorKey      string  `json:"authorKey"`
@@ -70,7 +70,7 @@ func (o *originDTO) entity() (tracker.PageOrigin, error) {
 	return out, nil
 }
 
-func (d messageDTO) entity() tracker.Message {
+func (d messageInDTO) entity() tracker.Message {
 	m := tracker.Message{ID: d.ID, Type: tracker.MessageType(d.Type), AuthorKey: d.AuthorKey, AuthorName: d.AuthorName,
 		SpaceKey: d.SpaceKey, Key: d.Key, Estate: d.Estate, ObjectKey: d.ObjectKey, Relationship: requirement.NormalizeRelationship(d.Relationship),
 		NewHTMLExcerpt: d.NewHTMLExcerpt, NewSpaceKey: d.NewSpaceKey, NewKey: d.NewKey, NewBaseline: d.NewBaseline, NewURL: d.NewURL}
@@ -111,7 +111,7 @@ func decodeMessages(body []byte) ([]tracker.Message, error) {
 		if len(raw) == 0 || raw[0] != '{' {
 			return nil, apperr.Invalidf("message %d is not a JSON object", i)
 		}
-		var d messageDTO
+		var d messageInDTO
 		if err := json.Unmarshal(raw, &d); err != nil {
 			var typ *json.UnmarshalTypeError
 			if errors.As(err, &typ) {

@@ -25,7 +25,7 @@ type Handler struct {
 // Register declares the routes of the TrackerApi function in template.yaml.
 // It only takes method values, so it works on a zero Handler.
 func (h *Handler) Register(rt *httpapi.Router) {
-	rt.Handle("GET /rest/reqs/1/api", httpapi.Anonymous, h.info)
+	rt.HandleAnonymous("GET /rest/reqs/1/api", h.info)
 	rt.Handle("POST /rest/reqs/1/api", httpapi.LinkOnly, h.receive)
 	rt.Handle("GET /rest/reqs/1/api/{applinkId}", httpapi.Admin, h.getApplink)
 	rt.Handle("PUT /rest/reqs/1/api/{applinkId}", httpapi.Admin, h.putApplink)
@@ -34,22 +34,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	// tracker does on the wiki's version endpoint.
 	rt.Handle("PUT /rest/reqs/1/api/{applinkId}/version", httpapi.AdminOrOwnLink, h.putVersion)
 	rt.Handle("GET /rest/reqs/1/api/{applinkId}/requirements", httpapi.Member, h.search)
-	rt.Handle("GET /rest/reqs/1/openapi", httpapi.Anonymous, openapi.Handler(openapi.Tracker))
-}
-
-// principal returns the caller (nil when anonymous).
-func principal(r *http.Request) *auth.Principal {
-	if p, ok := auth.FromContext(r.Context()); ok {
-		return &p
-	}
-	return nil
-}
-
-// tenant returns the caller's tenant; routes with a non-anonymous access
-// rule always have one.
-func tenant(r *http.Request) string {
-	p, _ := auth.FromContext(r.Context())
-	return p.Tenant
+	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Tracker))
 }
 
 // ---------------------------------------------------------------- GET /rest/reqs/1/api
@@ -67,13 +52,13 @@ type infoDTO struct {
 
 func (h *Handler) info(w http.ResponseWriter, r *http.Request) error {
 	out := infoDTO{Versions: versionsDTO{Min: tracker.MinVersion, Max: tracker.MaxVersion}}
-	p := principal(r)
-	if p != nil {
-		out.User = &p.User
+	var caller *auth.Principal
+	if p, ok := httpapi.Caller(r); ok {
+		caller, out.User = &p, &p.User
 	}
 	id, u := r.URL.Query().Get("applinkId"), r.URL.Query().Get("url")
 	if id != "" || u != "" {
-		ok, err := h.Tracker.Recognize(r.Context(), p, id, u)
+		ok, err := h.Tracker.Recognize(r.Context(), caller, id, u)
 		if err != nil {
 			return err
 		}
@@ -95,7 +80,11 @@ type resultsDTO struct {
 	Results []resultDTO `json:"results"`
 }
 
-func (h *Handler) receive(w http.ResponseWriter, r *http.Request) error {
+func toResultDTO(res tracker.Result) resultDTO {
+	return resultDTO{ID: res.ID, Status: string(res.Status), Message: res.Message}
+}
+
+func (h *Handler) receive(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var raw json.RawMessage
 	if err := httpapi.Decode(r, &raw); err != nil {
 		return err
@@ -104,14 +93,13 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, _ := auth.FromContext(r.Context())
 	results, err := h.Tracker.Receive(r.Context(), p.Tenant, p.Scope, msgs)
 	if err != nil {
 		return err
 	}
 	out := resultsDTO{Results: make([]resultDTO, len(results))}
 	for i, res := range results {
-		out.Results[i] = resultDTO{ID: res.ID, Status: string(res.Status), Message: res.Message}
+		out.Results[i] = toResultDTO(res)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -134,6 +122,13 @@ type applinkInDTO struct {
 	HasToken    *bool   `json:"hasToken"`
 }
 
+func (d applinkInDTO) entity() tracker.Registration {
+	return tracker.Registration{
+		Name: d.Name, URL: d.URL, ServiceID: d.ServiceID, WikiToken: d.Token,
+		Mode: d.Mode, Version: d.Version, RotateToken: d.RotateToken,
+	}
+}
+
 // applinkDTO is an applink as the API shows it: never with the wiki token,
 // and with the incoming token only when it was just created.
 type applinkDTO struct {
@@ -152,8 +147,8 @@ func toApplinkDTO(a tracker.Applink) applinkDTO {
 		Version: a.Version, HasToken: a.WikiToken != ""}
 }
 
-func (h *Handler) getApplink(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.Tracker.Applink(r.Context(), tenant(r), r.PathValue("applinkId"))
+func (h *Handler) getApplink(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	a, err := h.Tracker.Applink(r.Context(), p.Tenant, r.PathValue("applinkId"))
 	if err != nil {
 		return err
 	}
@@ -161,7 +156,7 @@ func (h *Handler) getApplink(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) putApplink(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) putApplink(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	id := r.PathValue("applinkId")
 	var in applinkInDTO
 	if err := httpapi.Decode(r, &in); err != nil {
@@ -170,10 +165,7 @@ func (h *Handler) putApplink(w http.ResponseWriter, r *http.Request) error {
 	if in.ApplinkID != nil && *in.ApplinkID != id {
 		return apperr.Invalidf("applinkId %q in the body is not the path's %q", *in.ApplinkID, id)
 	}
-	reg, err := h.Tracker.Register(r.Context(), tenant(r), id, tracker.Registration{
-		Name: in.Name, URL: in.URL, ServiceID: in.ServiceID, WikiToken: in.Token,
-		Mode: in.Mode, Version: in.Version, RotateToken: in.RotateToken,
-	})
+	reg, err := h.Tracker.Register(r.Context(), p.Tenant, id, in.entity())
 	if err != nil {
 		return err
 	}
@@ -188,7 +180,11 @@ type modeDTO struct {
 	Mode      string `json:"mode"`
 }
 
-func (h *Handler) putMode(w http.ResponseWriter, r *http.Request) error {
+func toModeDTO(a tracker.Applink) modeDTO {
+	return modeDTO{ApplinkID: a.ID, Mode: string(a.Mode)}
+}
+
+func (h *Handler) putMode(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var mode *string
 	if err := httpapi.Decode(r, &mode); err != nil {
 		return err
@@ -196,11 +192,11 @@ func (h *Handler) putMode(w http.ResponseWriter, r *http.Request) error {
 	if mode == nil {
 		return apperr.Invalidf("the body must be a JSON string: \"AUTO\", \"MANUAL\" or \"DISABLED\"")
 	}
-	a, err := h.Tracker.SetMode(r.Context(), tenant(r), r.PathValue("applinkId"), *mode)
+	a, err := h.Tracker.SetMode(r.Context(), p.Tenant, r.PathValue("applinkId"), *mode)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, modeDTO{ApplinkID: a.ID, Mode: string(a.Mode)})
+	httpapi.WriteJSON(w, http.StatusOK, toModeDTO(a))
 	return nil
 }
 
@@ -209,7 +205,11 @@ type versionDTO struct {
 	Version   int    `json:"version"`
 }
 
-func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request) error {
+func toVersionDTO(a tracker.Applink) versionDTO {
+	return versionDTO{ApplinkID: a.ID, Version: a.Version}
+}
+
+func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var v *int
 	if err := httpapi.Decode(r, &v); err != nil {
 		return err
@@ -217,11 +217,11 @@ func (h *Handler) putVersion(w http.ResponseWriter, r *http.Request) error {
 	if v == nil {
 		return apperr.Invalidf("the body must be a JSON integer, the API version asked for")
 	}
-	a, err := h.Tracker.SetVersion(r.Context(), tenant(r), r.PathValue("applinkId"), *v)
+	a, err := h.Tracker.SetVersion(r.Context(), p.Tenant, r.PathValue("applinkId"), *v)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, versionDTO{ApplinkID: a.ID, Version: a.Version})
+	httpapi.WriteJSON(w, http.StatusOK, toVersionDTO(a))
 	return nil
 }
 
@@ -233,7 +233,7 @@ const (
 	maxLimit     = 500
 )
 
-func (h *Handler) search(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) search(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	limit, err := httpapi.QueryInt(r, "limit", defaultLimit, 1, maxLimit)
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	res, err := h.Tracker.SearchRequirements(r.Context(), tenant(r), r.PathValue("applinkId"),
+	res, err := h.Tracker.SearchRequirements(r.Context(), p.Tenant, r.PathValue("applinkId"),
 		tracker.WikiSearch{SpaceKey: q.Get("spaceKey"), Q: q.Get("q"), Offset: offset, Limit: limit})
 	if err != nil {
 		return err

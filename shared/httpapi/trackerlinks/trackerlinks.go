@@ -36,11 +36,6 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("PUT /rest/reqs/1/sync", httpapi.Member, h.sync)
 }
 
-func tenant(r *http.Request) string {
-	p, _ := auth.FromContext(r.Context())
-	return p.Tenant
-}
-
 // linkInDTO is an issue link item (spec 2.6) or reference (2.7). The
 // fields the GET answer adds are accepted, so a client can send back what
 // it read: issueKey must then be the path's, requirementDeleted and origin
@@ -122,13 +117,13 @@ func decodeItems(r *http.Request) (string, []tracker.LinkInput, error) {
 	return issueKey, items, nil
 }
 
-func (h *Handler) fixed(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) fixed(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	httpapi.WriteJSON(w, http.StatusOK, NotImplemented)
 	return nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	views, err := h.Tracker.IssueLinks(r.Context(), tenant(r), r.PathValue("issueKey"), requirement.NormalizeRelationship(r.URL.Query().Get("relationship")))
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	views, err := h.Tracker.IssueLinks(r.Context(), p.Tenant, r.PathValue("issueKey"), requirement.NormalizeRelationship(r.URL.Query().Get("relationship")))
 	if err != nil {
 		return err
 	}
@@ -136,12 +131,12 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	issueKey, items, err := decodeItems(r)
 	if err != nil {
 		return err
 	}
-	views, err := h.Tracker.CreateLinks(r.Context(), tenant(r), issueKey, items)
+	views, err := h.Tracker.CreateLinks(r.Context(), p.Tenant, issueKey, items)
 	if err != nil {
 		return err
 	}
@@ -149,12 +144,12 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) replace(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) replace(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	issueKey, items, err := decodeItems(r)
 	if err != nil {
 		return err
 	}
-	views, err := h.Tracker.ReplaceLinks(r.Context(), tenant(r), issueKey, requirement.NormalizeRelationship(r.URL.Query().Get("relationship")), items)
+	views, err := h.Tracker.ReplaceLinks(r.Context(), p.Tenant, issueKey, requirement.NormalizeRelationship(r.URL.Query().Get("relationship")), items)
 	if err != nil {
 		return err
 	}
@@ -162,7 +157,7 @@ func (h *Handler) replace(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	issueKey, items, err := decodeItems(r)
 	if err != nil {
 		return err
@@ -171,7 +166,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	for i, it := range items {
 		refs[i] = it.Link
 	}
-	if err := h.Tracker.DeleteLinks(r.Context(), tenant(r), issueKey, refs); err != nil {
+	if err := h.Tracker.DeleteLinks(r.Context(), p.Tenant, issueKey, refs); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -193,21 +188,25 @@ type syncDTO struct {
 	Requirements int           `json:"requirements"`
 }
 
-// sync takes the issues as ?issues=A,B, ?issues=A&issues=B, or both.
-func (h *Handler) sync(w http.ResponseWriter, r *http.Request) error {
-	var issues []string
-	for _, v := range r.URL.Query()["issues"] {
-		issues = append(issues, strings.Split(v, ",")...)
-	}
-	res, err := h.Tracker.Sync(r.Context(), tenant(r), issues)
-	if err != nil {
-		return err
-	}
+func toSyncDTO(res tracker.SyncResult) syncDTO {
 	out := syncDTO{Links: make([]syncLinkDTO, len(res.Links)), Requirements: res.Requirements}
 	for i, l := range res.Links {
 		out.Links[i] = syncLinkDTO{IssueKey: l.IssueKey, ApplinkID: l.Req.ApplinkID, SpaceKey: l.Req.SpaceKey,
 			Key: l.Req.Key, BaselineNumber: baselineNumber(l.Req.Baseline), Relationship: l.Relationship}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	return out
+}
+
+// sync takes the issues as ?issues=A,B, ?issues=A&issues=B, or both.
+func (h *Handler) sync(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	var issues []string
+	for _, v := range r.URL.Query()["issues"] {
+		issues = append(issues, strings.Split(v, ",")...)
+	}
+	res, err := h.Tracker.Sync(r.Context(), p.Tenant, issues)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, toSyncDTO(res))
 	return nil
 }

@@ -1,8 +1,10 @@
-package requirements_test
+package wikirequirements_test
 
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,8 +18,9 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
@@ -28,26 +31,32 @@ var devTokens = httpapitest.DevTokens()
 
 type server struct {
 	http.Handler
-	svc   *wiki.Service
-	reqs  *wikitable.RequirementStore
-	bl    *wikitable.BaselineStore
-	calls *testenv.CallCounter
+	wiki     *wiki.Service
+	reqs     *wikitable.RequirementStore
+	bl       *wikitable.BaselineStore
+	settings *wikitable.SettingsStore
+	calls    *testenv.CallCounter
 }
 
-func newServer(t *testing.T, search httpapi.HandlerFunc) *server {
+// newServer serves the route group wired as functions/wikirequirements
+// does (the search included), on DynamoDB Local.
+func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	svc := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
+	store := wikitable.NewSearchStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&requirements.Handler{Requirements: svc, Search: search}).Register(rt)
-	return &server{Handler: rt, svc: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable), calls: calls}
+	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	(&wikirequirements.Handler{Requirements: svc, Search: search.NewService(store, store)}).Register(rt)
+	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
+		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {
 	t.Helper()
-	if _, err := s.svc.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body}); err != nil {
+	if _, err := s.wiki.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -86,7 +95,7 @@ func specs(rows ...string) string {
 
 func TestGetRequirement(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, nil)
+	s := newServer(t)
 	s.save(t, "demo", "123", "DEMO", specs(
 		wt.TR(wt.Def("REQ-001"), "<p>The system shall log in users.</p>", "High", wt.Link("", "REQ-000"), wt.Jira("PROJ-1", "jira-1")+wt.Jira("PROJ-2", "")),
 		wt.TR(wt.Def("REQ-000"), "<p>Users exist.</p>", "", "", ""),
@@ -149,7 +158,7 @@ func mustJSON(t *testing.T, v any) string {
 
 func TestGetRequirementVersionsAndStatuses(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, nil)
+	s := newServer(t)
 	s.save(t, "demo", "1", "DEMO", specs(wt.TR(wt.Def("REQ-1"), "One", "", "", ""), wt.TR(wt.Def("REQ-2"), "Two", "", "", "")))
 	cp, err := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
 	if err != nil {
@@ -189,7 +198,7 @@ func TestGetRequirementVersionsAndStatuses(t *testing.T) {
 
 func TestGetRequirementErrors(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, nil)
+	s := newServer(t)
 	s.save(t, "demo", "1", "DEMO", specs(wt.TR(wt.Def("REQ-1"), "One", "", wt.Link("", "STUB-1"), "")))
 	cases := []struct {
 		path, token string
@@ -219,7 +228,7 @@ func TestGetRequirementErrors(t *testing.T) {
 func TestMustNotUseRoutes(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&requirements.Handler{}).Register(rt)
+	(&wikirequirements.Handler{}).Register(rt)
 	for _, c := range []struct{ method, path string }{
 		{"POST", "/rest/reqs/1/requirement2/DEMO"}, {"PUT", "/rest/reqs/1/requirement2/DEMO"},
 		{"POST", "/rest/reqs/1/requirement2/DEMO/REQ-1"}, {"PUT", "/rest/reqs/1/requirement2/DEMO/REQ-1"},
@@ -241,30 +250,11 @@ func TestMustNotUseRoutes(t *testing.T) {
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "openapi: 3") {
 		t.Errorf("openapi: %d", rec.Code)
 	}
-	// Search is not wired here: 501 JSON.
-	if a := do(t, rt, "GET", "/rest/reqs/1/requirement2/DEMO?q=x", "demo-wiki-user"); a.code != 501 || a.body["status"] != 501.0 {
-		t.Errorf("search: %d %s", a.code, a.raw)
-	}
-}
-
-func TestSearchField(t *testing.T) {
-	t.Parallel()
-	called := ""
-	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&requirements.Handler{Search: func(w http.ResponseWriter, r *http.Request) error {
-		p, _ := auth.FromContext(r.Context())
-		called = p.Tenant + " " + r.PathValue("spaceKey")
-		httpapi.WriteJSON(w, 200, map[string]any{"results": []any{}})
-		return nil
-	}}).Register(rt)
-	if a := do(t, rt, "GET", "/rest/reqs/1/requirement2/DEMO", "demo-link"); a.code != 200 || called != "demo DEMO" {
-		t.Fatalf("search: %d %q", a.code, called)
-	}
 }
 
 func TestPageView(t *testing.T) {
 	t.Parallel()
-	s := newServer(t, nil)
+	s := newServer(t)
 	s.save(t, "demo", "200", "DEMO", specs(wt.TR(wt.Def("B-1"), "Bee", "Low", "", ""), wt.TR(wt.Def("A-1"), "Ay", "High", "", "")))
 	a := do(t, s, "GET", "/rest/reqs/1/page/DEMO/200", "demo-wiki-user")
 	if a.code != 200 {

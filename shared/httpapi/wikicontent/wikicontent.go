@@ -1,13 +1,12 @@
-// Package content is the WikiContent route group: how pages reach the
+// Package wikicontent is the WikiContent route group: how pages reach the
 // service (PUT, GET and DELETE /rest/reqs/1/content/{contentId}, see
 // shared/openapi/wiki.yaml), the status-only reindex of the spec (POST
 // /rest/reqs/1/helpers/reindex/{contentId}) and the deprecated POST
 // /rest/reqs/1/sync (410). Every route needs a wiki user (Member).
-package content
+package wikicontent
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -41,11 +40,11 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/content/{contentId}", httpapi.Member, h.get)
 	rt.Handle("DELETE /rest/reqs/1/content/{contentId}", httpapi.Member, h.delete)
 	rt.Handle("POST /rest/reqs/1/helpers/reindex/{contentId}", httpapi.Member, h.reindex)
-	rt.Handle("POST /rest/reqs/1/sync", httpapi.Anonymous, deprecatedSync)
+	rt.HandleAnonymous("POST /rest/reqs/1/sync", deprecatedSync)
 }
 
-// pageRequest is the body of PUT /content/{contentId}.
-type pageRequest struct {
+// pageInDTO is the body of PUT /content/{contentId}.
+type pageInDTO struct {
 	// ID may repeat the path's contentId; it must then be equal.
 	ID       *string `json:"id"`
 	SpaceKey string  `json:"spaceKey"`
@@ -54,35 +53,44 @@ type pageRequest struct {
 	Body     *string `json:"body"`
 }
 
-// keyStatus is one requirement in a save or reindex answer.
-type keyStatus struct {
+// entity is the page to save as the path's id; Body must be set.
+func (d pageInDTO) entity(id string) wiki.PageInput {
+	in := wiki.PageInput{ID: id, SpaceKey: d.SpaceKey, Title: d.Title, Body: *d.Body}
+	if d.ParentID != nil {
+		in.ParentID = *d.ParentID
+	}
+	return in
+}
+
+// keyStatusDTO is one requirement in a save or reindex answer.
+type keyStatusDTO struct {
 	SpaceKey          string `json:"spaceKey"`
 	Key               string `json:"key"`
 	Status            string `json:"status"`
 	HTMLNeedsUpdating bool   `json:"htmlNeedsUpdating"`
 }
 
-// resultResponse answers a save or a reindex.
-type resultResponse struct {
-	ID           string      `json:"id"`
-	SpaceKey     string      `json:"spaceKey"`
-	Title        string      `json:"title"`
-	ParentID     *string     `json:"parentId"`
-	Version      int         `json:"version"`
-	Requirements []keyStatus `json:"requirements"`
-	Duplicates   []string    `json:"duplicates"`
+// resultDTO answers a save or a reindex.
+type resultDTO struct {
+	ID           string         `json:"id"`
+	SpaceKey     string         `json:"spaceKey"`
+	Title        string         `json:"title"`
+	ParentID     *string        `json:"parentId"`
+	Version      int            `json:"version"`
+	Requirements []keyStatusDTO `json:"requirements"`
+	Duplicates   []string       `json:"duplicates"`
 	// Warnings name issue macros whose serverId names no integration.
-	Warnings []warning `json:"warnings"`
+	Warnings []warningDTO `json:"warnings"`
 }
 
-// warning is one entry of a save answer's warnings.
-type warning struct {
+// warningDTO is one entry of a save answer's warnings.
+type warningDTO struct {
 	Key     string `json:"key"`
 	Message string `json:"message"`
 }
 
-// pageResponse answers GET /content/{contentId}.
-type pageResponse struct {
+// pageDTO answers GET /content/{contentId}.
+type pageDTO struct {
 	ID       string  `json:"id"`
 	SpaceKey string  `json:"spaceKey"`
 	Title    string  `json:"title"`
@@ -98,81 +106,58 @@ func nullable(s string) *string {
 	return &s
 }
 
-func newResultResponse(res *wiki.Result) resultResponse {
-	out := resultResponse{
+func toResultDTO(res *wiki.Result) resultDTO {
+	out := resultDTO{
 		ID: res.Page.ID, SpaceKey: res.Page.SpaceKey, Title: res.Page.Title, ParentID: nullable(res.Page.ParentID),
-		Version: res.Page.Version, Requirements: []keyStatus{}, Duplicates: []string{}, Warnings: []warning{},
+		Version: res.Page.Version, Requirements: []keyStatusDTO{}, Duplicates: []string{}, Warnings: []warningDTO{},
 	}
 	for _, w := range res.Warnings {
-		out.Warnings = append(out.Warnings, warning{Key: w.Key, Message: w.Message})
+		out.Warnings = append(out.Warnings, warningDTO{Key: w.Key, Message: w.Message})
 	}
 	for _, s := range res.Requirements {
-		out.Requirements = append(out.Requirements, keyStatus{SpaceKey: s.SpaceKey, Key: s.Key, Status: string(s.Status), HTMLNeedsUpdating: s.HTMLNeedsUpdating})
+		out.Requirements = append(out.Requirements, keyStatusDTO{SpaceKey: s.SpaceKey, Key: s.Key, Status: string(s.Status), HTMLNeedsUpdating: s.HTMLNeedsUpdating})
 	}
 	out.Duplicates = append(out.Duplicates, res.Duplicates...)
 	return out
 }
 
-// principal returns who calls; the router has authenticated Member routes.
-func principal(r *http.Request) (auth.Principal, error) {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return p, errors.New("no principal on an authenticated route")
-	}
-	return p, nil
+func toPageDTO(pg *wiki.Page) pageDTO {
+	return pageDTO{ID: pg.ID, SpaceKey: pg.SpaceKey, Title: pg.Title, ParentID: nullable(pg.ParentID), Version: pg.Version, Body: pg.Body}
 }
 
-func (h *Handler) put(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) put(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	id := r.PathValue("contentId")
 	if err := wiki.CheckContentID("contentId", id); err != nil {
 		return err
 	}
-	var req pageRequest
-	if err := httpapi.Decode(r, &req); err != nil {
+	var in pageInDTO
+	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	if req.ID != nil && *req.ID != id {
-		return apperr.Invalidf("id %q in the body differs from the contentId %q of the path", *req.ID, id)
+	if in.ID != nil && *in.ID != id {
+		return apperr.Invalidf("id %q in the body differs from the contentId %q of the path", *in.ID, id)
 	}
-	if req.Body == nil {
+	if in.Body == nil {
 		return apperr.Invalidf("body is required: the page in storage format (it may be empty)")
 	}
-	in := wiki.PageInput{ID: id, SpaceKey: req.SpaceKey, Title: req.Title, Body: *req.Body}
-	if req.ParentID != nil {
-		in.ParentID = *req.ParentID
-	}
-	res, err := h.Pages.SavePage(r.Context(), p.Tenant, p.User, in)
+	res, err := h.Pages.SavePage(r.Context(), p.Tenant, p.User, in.entity(id))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, newResultResponse(res))
+	httpapi.WriteJSON(w, http.StatusOK, toResultDTO(res))
 	return nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	pg, err := h.Pages.Page(r.Context(), p.Tenant, r.PathValue("contentId"))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, pageResponse{
-		ID: pg.ID, SpaceKey: pg.SpaceKey, Title: pg.Title, ParentID: nullable(pg.ParentID), Version: pg.Version, Body: pg.Body,
-	})
+	httpapi.WriteJSON(w, http.StatusOK, toPageDTO(pg))
 	return nil
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	if err := h.Pages.DeletePage(r.Context(), p.Tenant, p.User, r.PathValue("contentId")); err != nil {
 		return err
 	}
@@ -180,16 +165,12 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) reindex(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) reindex(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	res, err := h.Pages.Reindex(r.Context(), p.Tenant, p.User, r.PathValue("contentId"))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, newResultResponse(res))
+	httpapi.WriteJSON(w, http.StatusOK, toResultDTO(res))
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package content_test
+package wikicontent_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/content"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikicontent"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -39,7 +39,7 @@ func newServer(t *testing.T) *server {
 	env := testenv.AWS(t)
 	store := wikitable.NewWikiStore(env.DynamoDB, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&content.Handler{Pages: wiki.NewService(store)}).Register(rt)
+	(&wikicontent.Handler{Pages: wiki.NewService(store)}).Register(rt)
 	return &server{Handler: rt, reqs: wikitable.NewRequirementStore(env.DynamoDB, env.WikiTable), store: store}
 }
 

@@ -1,4 +1,4 @@
-package content_test
+package wikicontent_test
 
 import (
 	"context"

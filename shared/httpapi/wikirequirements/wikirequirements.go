@@ -1,14 +1,14 @@
-// Package requirements is the WikiRequirements route group: requirement
+// Package wikirequirements is the WikiRequirements route group: requirement
 // reads (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), the page view
-// (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the search route (served by
-// the Search field), the routes the spec says must not be used (405 with
-// Allow, 410) and the wiki's OpenAPI document (GET /rest/reqs/1/openapi). It also owns the JSON shape of a requirement
-// (shared/openapi/wiki.yaml), which search answers reuse through FromEntity.
-package requirements
+// (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the requirement search (GET
+// /rest/reqs/1/requirement2/{spaceKey}, search.go), the routes the spec says
+// must not be used (405 with Allow, 410) and the wiki's OpenAPI document
+// (GET /rest/reqs/1/openapi). It owns the JSON shape of a requirement
+// (shared/openapi/wiki.yaml), which every answer showing one uses.
+package wikirequirements
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -34,12 +34,11 @@ type Reader interface {
 }
 
 // Handler serves the route group. Register works on a zero Handler (the
-// route-agreement test lists its routes); serving reads needs Requirements.
+// route-agreement test lists its routes); serving reads needs Requirements,
+// serving the search needs Search.
 type Handler struct {
 	Requirements Reader
-	// Search serves GET /rest/reqs/1/requirement2/{spaceKey}; while it is
-	// nil the route answers 501.
-	Search httpapi.HandlerFunc
+	Search       Searcher
 }
 
 // Register declares the routes of WikiRequirements in template.yaml,
@@ -47,62 +46,62 @@ type Handler struct {
 func (h *Handler) Register(rt *httpapi.Router) {
 	const space, key = "/rest/reqs/1/requirement2/{spaceKey}", "/rest/reqs/1/requirement2/{spaceKey}/{key}"
 	rt.Handle("GET "+space, httpapi.Reader, h.search)
-	rt.Handle("POST "+space, httpapi.Anonymous, readOnly)
-	rt.Handle("PUT "+space, httpapi.Anonymous, readOnly)
+	rt.HandleAnonymous("POST "+space, readOnly)
+	rt.HandleAnonymous("PUT "+space, readOnly)
 	rt.Handle("GET "+key, httpapi.Reader, h.get)
-	rt.Handle("POST "+key, httpapi.Anonymous, readOnly)
-	rt.Handle("PUT "+key, httpapi.Anonymous, readOnly)
-	rt.Handle("DELETE "+key, httpapi.Anonymous, readOnly)
-	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Anonymous, requirement3)
+	rt.HandleAnonymous("POST "+key, readOnly)
+	rt.HandleAnonymous("PUT "+key, readOnly)
+	rt.HandleAnonymous("DELETE "+key, readOnly)
+	rt.HandleAnonymous("GET /rest/reqs/1/requirement3", requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
-	rt.Handle("GET /rest/reqs/1/openapi", httpapi.Anonymous, openapi.Handler(openapi.Wiki))
+	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
 }
 
-// Requirement is the JSON of a requirement (shared/openapi/wiki.yaml).
-type Requirement struct {
+// requirementDTO is the JSON of a requirement (shared/openapi/wiki.yaml).
+type requirementDTO struct {
 	SpaceKey string `json:"spaceKey"`
 	Key      string `json:"key"`
 	// Baseline is null for the current version.
-	Baseline            *int         `json:"baseline"`
-	Status              string       `json:"status"`
-	Text                string       `json:"text"`
-	HTMLExcerpt         string       `json:"htmlExcerpt"`
-	HTMLNeedsUpdating   bool         `json:"htmlNeedsUpdating"`
-	Properties          []Property   `json:"properties"`
-	Origin              *PageRef     `json:"origin"`
-	Dependencies        []Dependency `json:"dependencies"`
-	ReverseDependencies []Dependency `json:"reverseDependencies"`
-	Issues              []Issue      `json:"issues"`
-	GenericURL          string       `json:"genericUrl"`
+	Baseline            *int            `json:"baseline"`
+	Status              string          `json:"status"`
+	Text                string          `json:"text"`
+	HTMLExcerpt         string          `json:"htmlExcerpt"`
+	HTMLNeedsUpdating   bool            `json:"htmlNeedsUpdating"`
+	Properties          []propertyDTO   `json:"properties"`
+	Origin              *pageRefDTO     `json:"origin"`
+	Dependencies        []dependencyDTO `json:"dependencies"`
+	ReverseDependencies []dependencyDTO `json:"reverseDependencies"`
+	Issues              []issueDTO      `json:"issues"`
+	GenericURL          string          `json:"genericUrl"`
 	// NewSpaceKey and NewKey are present when Status is MOVED.
 	NewSpaceKey string `json:"newSpaceKey,omitempty"`
 	NewKey      string `json:"newKey,omitempty"`
 	// References is present with expand=references.
-	References *[]PageRef `json:"references,omitempty"`
+	References *[]pageRefDTO `json:"references,omitempty"`
 }
 
-// Property is one property of a requirement.
-type Property struct {
+// propertyDTO is one property of a requirement.
+type propertyDTO struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 }
 
-// PageRef names a page.
-type PageRef struct {
+// pageRefDTO names a page.
+type pageRefDTO struct {
 	PageID string `json:"pageId"`
 	Title  string `json:"title"`
 }
 
-// Dependency is a link between two requirements.
-type Dependency struct {
+// dependencyDTO is a link between two requirements.
+type dependencyDTO struct {
 	SpaceKey     string `json:"spaceKey"`
 	Key          string `json:"key"`
 	Relationship string `json:"relationship"`
 }
 
-// Issue is a link to an issue; serviceId is null when the page's macro named
-// no integration.
-type Issue struct {
+// issueDTO is a link to an issue; serviceId is null when the page's macro
+// named no integration.
+type issueDTO struct {
 	ServiceID    *string `json:"serviceId"`
 	IssueKey     string  `json:"issueKey"`
 	Relationship string  `json:"relationship"`
@@ -111,34 +110,36 @@ type Issue struct {
 	Origin string `json:"origin"`
 }
 
-// FromEntity converts a requirement to its JSON shape; lists are never null.
-func FromEntity(r *requirement.Requirement) Requirement {
-	out := Requirement{
+// toRequirementDTO converts a requirement to its JSON shape; lists are
+// never null.
+func toRequirementDTO(r *requirement.Requirement) requirementDTO {
+	out := requirementDTO{
 		SpaceKey: r.SpaceKey, Key: r.Key, Status: string(r.Status), Text: r.Text, HTMLExcerpt: r.HTMLExcerpt,
-		HTMLNeedsUpdating: r.HTMLNeedsUpdating, Properties: []Property{}, Dependencies: []Dependency{},
-		ReverseDependencies: []Dependency{}, Issues: []Issue{}, GenericURL: r.GenericURL(),
+		HTMLNeedsUpdating: r.HTMLNeedsUpdating, Properties: []propertyDTO{}, Dependencies: []dependencyDTO{},
+		ReverseDependencies: []dependencyDTO{}, Issues: []issueDTO{}, GenericURL: r.GenericURL(),
 	}
 	if r.Baseline > 0 {
 		n := r.Baseline
 		out.Baseline = &n
 	}
 	if r.Origin.PageID != "" {
-		out.Origin = &PageRef{PageID: r.Origin.PageID, Title: r.Origin.Title}
+		origin := toPageRefDTO(r.Origin)
+		out.Origin = &origin
 	}
 	if r.Status == requirement.Moved {
 		out.NewSpaceKey, out.NewKey = r.NewSpaceKey, r.NewKey
 	}
 	for _, p := range r.Properties {
-		out.Properties = append(out.Properties, Property{Key: p.Key, Value: p.Value})
+		out.Properties = append(out.Properties, propertyDTO{Key: p.Key, Value: p.Value})
 	}
 	for _, d := range r.Dependencies {
-		out.Dependencies = append(out.Dependencies, Dependency{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
+		out.Dependencies = append(out.Dependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
 	}
 	for _, d := range r.ReverseDependencies {
-		out.ReverseDependencies = append(out.ReverseDependencies, Dependency{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
+		out.ReverseDependencies = append(out.ReverseDependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
 	}
 	for _, l := range r.Issues {
-		is := Issue{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin())}
+		is := issueDTO{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin())}
 		if l.ServiceID != "" {
 			sid := l.ServiceID
 			is.ServiceID = &sid
@@ -148,25 +149,23 @@ func FromEntity(r *requirement.Requirement) Requirement {
 	return out
 }
 
-// pageView answers the page view.
-type pageView struct {
-	Requirements []Requirement `json:"requirements"`
+// toRequirementDTOs converts a list of requirements; the list is never
+// null.
+func toRequirementDTOs(rows []*requirement.Requirement) []requirementDTO {
+	out := make([]requirementDTO, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, toRequirementDTO(r))
+	}
+	return out
 }
 
-func principal(r *http.Request) (auth.Principal, error) {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return p, errors.New("no principal on an authenticated route")
-	}
-	return p, nil
+func toPageRefDTO(pg requirement.PageRef) pageRefDTO {
+	return pageRefDTO{PageID: pg.PageID, Title: pg.Title}
 }
 
-func (h *Handler) search(w http.ResponseWriter, r *http.Request) error {
-	if h.Search == nil {
-		httpapi.WriteJSON(w, http.StatusNotImplemented, httpapi.ErrorBody{Status: http.StatusNotImplemented, Message: "search is not available yet"})
-		return nil
-	}
-	return h.Search(w, r)
+// pageViewDTO answers the page view.
+type pageViewDTO struct {
+	Requirements []requirementDTO `json:"requirements"`
 }
 
 // expandReferences reads expand: a comma-separated list whose only known
@@ -187,11 +186,7 @@ func expandReferences(r *http.Request) (bool, error) {
 	return refs, nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	v, err := httpapi.QueryInt(r, "v", 0, 1, wiki.MaxBaseline)
 	if err != nil {
 		return err
@@ -204,15 +199,15 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := FromEntity(req)
+	out := toRequirementDTO(req)
 	if refs {
 		pages, err := h.Requirements.References(r.Context(), p.Tenant, req)
 		if err != nil {
 			return err
 		}
-		list := make([]PageRef, 0, len(pages))
+		list := make([]pageRefDTO, 0, len(pages))
 		for _, pg := range pages {
-			list = append(list, PageRef{PageID: pg.PageID, Title: pg.Title})
+			list = append(list, toPageRefDTO(pg))
 		}
 		out.References = &list
 	}
@@ -220,20 +215,12 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) page(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) page(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	rows, err := h.Requirements.ViewPage(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"), r.PathValue("pageId"))
 	if err != nil {
 		return err
 	}
-	out := pageView{Requirements: make([]Requirement, 0, len(rows))}
-	for _, row := range rows {
-		out.Requirements = append(out.Requirements, FromEntity(row))
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, pageViewDTO{Requirements: toRequirementDTOs(rows)})
 	return nil
 }
 

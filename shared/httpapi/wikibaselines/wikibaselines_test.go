@@ -1,4 +1,4 @@
-package baselines_test
+package wikibaselines_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikibaselines"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
@@ -45,8 +45,8 @@ func newServer(t *testing.T) *server {
 	bl := wikitable.NewBaselineStore(env.DynamoDB, env.WikiTable)
 	store := wikitable.NewWikiStore(env.DynamoDB, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&baselines.Handler{Baselines: baseline.NewService(bl, bl)}).Register(rt)
-	(&requirements.Handler{Requirements: wiki.NewService(store)}).Register(rt)
+	(&wikibaselines.Handler{Baselines: baseline.NewService(bl, bl)}).Register(rt)
+	(&wikirequirements.Handler{Requirements: wiki.NewService(store)}).Register(rt)
 	s := &server{Handler: rt, pages: wiki.NewService(store), store: store}
 	s.seed(t)
 	return s
@@ -319,7 +319,7 @@ func TestParallelCreations(t *testing.T) {
 func TestRoutesAreMemberOnly(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(auth.Wiki, nil)
-	(&baselines.Handler{}).Register(rt)
+	(&wikibaselines.Handler{}).Register(rt)
 	if len(rt.Routes()) == 0 {
 		t.Fatal("no routes registered")
 	}

@@ -1,11 +1,9 @@
-package searchapi_test
+package wikirequirements_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -13,59 +11,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
-	"github.com/reqtrace/reqtrace/infra/testenv"
-	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
-	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
-	"github.com/reqtrace/reqtrace/shared/httpapi/searchapi"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/requirement"
-	"github.com/reqtrace/reqtrace/shared/search"
-	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
-
-var devTokens = httpapitest.DevTokens()
-
-type server struct {
-	http.Handler
-	wiki     *wiki.Service
-	reqs     *wikitable.RequirementStore
-	bl       *wikitable.BaselineStore
-	settings *wikitable.SettingsStore
-	calls    *testenv.CallCounter
-}
-
-// newServer serves the WikiRequirements route group with the search
-// wired as functions/wikirequirements does, on DynamoDB Local.
-func newServer(t *testing.T) *server {
-	t.Helper()
-	env := testenv.AWS(t)
-	calls := testenv.DynamoCallCounter()
-	db := dynamodb.NewFromConfig(env.Config, calls.Options)
-	svc := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
-	store := wikitable.NewSearchStore(db, env.WikiTable)
-	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	(&requirements.Handler{Requirements: svc, Search: searchapi.Handler(search.NewService(store, store))}).Register(rt)
-	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
-		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls}
-}
-
-func (s *server) save(t *testing.T, tenant, id, space, body string) {
-	t.Helper()
-	if _, err := s.wiki.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func (s *server) isolate(t *testing.T, tenant string, on bool) {
 	t.Helper()
@@ -74,12 +25,8 @@ func (s *server) isolate(t *testing.T, tenant string, on bool) {
 	}
 }
 
-func specs(rows ...string) string {
-	return wt.Table(append([]string{wt.TH("Key", "Description", "Priority", "Refines", "Implements")}, rows...)...)
-}
-
-// answer is a decoded JSON answer.
-type answer struct {
+// searchAnswer is a decoded JSON answer of the search.
+type searchAnswer struct {
 	code int
 	raw  string
 	body struct {
@@ -100,7 +47,7 @@ type answer struct {
 }
 
 // keys renders the results as SPACE/KEY[@baseline].
-func (a answer) keys() []string {
+func (a searchAnswer) keys() []string {
 	out := []string{}
 	for _, r := range a.body.Results {
 		k := r.SpaceKey + "/" + r.Key
@@ -113,7 +60,7 @@ func (a answer) keys() []string {
 }
 
 // search calls the search with raw query parameters.
-func search2(t *testing.T, h http.Handler, token, pathSpace string, params url.Values) answer {
+func search2(t *testing.T, h http.Handler, token, pathSpace string, params url.Values) searchAnswer {
 	t.Helper()
 	target := "/rest/reqs/1/requirement2/" + url.PathEscape(pathSpace)
 	if len(params) > 0 {
@@ -125,7 +72,7 @@ func search2(t *testing.T, h http.Handler, token, pathSpace string, params url.V
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	a := answer{code: rec.Code, raw: rec.Body.String()}
+	a := searchAnswer{code: rec.Code, raw: rec.Body.String()}
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("%s: content type %q", target, ct)
 	}

@@ -1,17 +1,16 @@
-// Package baselines is the WikiBaselines route group: every
+// Package wikibaselines is the WikiBaselines route group: every
 // /rest/reqs/1/baseline/... endpoint of spec §4.1 (list, create,
 // create-instant, delete, label, pages) with the JSON of the wiki API (shared/openapi/wiki.yaml),
 // plus status and progress: a freeze that does not finish within the
 // request answers 202 FREEZING and is finished by WikiBaselineJobs.
 // Every route needs a wiki user (Member). docs/baselines.md describes the
 // behaviour.
-package baselines
+package wikibaselines
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -58,9 +57,9 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/baseline/{spaceKey}/{baseline}/pages", httpapi.Member, h.pages)
 }
 
-// baselineResponse is a Baseline of the wiki API (shared/openapi/wiki.yaml). Count and PageLink are
+// baselineDTO is a Baseline of the wiki API (shared/openapi/wiki.yaml). Count and PageLink are
 // sent with expand=details and in the answers of the create routes.
-type baselineResponse struct {
+type baselineDTO struct {
 	SpaceKey  string  `json:"spaceKey"`
 	Number    int     `json:"number"`
 	Name      string  `json:"name"`
@@ -74,19 +73,19 @@ type baselineResponse struct {
 	// Status (an added field) is COMPLETE, FREEZING or FAILED.
 	Status string `json:"status"`
 	// Progress is sent for FREEZING and FAILED baselines.
-	Progress *progressResponse `json:"progress,omitempty"`
+	Progress *progressDTO `json:"progress,omitempty"`
 	// Message says why a FAILED freeze gave up.
 	Message string `json:"message,omitempty"`
 }
 
-// progressResponse is how far a freeze got.
-type progressResponse struct {
+// progressDTO is how far a freeze got.
+type progressDTO struct {
 	Written int `json:"written"`
 	Total   int `json:"total"`
 }
 
-func newBaselineResponse(b *baseline.Baseline, details bool) baselineResponse {
-	out := baselineResponse{
+func toBaselineDTO(b *baseline.Baseline, details bool) baselineDTO {
+	out := baselineDTO{
 		SpaceKey: b.SpaceKey, Number: b.Number, Name: b.Name, Label: b.Label, CEO: b.CEO, Instant: b.Instant,
 		CreatedAt: httpapi.FormatTime(b.CreatedAt), CreatedBy: b.CreatedBy, Status: b.Status, Message: b.Message,
 	}
@@ -94,7 +93,7 @@ func newBaselineResponse(b *baseline.Baseline, details bool) baselineResponse {
 		out.Status = baseline.StatusComplete
 	}
 	if out.Status != baseline.StatusComplete {
-		out.Progress = &progressResponse{Written: b.Count, Total: b.Total}
+		out.Progress = &progressDTO{Written: b.Count, Total: b.Total}
 	}
 	if details {
 		count, link := b.Count, b.PageLink()
@@ -103,11 +102,15 @@ func newBaselineResponse(b *baseline.Baseline, details bool) baselineResponse {
 	return out
 }
 
-// pageResponse is one page of GET .../{baseline}/pages.
-type pageResponse struct {
+// pageCountDTO is one page of GET .../{baseline}/pages.
+type pageCountDTO struct {
 	PageID string `json:"pageId"`
 	Title  string `json:"title"`
 	Count  int    `json:"count"`
+}
+
+func toPageCountDTO(pg baseline.PageCount) pageCountDTO {
+	return pageCountDTO{PageID: pg.PageID, Title: pg.Title, Count: pg.Count}
 }
 
 // pageID is a page id in a request body: a JSON string or a JSON integer
@@ -139,27 +142,26 @@ func (p *pageID) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// createRequest is the body of POST .../1/create.
-type createRequest struct {
+// createInDTO is the body of POST .../1/create.
+type createInDTO struct {
 	Name        string `json:"name"`
 	CEO         pageID `json:"ceo"`
 	QueryString string `json:"queryString"`
 }
 
-// instantRequest is the body of POST .../1/create-instant.
-type instantRequest struct {
+func (d createInDTO) entity() baseline.CreateInput {
+	return baseline.CreateInput{Name: d.Name, CEO: string(d.CEO), QueryString: d.QueryString}
+}
+
+// instantInDTO is the body of POST .../1/create-instant.
+type instantInDTO struct {
 	Name                string `json:"name"`
 	FromCEO             pageID `json:"fromCeo"`
 	FromCEOWithChildren bool   `json:"fromCeoWithChildren"`
 }
 
-// principal returns who calls; the router has authenticated Member routes.
-func principal(r *http.Request) (auth.Principal, error) {
-	p, ok := auth.FromContext(r.Context())
-	if !ok {
-		return p, errors.New("no principal on an authenticated route")
-	}
-	return p, nil
+func (d instantInDTO) entity() baseline.InstantInput {
+	return baseline.InstantInput{Name: d.Name, FromCEO: string(d.FromCEO), WithChildren: d.FromCEOWithChildren}
 }
 
 // details reports whether expand (a comma-separated list whose only known
@@ -180,11 +182,7 @@ func details(r *http.Request) (bool, error) {
 	return found, nil
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) list(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	expand, err := details(r)
 	if err != nil {
 		return err
@@ -193,47 +191,37 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]baselineResponse, 0, len(list))
+	out := make([]baselineDTO, 0, len(list))
 	for _, b := range list {
-		out = append(out, newBaselineResponse(b, expand))
+		out = append(out, toBaselineDTO(b, expand))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
-	var in createRequest
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	var in createInDTO
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	b, err := h.Baselines.Create(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"),
-		baseline.CreateInput{Name: in.Name, CEO: string(in.CEO), QueryString: in.QueryString})
+	b, err := h.Baselines.Create(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"), in.entity())
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, createStatus(b), newBaselineResponse(b, true))
+	httpapi.WriteJSON(w, createStatus(b), toBaselineDTO(b, true))
 	return nil
 }
 
-func (h *Handler) createInstant(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
-	var in instantRequest
+func (h *Handler) createInstant(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	var in instantInDTO
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	b, err := h.Baselines.CreateInstant(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"),
-		baseline.InstantInput{Name: in.Name, FromCEO: string(in.FromCEO), WithChildren: in.FromCEOWithChildren})
+	b, err := h.Baselines.CreateInstant(r.Context(), p.Tenant, p.User, r.PathValue("spaceKey"), in.entity())
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, createStatus(b), newBaselineResponse(b, true))
+	httpapi.WriteJSON(w, createStatus(b), toBaselineDTO(b, true))
 	return nil
 }
 
@@ -246,11 +234,7 @@ func createStatus(b *baseline.Baseline) int {
 	return http.StatusOK
 }
 
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	n, err := baseline.ParseNumber(r.PathValue("baseline"))
 	if err != nil {
 		return err
@@ -262,11 +246,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) label(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) label(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	n, err := baseline.ParseNumber(r.PathValue("baseline"))
 	if err != nil {
 		return err
@@ -279,15 +259,11 @@ func (h *Handler) label(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, newBaselineResponse(b, true))
+	httpapi.WriteJSON(w, http.StatusOK, toBaselineDTO(b, true))
 	return nil
 }
 
-func (h *Handler) pages(w http.ResponseWriter, r *http.Request) error {
-	p, err := principal(r)
-	if err != nil {
-		return err
-	}
+func (h *Handler) pages(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	n, err := baseline.ParseNumber(r.PathValue("baseline"))
 	if err != nil {
 		return err
@@ -296,9 +272,9 @@ func (h *Handler) pages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]pageResponse, 0, len(pages))
+	out := make([]pageCountDTO, 0, len(pages))
 	for _, pg := range pages {
-		out = append(out, pageResponse{PageID: pg.PageID, Title: pg.Title, Count: pg.Count})
+		out = append(out, toPageCountDTO(pg))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil

@@ -1,11 +1,11 @@
-// Package integrations is the WikiIntegrations route group: the
+// Package wikiintegrations is the WikiIntegrations route group: the
 // integration descriptors of spec 2.3 (list, create, detail, update), the
 // outbound queue of each integration (list, push now, delete), the version
 // and links callbacks a tracker calls with its incomingToken (docs/integrations.md),
 // and the admin settings. Every route needs a wiki administrator,
 // except version and links, which also take the integration's own Link
 // credential. docs/integrations.md describes the behaviour.
-package integrations
+package wikiintegrations
 
 import (
 	"context"
@@ -65,14 +65,9 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("PUT /rest/reqs/1/admin/settings", httpapi.Admin, h.putSettings)
 }
 
-func tenant(r *http.Request) string {
-	p, _ := auth.FromContext(r.Context())
-	return p.Tenant
-}
-
-// descriptorJSON is the IntegrationDescriptor of spec 2.3 as answered. The
+// descriptorDTO is the IntegrationDescriptor of spec 2.3 as answered. The
 // tracker credential is never in it; hasToken says whether one is set.
-type descriptorJSON struct {
+type descriptorDTO struct {
 	ServiceID                 string `json:"serviceId"`
 	ApplinkID                 string `json:"applinkId"`
 	Label                     string `json:"label"`
@@ -94,9 +89,9 @@ type descriptorJSON struct {
 	IncomingToken string `json:"incomingToken,omitempty"`
 }
 
-func toDescriptorJSON(v integration.View, incoming string) descriptorJSON {
+func toDescriptorDTO(v integration.View, incoming string) descriptorDTO {
 	d := v.Descriptor
-	return descriptorJSON{
+	return descriptorDTO{
 		ServiceID: d.ServiceID, ApplinkID: d.ApplinkID, Label: d.Label, DisplayURL: d.DisplayURL, RPCURL: d.RPCURL,
 		Endpoint: d.Endpoint, SendErrorsToEmail: d.SendErrorsToEmail, SendErrorsToEmailThrottle: d.SendErrorsToEmailThrottle,
 		UserKey: d.UserKey, Username: d.Username, Version: d.Version, CountMessagesInQueue: v.CountMessagesInQueue,
@@ -104,11 +99,11 @@ func toDescriptorJSON(v integration.View, incoming string) descriptorJSON {
 	}
 }
 
-// descriptorInput is the body of POST and PUT: the descriptor as GET
+// descriptorInDTO is the body of POST and PUT: the descriptor as GET
 // answers it (absent fields keep their value on PUT), plus the write-only
 // token and, on PUT, rotateToken. Read-only fields are accepted and
 // ignored, so that a GET answer can be sent back as is.
-type descriptorInput struct {
+type descriptorInDTO struct {
 	ServiceID                 *string `json:"serviceId"`
 	ApplinkID                 *string `json:"applinkId"`
 	Label                     *string `json:"label"`
@@ -130,65 +125,65 @@ type descriptorInput struct {
 	IncomingToken        json.RawMessage `json:"incomingToken"`
 }
 
-func (in *descriptorInput) patch() integration.Patch {
+func (d descriptorInDTO) entity() integration.Patch {
 	return integration.Patch{
-		ServiceID: in.ServiceID, ApplinkID: in.ApplinkID, Label: in.Label, DisplayURL: in.DisplayURL, RPCURL: in.RPCURL,
-		Endpoint: in.Endpoint, SendErrorsToEmail: in.SendErrorsToEmail, SendErrorsToEmailThrottle: in.SendErrorsToEmailThrottle,
-		UserKey: in.UserKey, Username: in.Username, Version: in.Version, Status: in.Status, Token: in.Token,
-		RotateToken: in.RotateToken,
+		ServiceID: d.ServiceID, ApplinkID: d.ApplinkID, Label: d.Label, DisplayURL: d.DisplayURL, RPCURL: d.RPCURL,
+		Endpoint: d.Endpoint, SendErrorsToEmail: d.SendErrorsToEmail, SendErrorsToEmailThrottle: d.SendErrorsToEmailThrottle,
+		UserKey: d.UserKey, Username: d.Username, Version: d.Version, Status: d.Status, Token: d.Token,
+		RotateToken: d.RotateToken,
 	}
 }
 
-func (h *Handler) list(w http.ResponseWriter, r *http.Request) error {
-	views, err := h.Service.List(r.Context(), tenant(r))
+func (h *Handler) list(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	views, err := h.Service.List(r.Context(), p.Tenant)
 	if err != nil {
 		return err
 	}
-	out := make([]descriptorJSON, len(views))
+	out := make([]descriptorDTO, len(views))
 	for i, v := range views {
-		out[i] = toDescriptorJSON(v, "")
+		out[i] = toDescriptorDTO(v, "")
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func (h *Handler) create(w http.ResponseWriter, r *http.Request) error {
-	var in descriptorInput
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	var in descriptorInDTO
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	v, incoming, err := h.Service.Create(r.Context(), tenant(r), in.patch())
+	v, incoming, err := h.Service.Create(r.Context(), p.Tenant, in.entity())
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toDescriptorJSON(v, incoming))
+	httpapi.WriteJSON(w, http.StatusOK, toDescriptorDTO(v, incoming))
 	return nil
 }
 
-func (h *Handler) get(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.Service.Get(r.Context(), tenant(r), r.PathValue("serviceId"))
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	v, err := h.Service.Get(r.Context(), p.Tenant, r.PathValue("serviceId"))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toDescriptorJSON(v, ""))
+	httpapi.WriteJSON(w, http.StatusOK, toDescriptorDTO(v, ""))
 	return nil
 }
 
-func (h *Handler) update(w http.ResponseWriter, r *http.Request) error {
-	var in descriptorInput
+func (h *Handler) update(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	var in descriptorInDTO
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	v, incoming, err := h.Service.Update(r.Context(), tenant(r), r.PathValue("serviceId"), in.patch())
+	v, incoming, err := h.Service.Update(r.Context(), p.Tenant, r.PathValue("serviceId"), in.entity())
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toDescriptorJSON(v, incoming))
+	httpapi.WriteJSON(w, http.StatusOK, toDescriptorDTO(v, incoming))
 	return nil
 }
 
-// messageJSON is one outbound queue message (shared/openapi/wiki.yaml).
-type messageJSON struct {
+// messageDTO is one outbound queue message (shared/openapi/wiki.yaml).
+type messageDTO struct {
 	ID             string  `json:"id"`
 	State          string  `json:"state"`
 	CreatedAt      string  `json:"createdAt"`
@@ -208,13 +203,13 @@ type messageJSON struct {
 	LastResponse   *string `json:"lastResponse,omitempty"`
 	// Version 5: a LINKS message's page link set and version, an UPDATED
 	// message's changed fields.
-	Links         *[]linkJSON `json:"links,omitempty"`
-	Version       *int64      `json:"version,omitempty"`
-	ChangedFields []string    `json:"changedFields,omitempty"`
+	Links         *[]linkDTO `json:"links,omitempty"`
+	Version       *int64     `json:"version,omitempty"`
+	ChangedFields []string   `json:"changedFields,omitempty"`
 }
 
-// linkJSON is one link of a LINKS message, as the tracker receives it.
-type linkJSON struct {
+// linkDTO is one link of a LINKS message, as the tracker receives it.
+type linkDTO struct {
 	ObjectKey    string `json:"objectKey"`
 	Relationship string `json:"relationship"`
 }
@@ -226,17 +221,17 @@ func optInt(n int) *int {
 	return &n
 }
 
-func toMessageJSON(m *outbox.Message, withResponse bool) messageJSON {
-	out := messageJSON{
+func toMessageDTO(m *outbox.Message, withResponse bool) messageDTO {
+	out := messageDTO{
 		ID: m.ID, State: string(m.State), CreatedAt: httpapi.FormatTime(m.CreatedAt), Type: string(m.Type),
 		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, SpaceKey: m.SpaceKey, Key: m.Key, Baseline: optInt(m.Baseline),
 		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTMLExcerpt: m.NewHTMLExcerpt, NewSpaceKey: m.NewSpaceKey,
 		NewKey: m.NewKey, NewBaseline: optInt(m.NewBaseline), NewURL: m.NewURL, ChangedFields: m.ChangedFields,
 	}
 	if m.Type == outbox.Links {
-		links := make([]linkJSON, 0, len(m.Links))
+		links := make([]linkDTO, 0, len(m.Links))
 		for _, l := range m.Links {
-			links = append(links, linkJSON{ObjectKey: l.IssueKey, Relationship: l.Relationship})
+			links = append(links, linkDTO{ObjectKey: l.IssueKey, Relationship: l.Relationship})
 		}
 		v := m.LinksVersion
 		out.Links, out.Version = &links, &v
@@ -248,7 +243,7 @@ func toMessageJSON(m *outbox.Message, withResponse bool) messageJSON {
 	return out
 }
 
-func (h *Handler) queue(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	limit, err := httpapi.QueryInt(r, "limit", integration.QueueLimit, 1, integration.QueueMaxLimit)
 	if err != nil {
 		return err
@@ -268,21 +263,21 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	msgs, err := h.Service.Queue(r.Context(), tenant(r), r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
+	msgs, err := h.Service.Queue(r.Context(), p.Tenant, r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
 	if err != nil {
 		return err
 	}
-	out := make([]messageJSON, len(msgs))
+	out := make([]messageDTO, len(msgs))
 	for i, m := range msgs {
-		out[i] = toMessageJSON(m, withResponse)
+		out[i] = toMessageDTO(m, withResponse)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-// pushJSON answers a push: 200 when the tracker took the message, 502 with
+// pushDTO answers a push: 200 when the tracker took the message, 502 with
 // the tracker's failure (status and message as every error body).
-type pushJSON struct {
+type pushDTO struct {
 	Status       int    `json:"status,omitempty"`
 	Message      string `json:"message,omitempty"`
 	ID           string `json:"id"`
@@ -290,58 +285,72 @@ type pushJSON struct {
 	LastResponse string `json:"lastResponse"`
 }
 
-func (h *Handler) push(w http.ResponseWriter, r *http.Request) error {
-	m, err := h.Service.Push(r.Context(), tenant(r), r.PathValue("serviceId"), r.PathValue("messageId"))
+func toPushDTO(m *outbox.Message) pushDTO {
+	return pushDTO{ID: m.ID, State: string(m.State), LastResponse: m.LastResponse}
+}
+
+func (h *Handler) push(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	m, err := h.Service.Push(r.Context(), p.Tenant, r.PathValue("serviceId"), r.PathValue("messageId"))
 	var de *integration.DeliveryError
 	if errors.As(err, &de) {
 		e := apperr.BadGatewayf("%s", de.Error())
-		return httpapi.WithBody(e, pushJSON{Status: http.StatusBadGateway, Message: e.Message, ID: m.ID, State: string(m.State), LastResponse: m.LastResponse})
+		out := toPushDTO(m)
+		out.Status, out.Message = http.StatusBadGateway, e.Message
+		return httpapi.WithBody(e, out)
 	}
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, pushJSON{ID: m.ID, State: string(m.State), LastResponse: m.LastResponse})
+	httpapi.WriteJSON(w, http.StatusOK, toPushDTO(m))
 	return nil
 }
 
-func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request) error {
-	if err := h.Service.DeleteMessage(r.Context(), tenant(r), r.PathValue("serviceId"), r.PathValue("messageId")); err != nil {
+func (h *Handler) deleteMessage(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	if err := h.Service.DeleteMessage(r.Context(), p.Tenant, r.PathValue("serviceId"), r.PathValue("messageId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
+// reconcileDTO answers a reconcile.
+type reconcileDTO struct {
+	Queued int `json:"queued"` // requirements whose link sets were queued
+}
+
 // reconcile queues the page link sets of every requirement the integration
 // may disagree about: POST .../reconcile → {"queued": n}. A body, if any,
 // is ignored.
-func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
-	p, _ := auth.FromContext(r.Context())
+func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	n, err := h.Service.Reconcile(r.Context(), p.Tenant, r.PathValue("serviceId"), p.User)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]int{"queued": n})
+	httpapi.WriteJSON(w, http.StatusOK, reconcileDTO{Queued: n})
 	return nil
 }
 
-// versionJSON answers the version endpoint: the integration's API version
+// versionDTO answers the version endpoint: the integration's API version
 // and the highest this wiki supports.
-type versionJSON struct {
+type versionDTO struct {
 	Version int `json:"version"`
 	Max     int `json:"max"`
 }
 
-func (h *Handler) version(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.Service.Version(r.Context(), tenant(r), r.PathValue("serviceId"))
+func toVersionDTO(v int) versionDTO {
+	return versionDTO{Version: v, Max: integration.MaxVersion}
+}
+
+func (h *Handler) version(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	v, err := h.Service.Version(r.Context(), p.Tenant, r.PathValue("serviceId"))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, versionJSON{Version: v, Max: integration.MaxVersion})
+	httpapi.WriteJSON(w, http.StatusOK, toVersionDTO(v))
 	return nil
 }
 
-func (h *Handler) setVersion(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) setVersion(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	var asked *int64
 	if err := httpapi.Decode(r, &asked); err != nil {
 		return err
@@ -352,16 +361,16 @@ func (h *Handler) setVersion(w http.ResponseWriter, r *http.Request) error {
 	if *asked < 0 {
 		return apperr.Invalidf("version must be 0 or more, got %d", *asked)
 	}
-	v, err := h.Service.SetVersion(r.Context(), tenant(r), r.PathValue("serviceId"), int(min(*asked, integration.MaxVersion)))
+	v, err := h.Service.SetVersion(r.Context(), p.Tenant, r.PathValue("serviceId"), int(min(*asked, integration.MaxVersion)))
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, versionJSON{Version: v, Max: integration.MaxVersion})
+	httpapi.WriteJSON(w, http.StatusOK, toVersionDTO(v))
 	return nil
 }
 
-// linkSetJSON is one entry of the links callback body.
-type linkSetJSON struct {
+// linkSetInDTO is one entry of the links callback body.
+type linkSetInDTO struct {
 	SpaceKey string `json:"spaceKey"`
 	Key      string `json:"key"`
 	Baseline *int   `json:"baseline"`
@@ -374,13 +383,30 @@ type linkSetJSON struct {
 	} `json:"links"`
 }
 
-// linksJSON answers the links callback.
-type linksJSON struct {
+func (d linkSetInDTO) entity() (integration.LinkSet, error) {
+	set := integration.LinkSet{SpaceKey: d.SpaceKey, Key: d.Key, Links: []requirement.IssueLink{}}
+	if d.Holds != nil {
+		if *d.Holds != string(requirement.OriginTracker) {
+			return set, apperr.Invalidf("holds must be %q or absent, got %q", requirement.OriginTracker, *d.Holds)
+		}
+		set.TrackerHolds = true
+	}
+	if d.Baseline != nil {
+		set.Baseline = *d.Baseline
+	}
+	for _, l := range d.Links {
+		set.Links = append(set.Links, requirement.IssueLink{IssueKey: l.IssueKey, Relationship: l.Relationship})
+	}
+	return set, nil
+}
+
+// linksDTO answers the links callback.
+type linksDTO struct {
 	Updated int `json:"updated"` // requirements whose links changed
 }
 
-func (h *Handler) links(w http.ResponseWriter, r *http.Request) error {
-	var in []linkSetJSON
+func (h *Handler) links(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	var in []linkSetInDTO
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
@@ -388,58 +414,55 @@ func (h *Handler) links(w http.ResponseWriter, r *http.Request) error {
 		return apperr.Invalidf("the body must be a JSON array of {spaceKey, key, baseline, links}")
 	}
 	sets := make([]integration.LinkSet, len(in))
-	for i, s := range in {
-		sets[i] = integration.LinkSet{SpaceKey: s.SpaceKey, Key: s.Key, Links: []requirement.IssueLink{}}
-		if s.Holds != nil {
-			if *s.Holds != string(requirement.OriginTracker) {
-				return apperr.Invalidf("entry %d: holds must be %q or absent, got %q", i, requirement.OriginTracker, *s.Holds)
-			}
-			sets[i].TrackerHolds = true
+	for i, d := range in {
+		set, err := d.entity()
+		if err != nil {
+			return apperr.Invalidf("entry %d: %s", i, apperr.As(err).Message)
 		}
-		if s.Baseline != nil {
-			sets[i].Baseline = *s.Baseline
-		}
-		for _, l := range s.Links {
-			sets[i].Links = append(sets[i].Links, requirement.IssueLink{IssueKey: l.IssueKey, Relationship: l.Relationship})
-		}
+		sets[i] = set
 	}
-	n, err := h.Service.ReplaceLinks(r.Context(), tenant(r), r.PathValue("serviceId"), sets)
+	n, err := h.Service.ReplaceLinks(r.Context(), p.Tenant, r.PathValue("serviceId"), sets)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, linksJSON{Updated: n})
+	httpapi.WriteJSON(w, http.StatusOK, linksDTO{Updated: n})
 	return nil
 }
 
-// settingsJSON is the admin settings document.
-type settingsJSON struct {
+// settingsDTO is the admin settings document, answered and sent (a field
+// left out of a PUT keeps its value).
+type settingsDTO struct {
 	IsolateSpaces *bool `json:"isolateSpaces"`
 }
 
-func (h *Handler) settings(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.Service.Settings(r.Context(), tenant(r))
+func toSettingsDTO(s integration.Settings) settingsDTO {
+	return settingsDTO{IsolateSpaces: &s.IsolateSpaces}
+}
+
+func (h *Handler) settings(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	s, err := h.Service.Settings(r.Context(), p.Tenant)
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, settingsJSON{IsolateSpaces: &s.IsolateSpaces})
+	httpapi.WriteJSON(w, http.StatusOK, toSettingsDTO(s))
 	return nil
 }
 
-func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) error {
-	var in settingsJSON
+func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	var in settingsDTO
 	if err := httpapi.Decode(r, &in); err != nil {
 		return err
 	}
-	s, err := h.Service.Settings(r.Context(), tenant(r))
+	s, err := h.Service.Settings(r.Context(), p.Tenant)
 	if err != nil {
 		return err
 	}
 	if in.IsolateSpaces != nil {
 		s.IsolateSpaces = *in.IsolateSpaces
 	}
-	if s, err = h.Service.PutSettings(r.Context(), tenant(r), s); err != nil {
+	if s, err = h.Service.PutSettings(r.Context(), p.Tenant, s); err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, settingsJSON{IsolateSpaces: &s.IsolateSpaces})
+	httpapi.WriteJSON(w, http.StatusOK, toSettingsDTO(s))
 	return nil
 }

@@ -1,27 +1,35 @@
-// Package searchapi serves the requirement search, GET
-// /rest/reqs/1/requirement2/{spaceKey} (spec §4.1; docs/architecture.md and shared/openapi/wiki.yaml): it
-// reads and checks the query parameters, runs the search with
-// search.Service and answers {"results", "offset", "limit", "count"} with
-// the requirement JSON of shared/httpapi/requirements. The route itself
-// belongs to the WikiRequirements group, whose Search field takes Handler.
-package searchapi
+package wikirequirements
+
+// The requirement search, GET /rest/reqs/1/requirement2/{spaceKey} (spec
+// §4.1; docs/search.md and shared/openapi/wiki.yaml): read and check the
+// query parameters, run the search with the Searcher and answer {"results",
+// "offset", "limit", "count"} with the requirement JSON of this group.
 
 import (
-	"errors"
+	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
-// Answer is the JSON of a search answer (shared/openapi/wiki.yaml).
-type Answer struct {
-	Results []requirements.Requirement `json:"results"`
+// Searcher is what the route group needs of the search service
+// (search.Service implements it).
+type Searcher interface {
+	// Search runs one search: invalid input (bad offset, invalid space
+	// key, closures too broad).
+	Search(ctx context.Context, req search.Request) (*search.Result, error)
+}
+
+var _ Searcher = (*search.Service)(nil)
+
+// searchDTO is the JSON of a search answer (shared/openapi/wiki.yaml).
+type searchDTO struct {
+	Results []requirementDTO `json:"results"`
 	// Offset and Limit are the ones applied (Limit after clamping).
 	Offset int `json:"offset"`
 	Limit  int `json:"limit"`
@@ -29,49 +37,40 @@ type Answer struct {
 	Count int `json:"count"`
 }
 
-// FromResult converts a search result to its JSON answer; Results is never
+// toSearchDTO converts a search result to its JSON answer; Results is never
 // null.
-func FromResult(res *search.Result) Answer {
-	out := Answer{Results: make([]requirements.Requirement, 0, len(res.Requirements)), Offset: res.Offset, Limit: res.Limit}
-	for _, r := range res.Requirements {
-		out.Results = append(out.Results, requirements.FromEntity(r))
-	}
+func toSearchDTO(res *search.Result) searchDTO {
+	out := searchDTO{Results: toRequirementDTOs(res.Requirements), Offset: res.Offset, Limit: res.Limit}
 	out.Count = len(out.Results)
 	return out
 }
 
-// Handler returns the handler of GET /rest/reqs/1/requirement2/{spaceKey}
-// for any Reader (a wiki user, or an integration's incomingToken).
-func Handler(svc *search.Service) httpapi.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		p, ok := auth.FromContext(r.Context())
-		if !ok {
-			return errors.New("search: no principal on an authenticated route")
-		}
-		req, err := ParseRequest(r)
-		if err != nil {
-			return err
-		}
-		req.Tenant = p.Tenant
-		res, err := svc.Search(r.Context(), req)
-		if err != nil {
-			return err
-		}
-		httpapi.Logger(r.Context()).LogAttrs(r.Context(), slog.LevelDebug, "search",
-			slog.String("tenant", p.Tenant), slog.String("plan", res.Plan), slog.Int("results", len(res.Requirements)))
-		httpapi.WriteJSON(w, http.StatusOK, FromResult(res))
-		return nil
+// search serves GET /rest/reqs/1/requirement2/{spaceKey} for any Reader (a
+// wiki user, or an integration's incomingToken).
+func (h *Handler) search(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	req, err := parseSearch(r)
+	if err != nil {
+		return err
 	}
+	req.Tenant = p.Tenant
+	res, err := h.Search.Search(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	httpapi.Logger(r.Context()).LogAttrs(r.Context(), slog.LevelDebug, "search",
+		slog.String("tenant", p.Tenant), slog.String("plan", res.Plan), slog.Int("results", len(res.Requirements)))
+	httpapi.WriteJSON(w, http.StatusOK, toSearchDTO(res))
+	return nil
 }
 
-// ParseRequest reads the search parameters of spec §4.1; the Tenant is
+// parseSearch reads the search parameters of spec §4.1; the Tenant is
 // left for the caller. q and order are parsed (never passed anywhere as
 // text); offset defaults to 0 and must be a non-negative integer; limit
 // defaults to search.DefaultLimit, must be a positive integer and is
 // clamped to search.MaxLimit; includeArchived is true or false;
 // baselineCondition and suggest must not be used. Every problem is a 400
 // naming the parameter, with the position of a syntax error in q or order.
-func ParseRequest(r *http.Request) (search.Request, error) {
+func parseSearch(r *http.Request) (search.Request, error) {
 	params := r.URL.Query()
 	for _, name := range []string{"baselineCondition", "suggest"} {
 		if params.Has(name) {

@@ -1,4 +1,4 @@
-package integrations_test
+package wikiintegrations_test
 
 // End-to-end tests of the WikiIntegrations route group and the sync run on
 // the local stack (DynamoDB Local and moto SQS through infra/testenv), with
@@ -30,7 +30,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/integrations"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikiintegrations"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/queue"
@@ -161,7 +161,7 @@ func newStack(t *testing.T) *stack {
 	s.wiki = wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
 	s.router = httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(authStore, 0))
 	s.router.Logger = slog.New(slog.DiscardHandler)
-	(&integrations.Handler{Service: integration.NewService(deps)}).Register(s.router)
+	(&wikiintegrations.Handler{Service: integration.NewService(deps)}).Register(s.router)
 	deps.Logger = slog.New(slog.DiscardHandler)
 	s.sync = integration.NewSync(deps, integration.SyncOptions{ReceiveWait: time.Nanosecond})
 	return s
@@ -271,7 +271,7 @@ func TestRegisterMatchesTemplate(t *testing.T) {
 		}
 	}
 	rt := httpapi.NewRouter(auth.Wiki, nil)
-	(&integrations.Handler{}).Register(rt)
+	(&wikiintegrations.Handler{}).Register(rt)
 	var served []string
 	for _, r := range rt.Routes() {
 		served = append(served, r.Method+" "+r.Path)

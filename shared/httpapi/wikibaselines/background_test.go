@@ -1,4 +1,4 @@
-package baselines_test
+package wikibaselines_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/httpapi/baselines"
-	"github.com/reqtrace/reqtrace/shared/httpapi/requirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikibaselines"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -43,8 +43,8 @@ func newBgServer(t *testing.T, n int) *bgServer {
 	svc.InlineBudget, svc.SliceSize = 0, 500
 	store := wikitable.NewWikiStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&baselines.Handler{Baselines: svc}).Register(rt)
-	(&requirements.Handler{Requirements: wiki.NewService(store)}).Register(rt)
+	(&wikibaselines.Handler{Baselines: svc}).Register(rt)
+	(&wikirequirements.Handler{Requirements: wiki.NewService(store)}).Register(rt)
 	s := &bgServer{server: &server{Handler: rt, pages: wiki.NewService(store), store: store}, svc: svc, calls: calls, db: db, table: env.WikiTable}
 	ctx := context.Background()
 	if _, err := s.pages.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "300", SpaceKey: "BIG", Title: "Baselines", Body: "<p>x</p>"}); err != nil {
