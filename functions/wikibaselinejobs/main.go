@@ -35,7 +35,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	store := wikitable.NewBaselineStore(deps.DynamoDB, deps.Config.WikiTable)
-	svc := baseline.NewService(store, store)
+	svc := baseline.New(baseline.Deps{Store: store, Source: store})
 	lambda.Start(func(ctx context.Context, ev events.EventBridgeEvent) error {
 		rep, err := svc.RunJobs(ctx, 0)
 		deps.Logger.InfoContext(ctx, "baseline jobs run", "event_id", ev.ID, "jobs", rep.Jobs,

@@ -32,7 +32,7 @@ func run(ctx context.Context) error {
 	}
 	store := wikitable.NewBaselineStore(deps.DynamoDB, deps.Config.WikiTable)
 	router := deps.Router(auth.Wiki)
-	(&wikibaselines.Handler{Baselines: baseline.NewService(store, store)}).Register(router)
+	(&wikibaselines.Handler{Baselines: baseline.New(baseline.Deps{Store: store, Source: store})}).Register(router)
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

@@ -40,11 +40,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pages := wiki.NewService(wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
-	pages.Publisher = integration.NewPublisher(
-		queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL),
-		wikitable.NewOutboxStore(deps.DynamoDB, deps.Config.WikiTable),
-	)
+	db, table := deps.DynamoDB, deps.Config.WikiTable
+	pages := wiki.New(wiki.Deps{
+		Store:     wikitable.NewWikiStore(db, table),
+		Publisher: integration.NewPublisher(queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL), wikitable.NewOutboxStore(db, table)),
+	})
 	router := deps.Router(auth.Wiki)
 	(&wikicontent.Handler{Pages: pages}).Register(router)
 	lambdaapp.ServeHTTP(router)

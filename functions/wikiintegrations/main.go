@@ -46,7 +46,7 @@ func run(ctx context.Context) error {
 	store := wikitable.NewIntegrationStore(db, table)
 	ob := wikitable.NewOutboxStore(db, table)
 	q := queue.New(sqs.NewFromConfig(deps.AWS), deps.Config.OutboundQueueURL)
-	svc := integration.NewService(integration.Deps{
+	svc := integration.New(integration.Deps{
 		Store: store, Outbox: ob, Links: store, ReconcileStore: store,
 		Tokens:    authtable.NewAuthStore(db, deps.Config.AuthTable),
 		Settings:  wikitable.NewSettingsStore(db, table),

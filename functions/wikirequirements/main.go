@@ -33,9 +33,9 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	reader := wiki.NewService(wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable))
+	reader := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable)})
 	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
-	searcher := search.NewService(searchStore, searchStore)
+	searcher := search.New(search.Deps{Store: searchStore, Settings: searchStore})
 	router := deps.Router(auth.Wiki)
 	(&wikirequirements.Handler{Requirements: reader, Search: searcher}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)

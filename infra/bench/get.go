@@ -41,7 +41,7 @@ func Get(ctx context.Context, env *Env, opts GetOptions, row *Row) error {
 	authn := auth.NewAuthenticator(authtable.NewAuthStore(counted.API, env.AuthTable), 30*time.Second)
 	router := httpapi.NewRouter(auth.Wiki, authn)
 	router.Logger = slog.New(slog.DiscardHandler)
-	(&wikirequirements.Handler{Requirements: wiki.NewService(wikitable.NewWikiStore(counted.API, env.WikiTable))}).Register(router)
+	(&wikirequirements.Handler{Requirements: wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(counted.API, env.WikiTable)})}).Register(router)
 
 	key := func(i int) string {
 		k := (i * 7919) % opts.Stored

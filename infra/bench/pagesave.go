@@ -51,7 +51,7 @@ func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) err
 	}
 	sv := &saver{counted: counted, timed: &timedStore{WikiStore: wikitable.NewWikiStore(counted.API, env.WikiTable)},
 		meter: env.cpu(), n: opts.Requirements}
-	sv.svc = wiki.NewService(sv.timed)
+	sv.svc = wiki.New(wiki.Deps{Store: sv.timed})
 
 	stop, err := startProfile(env, "page-save")
 	if err != nil {

@@ -66,7 +66,7 @@ func Search(ctx context.Context, env *Env, opts SearchOptions, row *Row) error {
 		searchLimit, opts.Stored, Tenant, opts.Runs, opts.Warmup, Space)
 	counted := env.NewCounted()
 	store := wikitable.NewSearchStore(counted.API, env.WikiTable)
-	svc := search.NewService(store, store)
+	svc := search.New(search.Deps{Store: store, Settings: store})
 
 	stop, err := startProfile(env, "search")
 	if err != nil {

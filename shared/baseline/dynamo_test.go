@@ -35,7 +35,7 @@ func newStack(t *testing.T, store func(*wikitable.BaselineStore) baseline.Store)
 	if store != nil {
 		st = store(bl)
 	}
-	return &stack{svc: baseline.NewService(st, bl), bl: bl, wiki: wiki.NewService(wikitable.NewWikiStore(env.DynamoDB, env.WikiTable)),
+	return &stack{svc: baseline.New(baseline.Deps{Store: st, Source: bl}), bl: bl, wiki: wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(env.DynamoDB, env.WikiTable)}),
 		reqs: wikitable.NewRequirementStore(env.DynamoDB, env.WikiTable)}
 }
 

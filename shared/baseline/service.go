@@ -50,9 +50,15 @@ type Service struct {
 	MaxAttempts int
 }
 
-// NewService returns a Service over store and source.
-func NewService(store Store, source Source) *Service {
-	return &Service{store: store, source: source, Now: time.Now, CleanupReserve: 3 * time.Second,
+// Deps are what a Service is built from.
+type Deps struct {
+	Store  Store
+	Source Source
+}
+
+// New returns a Service over d.Store and d.Source.
+func New(d Deps) *Service {
+	return &Service{store: d.Store, source: d.Source, Now: time.Now, CleanupReserve: 3 * time.Second,
 		JobReserve: 5 * time.Second, InlineBudget: 20 * time.Second, SliceSize: 1000, LeaseSlack: time.Minute, MaxAttempts: 3}
 }
 

@@ -198,7 +198,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			f := seeded()
-			err := c.call(baseline.NewService(f, f))
+			err := c.call(baseline.New(baseline.Deps{Store: f, Source: f}))
 			if !errors.Is(err, c.want) {
 				t.Fatalf("error %v, want %v", err, c.want.Code)
 			}
@@ -230,7 +230,7 @@ func TestFailedFreeze(t *testing.T) {
 			t.Parallel()
 			f := seeded()
 			c.setup(f)
-			s := baseline.NewService(f, f)
+			s := baseline.New(baseline.Deps{Store: f, Source: f})
 			_, err := s.Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})
 			if !errors.Is(err, c.want) {
 				t.Fatalf("error %v, want %v", err, c.want)
@@ -272,7 +272,7 @@ func TestDeadline(t *testing.T) {
 	// start DynamoDB Local beside it.
 	f := seeded()
 	f.blockPut = true
-	s := baseline.NewService(f, f)
+	s := baseline.New(baseline.Deps{Store: f, Source: f})
 	s.CleanupReserve = 50 * time.Millisecond
 	s.JobReserve = 150 * time.Millisecond
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
@@ -304,7 +304,7 @@ func TestWorkerSlices(t *testing.T) {
 	for i := range 120 {
 		f.rows = append(f.rows, row("DEMO", fmt.Sprintf("Z-%03d", i), "20"))
 	}
-	s := baseline.NewService(f, f)
+	s := baseline.New(baseline.Deps{Store: f, Source: f})
 	s.InlineBudget, s.SliceSize = 0, 25
 	b, err := s.Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"})
 	if err != nil || b.Status != baseline.StatusFreezing || b.Count != 0 {
@@ -340,7 +340,7 @@ func TestWorkerSlices(t *testing.T) {
 func TestWorkerFails(t *testing.T) {
 	t.Parallel()
 	f := seeded()
-	s := baseline.NewService(f, f)
+	s := baseline.New(baseline.Deps{Store: f, Source: f})
 	s.InlineBudget = 0
 	if _, err := s.Create(t.Context(), "t1", "u", "DEMO", baseline.CreateInput{Name: "n", CEO: "20"}); err != nil {
 		t.Fatal(err)
@@ -429,7 +429,7 @@ func TestTooManyPages(t *testing.T) {
 		id := fmt.Sprint(1000 + i)
 		f.pages[id] = &baseline.Page{ID: id, SpaceKey: "DEMO", ParentID: "20"}
 	}
-	_, err := baseline.NewService(f, f).CreateInstant(t.Context(), "t1", "u", "DEMO", baseline.InstantInput{Name: "n", FromCEO: "20", WithChildren: true})
+	_, err := baseline.New(baseline.Deps{Store: f, Source: f}).CreateInstant(t.Context(), "t1", "u", "DEMO", baseline.InstantInput{Name: "n", FromCEO: "20", WithChildren: true})
 	if !errors.Is(err, apperr.ErrTooLarge) || len(f.counter) != 0 {
 		t.Fatalf("error %v, counter %v", err, f.counter)
 	}
@@ -443,7 +443,7 @@ func TestTooManyRequirements(t *testing.T) {
 	}
 	f.spaces["BIG"] = true
 	f.pages["40"] = &baseline.Page{ID: "40", SpaceKey: "BIG"}
-	s := baseline.NewService(f, f)
+	s := baseline.New(baseline.Deps{Store: f, Source: f})
 	_, err := s.Create(t.Context(), "t1", "u", "BIG", baseline.CreateInput{Name: "n", CEO: "40"})
 	if !errors.Is(err, apperr.ErrTooLarge) || len(f.counter) != 0 {
 		t.Fatalf("error %v, counter %v", err, f.counter)

@@ -270,7 +270,7 @@ func TestPushRefusesALoginPage(t *testing.T) {
 	srv := newAnswerServer(t, func([]Message) (int, string, string) { return 200, "text/html", loginPage })
 	f.deliverTo(t, srv.URL)
 	msgs := f.write(t, "demo", 1, false)
-	svc := NewService(Deps{Store: f.store, Outbox: f.outbox, Tracker: &HTTPTracker{}, Now: f.clock.Now})
+	svc := New(Deps{Store: f.store, Outbox: f.outbox, Tracker: &HTTPTracker{}, Now: f.clock.Now})
 	m, err := svc.Push(context.Background(), "demo", "jira-1", msgs[0].ID)
 	var de *DeliveryError
 	if !errors.As(err, &de) || m.State != outbox.New || m.LastResponse != "HTTP 200: not a tracker answer (text/html)" || strings.Contains(de.Error(), "login") {

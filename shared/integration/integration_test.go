@@ -93,7 +93,7 @@ func TestParseStatus(t *testing.T) {
 
 func newTestService() (*Service, *fakeStore, *fakeOutbox, *authtest.Tokens) {
 	st, ob, tok := newFakeStore(), newFakeOutbox(), &authtest.Tokens{}
-	svc := NewService(Deps{Store: st, Outbox: ob, Tokens: tok, Settings: &fakeSettings{}, Now: newClock().Now})
+	svc := New(Deps{Store: st, Outbox: ob, Tokens: tok, Settings: &fakeSettings{}, Now: newClock().Now})
 	return svc, st, ob, tok
 }
 

@@ -57,10 +57,10 @@ type Service struct {
 	reconcile *Reconcile // nil without d.ReconcileStore
 }
 
-// NewService returns a Service using Store, Outbox, Tokens, Links,
+// New returns a Service using Store, Outbox, Tokens, Links,
 // Settings, Tracker (push now), Publisher (to wake a re-activated
 // integration), Logger and Now of d.
-func NewService(d Deps) *Service {
+func New(d Deps) *Service {
 	s := &Service{d: d}
 	if d.ReconcileStore != nil {
 		s.reconcile = NewReconciler(d, d.ReconcileStore)

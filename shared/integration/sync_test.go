@@ -264,7 +264,7 @@ func TestSyncDisabledKeepsMessages(t *testing.T) {
 		t.Fatalf("a DISABLED integration was served: %+v", rep)
 	}
 	// Re-activating wakes the queue: the very next run delivers, in order.
-	svc := NewService(Deps{Store: f.store, Outbox: f.outbox, Publisher: f.pub, Now: f.clock.Now})
+	svc := New(Deps{Store: f.store, Outbox: f.outbox, Publisher: f.pub, Now: f.clock.Now})
 	if _, _, err := svc.Update(context.Background(), "demo", "jira-1", Patch{Status: ptr("ACTIVE")}); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestSyncDeletedMessageIgnored(t *testing.T) {
 	t.Parallel()
 	f := newSyncFixture(t)
 	msgs := f.write(t, "demo", 2, true)
-	svc := NewService(Deps{Store: f.store, Outbox: f.outbox, Now: f.clock.Now})
+	svc := New(Deps{Store: f.store, Outbox: f.outbox, Now: f.clock.Now})
 	if err := svc.DeleteMessage(context.Background(), "demo", "jira-1", msgs[0].ID); err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestPush(t *testing.T) {
 	t.Parallel()
 	f := newSyncFixture(t)
 	msgs := f.write(t, "demo", 1, false)
-	svc := NewService(Deps{Store: f.store, Outbox: f.outbox, Tracker: &HTTPTracker{}, Now: f.clock.Now})
+	svc := New(Deps{Store: f.store, Outbox: f.outbox, Tracker: &HTTPTracker{}, Now: f.clock.Now})
 	ctx := context.Background()
 	f.tracker.set(502)
 	m, err := svc.Push(ctx, "demo", "jira-1", msgs[0].ID)

@@ -94,8 +94,8 @@ func newStack(t *testing.T) *stack {
 	items := &itemCounter{API: dynamodb.NewFromConfig(env.Config, calls.Options)}
 	store := wikitable.NewSearchStore(items, env.WikiTable)
 	return &stack{
-		svc: search.NewService(store, store), store: store,
-		wiki:     wiki.NewService(wikitable.NewWikiStore(items, env.WikiTable)),
+		svc: search.New(search.Deps{Store: store, Settings: store}), store: store,
+		wiki:     wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(items, env.WikiTable)}),
 		reqs:     wikitable.NewRequirementStore(items, env.WikiTable),
 		settings: wikitable.NewSettingsStore(items, env.WikiTable),
 		calls:    calls, items: items, table: env.WikiTable,

@@ -134,9 +134,15 @@ type Service struct {
 	settings Settings
 }
 
-// NewService returns a Service reading from store and settings.
-func NewService(store Store, settings Settings) *Service {
-	return &Service{store: store, settings: settings}
+// Deps are what a Service is built from.
+type Deps struct {
+	Store    Store
+	Settings Settings
+}
+
+// New returns a Service reading from d.Store and d.Settings.
+func New(d Deps) *Service {
+	return &Service{store: d.Store, settings: d.Settings}
 }
 
 // Request is one search, its parameters already parsed.

@@ -30,7 +30,7 @@ func page400(version int) string {
 func BenchmarkSavePage400(b *testing.B) {
 	mem := wt.NewMem()
 	mem.AddIntegration(tenant, "jira-1")
-	svc := wiki.NewService(mem)
+	svc := wiki.New(wiki.Deps{Store: mem})
 	bodies := []string{page400(0), page400(1)}
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -33,9 +33,16 @@ type Publisher interface {
 	Publish(ctx context.Context, tenant string, msgs []*outbox.Message) error
 }
 
-// NewService returns a Service on store.
-func NewService(store Store) *Service {
-	return &Service{store: store, Now: time.Now}
+// Deps are what a Service is built from.
+type Deps struct {
+	Store Store
+	// Publisher is optional (see Service.Publisher).
+	Publisher Publisher
+}
+
+// New returns a Service on d.Store.
+func New(d Deps) *Service {
+	return &Service{store: d.Store, Publisher: d.Publisher, Now: time.Now}
 }
 
 // loadPage reads a page, answering a not-found error that names it.

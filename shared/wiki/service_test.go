@@ -21,7 +21,7 @@ const tenant = "demo"
 func newService(t *testing.T) (*wiki.Service, *wt.Mem) {
 	t.Helper()
 	mem := wt.NewMem()
-	svc := wiki.NewService(mem)
+	svc := wiki.New(wiki.Deps{Store: mem})
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	svc.Now = func() time.Time { now = now.Add(time.Second); return now }
 	return svc, mem

@@ -56,7 +56,7 @@ func (r *Result) String() string {
 // place.
 func Freeze(ctx context.Context, db dynamo.API, table, tenant string, n int) (*Result, error) {
 	res := &Result{Requirements: n, Calls: map[string]int{}}
-	if _, err := wiki.NewService(wikitable.NewWikiStore(db, table)).SavePage(ctx, tenant, "bench",
+	if _, err := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, table)}).SavePage(ctx, tenant, "bench",
 		wiki.PageInput{ID: "1", SpaceKey: Space, Title: "Baselines", Body: "<p>baseline page</p>"}); err != nil {
 		return nil, fmt.Errorf("seed the baseline page: %w", err)
 	}
@@ -83,7 +83,7 @@ func Freeze(ctx context.Context, db dynamo.API, table, tenant string, n int) (*R
 	}
 	store := wikitable.NewBaselineStore(counted, table)
 	timed := &timer{BaselineStore: store}
-	svc := baseline.NewService(timed, timed)
+	svc := baseline.New(baseline.Deps{Store: timed, Source: timed})
 	// The whole freeze in process, as one request without a deadline
 	// would do it: the inline budget never runs out.
 	svc.InlineBudget = time.Hour

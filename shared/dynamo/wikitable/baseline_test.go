@@ -39,7 +39,7 @@ func baselineNew(t *testing.T) *baselineEnv {
 	t.Helper()
 	e := saveNew(t)
 	bl := wikitable.NewBaselineStore(e.db, e.env.WikiTable)
-	return &baselineEnv{saveEnv: e, bl: bl, svc: baseline.NewService(bl, bl)}
+	return &baselineEnv{saveEnv: e, bl: bl, svc: baseline.New(baseline.Deps{Store: bl, Source: bl})}
 }
 
 // baselineSeed saves a page tree in DEMO: 100 "Specs" (REQ-1 -> REQ-2, REQ-2 ->
@@ -261,7 +261,7 @@ func TestBaselineFailedFreezeLeavesNothing(t *testing.T) {
 	for i, f := range []*baselineFaulty{{okPuts: 5}, {okPuts: 1 << 30, failCommit: true}} {
 		f.API = e.db
 		store := wikitable.NewBaselineStore(f, e.env.WikiTable)
-		_, err := baseline.NewService(store, store).Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Doomed", CEO: "200"})
+		_, err := baseline.New(baseline.Deps{Store: store, Source: store}).Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Doomed", CEO: "200"})
 		if !errors.Is(err, baselineErrInjected) {
 			t.Fatalf("case %d: error %v", i, err)
 		}

@@ -143,7 +143,7 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 	env := testenv.AWS(t)
 	db := dynamodb.NewFromConfig(env.Config)
 	s := wikitable.NewSearchStore(db, env.WikiTable)
-	svc := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
+	svc := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)})
 	body := wt.Table(wt.TH("Key", "Description", "Priority", "Implements"),
 		wt.TR(wt.Def("REQ-2"), "Two", "High", wt.Jira("PROJ-1", "")),
 		wt.TR(wt.Def("REQ-1"), "One", "high", ""),
@@ -176,7 +176,7 @@ func TestSearchStoreIndexPagesSettings(t *testing.T) {
 	// One space's view of a partition (gsi1) holds that space's items
 	// only, in the same order, paged the same way; another tenant's
 	// space of the same name is never read.
-	if _, err := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable)).SavePage(ctx, "acme", "alice",
+	if _, err := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)}).SavePage(ctx, "acme", "alice",
 		wiki.PageInput{ID: "77", SpaceKey: "B", Title: "P", Body: body}); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestSearchIndexLongFoldedValues(t *testing.T) {
 	s := wikitable.NewSearchStore(e.db, e.env.WikiTable)
 	value := strings.Repeat("ı", 600) // 1,200 bytes; 600 once folded
 	e.save(t, "demo", "1", "A", wt.Table(wt.TH("Key", "Description", "Açıklama"), wt.TR(wt.Def("REQ-1"), "One", value), wt.TR(wt.Def("REQ-2"), "Two", "short")))
-	svcSearch := search.NewService(s, s)
+	svcSearch := search.New(search.Deps{Store: s, Settings: s})
 	for _, space := range []string{"", "A"} {
 		q, err := query.Parse("@Açıklama = '" + value + "'")
 		if err != nil {

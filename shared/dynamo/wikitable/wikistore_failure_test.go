@@ -101,9 +101,9 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 	var mu sync.Mutex
 	var skew time.Duration
 	store.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
-	svc := wiki.NewService(store)
+	svc := wiki.New(wiki.Deps{Store: store})
 	reader := wikitable.NewSearchStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
-	searches := search.NewService(reader, reader)
+	searches := search.New(search.Deps{Store: reader, Settings: reader})
 
 	save := func(tenant, id, body string) error {
 		_, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: id, SpaceKey: "DEMO", Title: "P" + id, Body: body})
@@ -326,7 +326,7 @@ func TestLinksCallbackRacingAPageSave(t *testing.T) {
 			reader := wikitable.NewSearchStore(e.db, e.env.WikiTable)
 			for _, issue := range want {
 				e, _ := query.Parse("jira = '" + issue + "'")
-				res, err := search.NewService(reader, reader).Search(ctx, search.Request{Tenant: "demo", PathSpace: "DEMO", Query: e})
+				res, err := search.New(search.Deps{Store: reader, Settings: reader}).Search(ctx, search.Request{Tenant: "demo", PathSpace: "DEMO", Query: e})
 				if err != nil || len(res.Requirements) != 1 {
 					t.Errorf("jira = %s: %v, %v", issue, res, err)
 				}
@@ -461,7 +461,7 @@ func TestDeleteAPageWhoseFirstSaveFailed(t *testing.T) {
 	ctx := context.Background()
 	e := saveNew(t)
 	faulty := &failPagePut{API: e.db, armed: true}
-	svc := wiki.NewService(wikitable.NewWikiStore(faulty, e.env.WikiTable))
+	svc := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(faulty, e.env.WikiTable)})
 	body := wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("N-1"), "n"))
 	if _, err := svc.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "7", SpaceKey: "DEMO", Title: "P", Body: body}); !errors.Is(err, errInjected) {
 		t.Fatalf("first save = %v", err)

@@ -54,7 +54,7 @@ func (e *saveEnv) clients(n int) []leaseClient {
 	for i := range out {
 		calls := testenv.DynamoCallCounter()
 		store := wikitable.NewWikiStore(dynamodb.NewFromConfig(e.env.Config, calls.Options), e.env.WikiTable)
-		out[i] = leaseClient{calls: calls, service: wiki.NewService(leaseBarrier{WikiStore: store, wg: &wg})}
+		out[i] = leaseClient{calls: calls, service: wiki.New(wiki.Deps{Store: leaseBarrier{WikiStore: store, wg: &wg}})}
 	}
 	return out
 }

@@ -44,7 +44,7 @@ func saveNew(t *testing.T) *saveEnv {
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	store := wikitable.NewWikiStore(db, env.WikiTable)
 	return &saveEnv{env: env, db: db, calls: calls, store: store,
-		reqs: wikitable.NewRequirementStore(db, env.WikiTable), service: wiki.NewService(store)}
+		reqs: wikitable.NewRequirementStore(db, env.WikiTable), service: wiki.New(wiki.Deps{Store: store})}
 }
 
 func (e *saveEnv) save(t *testing.T, tenant, id, space, body string) *wiki.Result {

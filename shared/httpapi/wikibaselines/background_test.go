@@ -39,13 +39,13 @@ func newBgServer(t *testing.T, n int) *bgServer {
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	bl := wikitable.NewBaselineStore(db, env.WikiTable)
-	svc := baseline.NewService(bl, bl)
+	svc := baseline.New(baseline.Deps{Store: bl, Source: bl})
 	svc.InlineBudget, svc.SliceSize = 0, 500
 	store := wikitable.NewWikiStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	(&wikibaselines.Handler{Baselines: svc}).Register(rt)
-	(&wikirequirements.Handler{Requirements: wiki.NewService(store)}).Register(rt)
-	s := &bgServer{server: &server{Handler: rt, pages: wiki.NewService(store), store: store}, svc: svc, calls: calls, db: db, table: env.WikiTable}
+	(&wikirequirements.Handler{Requirements: wiki.New(wiki.Deps{Store: store})}).Register(rt)
+	s := &bgServer{server: &server{Handler: rt, pages: wiki.New(wiki.Deps{Store: store}), store: store}, svc: svc, calls: calls, db: db, table: env.WikiTable}
 	ctx := context.Background()
 	if _, err := s.pages.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "300", SpaceKey: "BIG", Title: "Baselines", Body: "<p>x</p>"}); err != nil {
 		t.Fatal(err)

@@ -45,9 +45,9 @@ func newServer(t *testing.T) *server {
 	bl := wikitable.NewBaselineStore(env.DynamoDB, env.WikiTable)
 	store := wikitable.NewWikiStore(env.DynamoDB, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&wikibaselines.Handler{Baselines: baseline.NewService(bl, bl)}).Register(rt)
-	(&wikirequirements.Handler{Requirements: wiki.NewService(store)}).Register(rt)
-	s := &server{Handler: rt, pages: wiki.NewService(store), store: store}
+	(&wikibaselines.Handler{Baselines: baseline.New(baseline.Deps{Store: bl, Source: bl})}).Register(rt)
+	(&wikirequirements.Handler{Requirements: wiki.New(wiki.Deps{Store: store})}).Register(rt)
+	s := &server{Handler: rt, pages: wiki.New(wiki.Deps{Store: store}), store: store}
 	s.seed(t)
 	return s
 }

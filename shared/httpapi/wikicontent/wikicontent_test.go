@@ -39,7 +39,7 @@ func newServer(t *testing.T) *server {
 	env := testenv.AWS(t)
 	store := wikitable.NewWikiStore(env.DynamoDB, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
-	(&wikicontent.Handler{Pages: wiki.NewService(store)}).Register(rt)
+	(&wikicontent.Handler{Pages: wiki.New(wiki.Deps{Store: store})}).Register(rt)
 	return &server{Handler: rt, reqs: wikitable.NewRequirementStore(env.DynamoDB, env.WikiTable), store: store}
 }
 

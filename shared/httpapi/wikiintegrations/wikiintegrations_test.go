@@ -158,10 +158,10 @@ func newStack(t *testing.T) *stack {
 		ReconcileStore: store,
 	}
 	deps.Reconciler = integration.NewReconciler(deps, store)
-	s.wiki = wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
+	s.wiki = wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)})
 	s.router = httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(authStore, 0))
 	s.router.Logger = slog.New(slog.DiscardHandler)
-	(&wikiintegrations.Handler{Service: integration.NewService(deps)}).Register(s.router)
+	(&wikiintegrations.Handler{Service: integration.New(deps)}).Register(s.router)
 	deps.Logger = slog.New(slog.DiscardHandler)
 	s.sync = integration.NewSync(deps, integration.SyncOptions{ReceiveWait: time.Nanosecond})
 	return s

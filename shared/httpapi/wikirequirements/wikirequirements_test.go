@@ -45,11 +45,11 @@ func newServer(t *testing.T) *server {
 	env := testenv.AWS(t)
 	calls := testenv.DynamoCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
-	svc := wiki.NewService(wikitable.NewWikiStore(db, env.WikiTable))
+	svc := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)})
 	store := wikitable.NewSearchStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	(&wikirequirements.Handler{Requirements: svc, Search: search.NewService(store, store)}).Register(rt)
+	(&wikirequirements.Handler{Requirements: svc, Search: search.New(search.Deps{Store: store, Settings: store})}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
 		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls}
 }
