@@ -26,7 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
-	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
 
 // Env is the AWS environment the measurements share: the stand-ins and the
@@ -59,12 +59,12 @@ type Counted struct {
 	// API is the client to hand to stores: it measures items and
 	// latencies and, through the middleware of Calls, counts every call.
 	API   *Meter
-	Calls *testenv.CallCounter
+	Calls *dynamo.CallCounter
 }
 
 // NewCounted returns a fresh client on env with its own counters.
 func (e *Env) NewCounted() *Counted {
-	calls := testenv.DynamoCallCounter()
+	calls := dynamo.NewCallCounter()
 	return &Counted{
 		API:   NewMeter(dynamodb.NewFromConfig(e.Config, calls.Options)),
 		Calls: calls,

@@ -82,7 +82,7 @@ type stack struct {
 	wiki     *wiki.Service
 	reqs     *wikitable.RequirementStore
 	settings *wikitable.SettingsStore
-	calls    *testenv.CallCounter
+	calls    *dynamo.CallCounter
 	items    *itemCounter
 	table    string
 }
@@ -90,7 +90,7 @@ type stack struct {
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	env := testenv.AWS(t)
-	calls := testenv.DynamoCallCounter()
+	calls := dynamo.NewCallCounter()
 	items := &itemCounter{API: dynamodb.NewFromConfig(env.Config, calls.Options)}
 	store := wikitable.NewSearchStore(items, env.WikiTable)
 	return &stack{

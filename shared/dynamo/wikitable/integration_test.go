@@ -17,6 +17,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/outbox"
@@ -26,7 +27,7 @@ import (
 type integrationEnv struct {
 	db       *dynamodb.Client
 	table    string
-	calls    *testenv.CallCounter
+	calls    *dynamo.CallCounter
 	integ    *wikitable.IntegrationStore
 	outbox   *wikitable.OutboxStore
 	settings *wikitable.SettingsStore
@@ -36,7 +37,7 @@ type integrationEnv struct {
 func integrationNew(t *testing.T) *integrationEnv {
 	t.Helper()
 	env := testenv.AWS(t)
-	calls := testenv.DynamoCallCounter()
+	calls := dynamo.NewCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	return &integrationEnv{db: db, table: env.WikiTable, calls: calls, integ: wikitable.NewIntegrationStore(db, env.WikiTable), outbox: wikitable.NewOutboxStore(db, env.WikiTable),
 		settings: wikitable.NewSettingsStore(db, env.WikiTable), reqs: wikitable.NewRequirementStore(db, env.WikiTable)}

@@ -18,8 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -43,7 +43,7 @@ func (b leaseBarrier) Page(ctx context.Context, tenant, id string) (*wiki.Page, 
 
 // leaseClient is one request's own service, with its own call counter.
 type leaseClient struct {
-	calls   *testenv.CallCounter
+	calls   *dynamo.CallCounter
 	service *wiki.Service
 }
 
@@ -52,7 +52,7 @@ func (e *saveEnv) clients(n int) []leaseClient {
 	wg.Add(n)
 	out := make([]leaseClient, n)
 	for i := range out {
-		calls := testenv.DynamoCallCounter()
+		calls := dynamo.NewCallCounter()
 		store := wikitable.NewWikiStore(dynamodb.NewFromConfig(e.env.Config, calls.Options), e.env.WikiTable)
 		out[i] = leaseClient{calls: calls, service: wiki.New(wiki.Deps{Store: leaseBarrier{WikiStore: store, wg: &wg}})}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -31,7 +32,7 @@ import (
 type saveEnv struct {
 	env     *testenv.Env
 	db      *dynamodb.Client
-	calls   *testenv.CallCounter
+	calls   *dynamo.CallCounter
 	store   *wikitable.WikiStore
 	reqs    *wikitable.RequirementStore
 	service *wiki.Service
@@ -40,7 +41,7 @@ type saveEnv struct {
 func saveNew(t *testing.T) *saveEnv {
 	t.Helper()
 	env := testenv.AWS(t)
-	calls := testenv.DynamoCallCounter()
+	calls := dynamo.NewCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	store := wikitable.NewWikiStore(db, env.WikiTable)
 	return &saveEnv{env: env, db: db, calls: calls, store: store,

@@ -15,6 +15,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikibaselines"
@@ -28,7 +29,7 @@ import (
 type bgServer struct {
 	*server
 	svc   *baseline.Service
-	calls *testenv.CallCounter
+	calls *dynamo.CallCounter
 	db    *dynamodb.Client
 	table string
 }
@@ -36,7 +37,7 @@ type bgServer struct {
 func newBgServer(t *testing.T, n int) *bgServer {
 	t.Helper()
 	env := testenv.AWS(t)
-	calls := testenv.DynamoCallCounter()
+	calls := dynamo.NewCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	bl := wikitable.NewBaselineStore(db, env.WikiTable)
 	svc := baseline.New(baseline.Deps{Store: bl, Source: bl})

@@ -16,6 +16,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
@@ -35,7 +36,7 @@ type server struct {
 	reqs     *wikitable.RequirementStore
 	bl       *wikitable.BaselineStore
 	settings *wikitable.SettingsStore
-	calls    *testenv.CallCounter
+	calls    *dynamo.CallCounter
 }
 
 // newServer serves the route group wired as functions/wikirequirements
@@ -43,7 +44,7 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.AWS(t)
-	calls := testenv.DynamoCallCounter()
+	calls := dynamo.NewCallCounter()
 	db := dynamodb.NewFromConfig(env.Config, calls.Options)
 	svc := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)})
 	store := wikitable.NewSearchStore(db, env.WikiTable)

@@ -1,4 +1,4 @@
-package testenv
+package dynamo
 
 import (
 	"context"
@@ -26,13 +26,13 @@ type CallCounter struct {
 
 var counterIDs atomic.Int64
 
-// DynamoCallCounter returns a counter with no calls. Attach it to a
+// NewCallCounter returns a counter with no calls. Attach it to a
 // client with dynamodb.NewFromConfig(cfg, c.Options), or to every client
 // of a config with cfg.APIOptions = append(cfg.APIOptions, c.Middleware).
-func DynamoCallCounter() *CallCounter {
+func NewCallCounter() *CallCounter {
 	return &CallCounter{
 		// Unique per counter, so two counters can share a stack.
-		id:     fmt.Sprintf("reqtrace/testenv.CallCounter.%d", counterIDs.Add(1)),
+		id:     fmt.Sprintf("reqtrace/dynamo.CallCounter.%d", counterIDs.Add(1)),
 		counts: map[string]int{},
 	}
 }
