@@ -4,11 +4,11 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/reqtrace/reqtrace/infra/bench"
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
@@ -21,59 +21,6 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// itemCounter wraps the DynamoDB client and counts the items each read
-// returns or evaluates: Query items evaluated (ScannedCount, so a filter
-// hides nothing), BatchGetItem items returned, GetItem items found.
-type itemCounter struct {
-	dynamo.API
-	mu   sync.Mutex
-	read int
-}
-
-func (c *itemCounter) add(n int) {
-	c.mu.Lock()
-	c.read += n
-	c.mu.Unlock()
-}
-
-func (c *itemCounter) Items() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.read
-}
-
-func (c *itemCounter) Reset() {
-	c.mu.Lock()
-	c.read = 0
-	c.mu.Unlock()
-}
-
-func (c *itemCounter) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	out, err := c.API.Query(ctx, in, opts...)
-	if err == nil {
-		c.add(int(out.ScannedCount))
-	}
-	return out, err
-}
-
-func (c *itemCounter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	out, err := c.API.BatchGetItem(ctx, in, opts...)
-	if err == nil {
-		for _, items := range out.Responses {
-			c.add(len(items))
-		}
-	}
-	return out, err
-}
-
-func (c *itemCounter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	out, err := c.API.GetItem(ctx, in, opts...)
-	if err == nil && out.Item != nil {
-		c.add(1)
-	}
-	return out, err
-}
-
 // stack is a search service on DynamoDB Local with its write side and
 // counters of calls and items.
 type stack struct {
@@ -83,7 +30,7 @@ type stack struct {
 	reqs     *wikitable.RequirementStore
 	settings *wikitable.SettingsStore
 	calls    *dynamo.CallCounter
-	items    *itemCounter
+	items    *bench.Meter // items read, as make bench counts them
 	table    string
 }
 
@@ -91,7 +38,7 @@ func newStack(t *testing.T) *stack {
 	t.Helper()
 	env := testenv.AWS(t)
 	calls := dynamo.NewCallCounter()
-	items := &itemCounter{API: dynamodb.NewFromConfig(env.Config, calls.Options)}
+	items := bench.NewMeter(dynamodb.NewFromConfig(env.Config, calls.Options))
 	store := wikitable.NewSearchStore(items, env.WikiTable)
 	return &stack{
 		svc: search.New(search.Deps{Store: store, Settings: store}), store: store,
