@@ -114,7 +114,7 @@ func jsonError(err error) error {
 		if field == "" {
 			field = "the body"
 		}
-		return apperr.Invalidf("wrong JSON type for %s: got %s, want %s", field, typ.Value, jsonKind(typ.Type))
+		return apperr.Invalidf("wrong JSON type for %s: got %s, want %s", field, typ.Value, JSONKind(typ.Type))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return apperr.Invalidf("malformed JSON: unexpected end of body")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -181,9 +181,9 @@ func QueryBool(r *http.Request, name string) (bool, error) {
 	}
 }
 
-// jsonKind names what JSON value a Go type decodes from, as a client
-// reads it (never a Go type name).
-func jsonKind(t reflect.Type) string {
+// JSONKind names, for an error message, the JSON kind a Go type is read
+// from ("an object", "a string", ...): never the Go type's own name.
+func JSONKind(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
@@ -115,7 +116,7 @@ func decodeMessages(body []byte) ([]tracker.Message, error) {
 		if err := json.Unmarshal(raw, &d); err != nil {
 			var typ *json.UnmarshalTypeError
 			if errors.As(err, &typ) {
-				return nil, apperr.Invalidf("message %d: wrong JSON type for %s: got %s, want %s", i, typ.Field, typ.Value, jsonType(typ.Type.String()))
+				return nil, apperr.Invalidf("message %d: wrong JSON type for %s: got %s, want %s", i, typ.Field, typ.Value, httpapi.JSONKind(typ.Type))
 			}
 			return nil, apperr.Invalidf("message %d: malformed JSON: %s", i, err.Error())
 		}
@@ -127,19 +128,4 @@ func decodeMessages(body []byte) ([]tracker.Message, error) {
 		msgs[i].Origin = origin
 	}
 	return msgs, nil
-}
-
-// jsonType names a Go type as the JSON type it reads.
-func jsonType(goType string) string {
-	switch goType {
-	case "int", "int64", "*int", "*int64":
-		return "integer"
-	case "string", "*string":
-		return "string"
-	case "[]string":
-		return "array of strings"
-	case "bool", "*bool":
-		return "boolean"
-	}
-	return goType
 }

@@ -279,6 +279,8 @@ PROJ-2 wiki-1:DEMO/REQ-2 tests "" "/requirements/DEMO/REQ-2" false
 		{`[{"id":"one","type":"DELETED"}]`, "wrong JSON type for id"},
 		{`[{"id":1.5,"type":"DELETED"}]`, "wrong JSON type for id"},
 		{`[{"id":1,"type":7}]`, "wrong JSON type for type"},
+		{`[{"id":1,"type":"LINKS","spaceKey":"S","key":"K","origin":"p"}]`, "wrong JSON type for origin: got string, want an object"},
+		{`[{"id":1,"type":"LINKS","spaceKey":"S","key":"K","links":[5]}]`, "want an object"},
 		{`[{"id":1,"type":"UPDATED","spaceKey":"S","key":"K","newHtmlExcerpt":{"p":1}}]`, "newHtmlExcerpt"},
 		{`[{"id":1}`, "malformed JSON"},
 		{`[] []`, "unexpected data"},
@@ -287,6 +289,9 @@ PROJ-2 wiki-1:DEMO/REQ-2 tests "" "/requirements/DEMO/REQ-2" false
 		rec := h.Do("POST", "/rest/reqs/1/api", h.Link, tc.body)
 		if rec.Code != 400 || !strings.Contains(rec.Body.String(), tc.msg) {
 			t.Errorf("POST %s: %d %s, want 400 with %q", tc.body, rec.Code, rec.Body, tc.msg)
+		}
+		if strings.Contains(rec.Body.String(), "DTO") || strings.Contains(rec.Body.String(), "trackerapi.") {
+			t.Errorf("POST %s: the answer names a Go type: %s", tc.body, rec.Body)
 		}
 	}
 	if state() != first {
