@@ -17,11 +17,9 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-func item(pk string) map[string]ddbtypes.AttributeValue {
-	return map[string]ddbtypes.AttributeValue{
-		"pk": &ddbtypes.AttributeValueMemberS{Value: pk},
-		"sk": &ddbtypes.AttributeValueMemberS{Value: "v0"},
-	}
+// row is the key of item n of partition pk: sort key "v<n>".
+func row(pk string, n int) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: pk}, "sk": &ddbtypes.AttributeValueMemberS{Value: fmt.Sprint("v", n)}}
 }
 
 func TestCallCounter(t *testing.T) {
@@ -32,9 +30,7 @@ func TestCallCounter(t *testing.T) {
 	db := dynamodb.NewFromConfig(env.Config, counter.Options)
 
 	for i := range 3 {
-		it := item("P")
-		it["sk"] = &ddbtypes.AttributeValueMemberS{Value: fmt.Sprint("v", i)}
-		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(env.AuthTable), Item: it}); err != nil {
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(env.AuthTable), Item: row("P", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,11 +47,11 @@ func TestCallCounter(t *testing.T) {
 		}
 	}
 	// A failing call counts too.
-	if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("no-such-table"), Key: item("x")}); err == nil {
+	if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("no-such-table"), Key: row("x", 0)}); err == nil {
 		t.Fatal("GetItem on a missing table succeeded")
 	}
 	// Calls on a client without the counter do not count.
-	if _, err := env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.AuthTable), Key: item("P")}); err != nil {
+	if _, err := env.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.AuthTable), Key: row("P", 0)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -84,7 +80,7 @@ func TestCallCounter(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if _, err := db2.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.AuthTable), Key: item("P")}); err != nil {
+			if _, err := db2.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.AuthTable), Key: row("P", 0)}); err != nil {
 				t.Error(err)
 			}
 		})

@@ -59,3 +59,21 @@ func Each[T any](ctx context.Context, items []T, n int, fn func(context.Context,
 	wg.Wait()
 	return first
 }
+
+// QueryAll pages through a Query and returns every item decoded, in the
+// order DynamoDB returned them.
+func QueryAll[T any](ctx context.Context, db API, in *dynamodb.QueryInput, what string, decode func(map[string]types.AttributeValue) (T, error)) ([]T, error) {
+	var out []T
+	err := QueryEach(ctx, db, in, what, func(av map[string]types.AttributeValue) error {
+		v, err := decode(av)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

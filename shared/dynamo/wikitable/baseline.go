@@ -377,21 +377,27 @@ func (s *BaselineStore) Get(ctx context.Context, tenant, space string, n int) (*
 	if err != nil {
 		return nil, fmt.Errorf("build baseline projection: %w", err)
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+	it, err := s.baselineRecord(ctx, &dynamodb.GetItemInput{
 		TableName: &s.table, Key: baselineKey(tenant, space, n),
 		ProjectionExpression: proj.Projection(), ExpressionAttributeNames: proj.Names(),
-	})
+	}, space, n)
+	if err != nil {
+		return nil, err
+	}
+	return it.entity(), nil
+}
+
+// baselineRecord reads the record of baseline n of space with one GetItem
+// (in names its key and projection): apperr.ErrNotFound when absent.
+func (s *BaselineStore) baselineRecord(ctx context.Context, in *dynamodb.GetItemInput, space string, n int) (*baselineItem, error) {
+	out, err := s.db.GetItem(ctx, in)
 	if err != nil {
 		return nil, dynamo.Errorf("get baseline", err)
 	}
 	if out.Item == nil {
 		return nil, baselineNotFound(space, n)
 	}
-	it, err := baselineDecode(out.Item)
-	if err != nil {
-		return nil, err
-	}
-	return it.entity(), nil
+	return baselineDecode(out.Item)
 }
 
 // SetLabel sets the label with one conditional UpdateItem.
@@ -488,14 +494,7 @@ func (s *BaselineStore) baselinePurgeLeftovers(ctx context.Context, tenant, spac
 // a summary too large to store it counts the copies' origin pages (one
 // Query per 1 MB of copies).
 func (s *BaselineStore) Pages(ctx context.Context, tenant, space string, n int) ([]baseline.PageCount, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: baselineKey(tenant, space, n)})
-	if err != nil {
-		return nil, dynamo.Errorf("get baseline", err)
-	}
-	if out.Item == nil {
-		return nil, baselineNotFound(space, n)
-	}
-	it, err := baselineDecode(out.Item)
+	it, err := s.baselineRecord(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: baselineKey(tenant, space, n)}, space, n)
 	if err != nil {
 		return nil, err
 	}

@@ -119,22 +119,10 @@ func integrationDecode(av map[string]types.AttributeValue) (*integration.Descrip
 
 // List returns the tenant's integrations ordered by serviceId.
 func (s *IntegrationStore) List(ctx context.Context, tenant string) ([]*integration.Descriptor, error) {
-	var out []*integration.Descriptor
-	err := dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
+	return dynamo.QueryAll(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: integrationPK(tenant)}},
-	}, "list integrations", func(av map[string]types.AttributeValue) error {
-		d, err := integrationDecode(av)
-		if err != nil {
-			return err
-		}
-		out = append(out, d)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	}, "list integrations", integrationDecode)
 }
 
 // Get returns one integration (strongly consistent), or apperr.ErrNotFound.

@@ -174,23 +174,11 @@ func (s *WikiStore) Children(ctx context.Context, tenant, parentID string) ([]*w
 	if err != nil {
 		return nil, fmt.Errorf("build children query: %w", err)
 	}
-	var pages []*wiki.Page
-	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
+	return dynamo.QueryAll(ctx, s.db, &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String("gsi1"),
 		KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, "query child pages", func(av map[string]types.AttributeValue) error {
-		pg, err := pgDecode(av, false)
-		if err != nil {
-			return err
-		}
-		pages = append(pages, pg)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return pages, nil
+	}, "query child pages", func(av map[string]types.AttributeValue) (*wiki.Page, error) { return pgDecode(av, false) })
 }
 
 // pgWrite writes a page conditionally: a put of the encoded item put, or
