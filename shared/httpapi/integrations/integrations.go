@@ -281,7 +281,10 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request) error {
 }
 
 // pushJSON answers a push: 200 when the tracker took the message, 502 with
-// the tracker's failure (status and message as every error body).
+// the tracker's failure (status and message as every error body). A 502
+// names the remote status, the reason or the kind of transport failure,
+// never the remote body: its lastResponse is the failure's Summary, and
+// the queue listing shows the recorded one (with the start of the body).
 type pushJSON struct {
 	Status       int    `json:"status,omitempty"`
 	Message      string `json:"message,omitempty"`
@@ -294,8 +297,9 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) error {
 	m, err := h.Service.Push(r.Context(), tenant(r), r.PathValue("serviceId"), r.PathValue("messageId"))
 	var de *integration.DeliveryError
 	if errors.As(err, &de) {
-		e := apperr.BadGatewayf("%s", de.Error())
-		return httpapi.WithBody(e, pushJSON{Status: http.StatusBadGateway, Message: e.Message, ID: m.ID, State: string(m.State), LastResponse: m.LastResponse})
+		// The log line (not the answer) carries the recorded failure.
+		e := apperr.Wrap(apperr.BadGatewayf("%s", de.Error()), errors.New(de.LastResponse()))
+		return httpapi.WithBody(e, pushJSON{Status: http.StatusBadGateway, Message: e.Message, ID: m.ID, State: string(m.State), LastResponse: de.Summary()})
 	}
 	if err != nil {
 		return err
