@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -30,6 +29,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
 	"github.com/reqtrace/reqtrace/shared/mail"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/queue"
 )
 
@@ -59,7 +59,7 @@ func run(ctx context.Context) error {
 	store := wikitable.NewIntegrationStore(db, table)
 	d := integration.Deps{
 		Store: store, Outbox: ob, Queue: q, ReconcileStore: store,
-		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: deps.Config.HTTPTimeout}},
+		Tracker:   &integration.HTTPTracker{Client: outbound.FromConfig(deps.Config, outbound.DefaultMaxBody)},
 		Publisher: integration.NewPublisher(q, ob),
 		Mailer:    mailer,
 		Logger:    deps.Logger,

@@ -23,6 +23,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 	"github.com/reqtrace/reqtrace/shared/wikiclient"
 )
@@ -45,8 +46,10 @@ func run(ctx context.Context) error {
 		Links:    store,
 		Pending:  store,
 		Outbox:   store,
-		Wiki:     wikiclient.New(deps.Config.HTTPTimeout),
+		Wiki:     wikiclient.New(outbound.FromConfig(deps.Config, wikiclient.MaxAnswer)),
 		Logger:   deps.Logger,
+		// Applink urls: loopback and private addresses only when allowed.
+		AllowPrivateTargets: deps.Config.AllowPrivateTargets,
 	})
 	router := deps.Router(auth.Tracker)
 	(&trackerapi.Handler{Tracker: svc}).Register(router) // includes GET /rest/reqs/1/openapi

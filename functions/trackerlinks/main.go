@@ -20,6 +20,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerlinks"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 	"github.com/reqtrace/reqtrace/shared/wikiclient"
 )
@@ -44,7 +45,7 @@ func run(ctx context.Context) error {
 		Pending: store,
 		Locks:   store,
 		Outbox:  store, // sends TRACKER link sets right after an edit
-		Wiki:    wikiclient.New(deps.Config.HTTPTimeout),
+		Wiki:    wikiclient.New(outbound.FromConfig(deps.Config, wikiclient.MaxAnswer)),
 		Logger:  deps.Logger,
 	})
 	router := deps.Router(auth.Tracker)

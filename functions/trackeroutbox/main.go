@@ -22,6 +22,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 	"github.com/reqtrace/reqtrace/shared/wikiclient"
 )
@@ -42,7 +43,7 @@ func run(ctx context.Context) error {
 		Applinks: store,
 		Links:    store,
 		Outbox:   store,
-		Wiki:     wikiclient.New(deps.Config.HTTPTimeout),
+		Wiki:     wikiclient.New(outbound.FromConfig(deps.Config, wikiclient.MaxAnswer)),
 		Logger:   deps.Logger,
 	})
 	lambda.Start(func(ctx context.Context, ev events.EventBridgeEvent) error {

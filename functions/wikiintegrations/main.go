@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikiintegrations"
 	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/queue"
 )
 
@@ -50,9 +50,11 @@ func run(ctx context.Context) error {
 		Store: store, Outbox: ob, Links: store, ReconcileStore: store,
 		Tokens:    authtable.NewAuthStore(db, deps.Config.AuthTable),
 		Settings:  wikitable.NewSettingsStore(db, table),
-		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: deps.Config.HTTPTimeout}},
+		Tracker:   &integration.HTTPTracker{Client: outbound.FromConfig(deps.Config, outbound.DefaultMaxBody)},
 		Publisher: integration.NewPublisher(q, ob),
 		Logger:    deps.Logger,
+		// rpcUrls: loopback and private addresses only when allowed.
+		AllowPrivateTargets: deps.Config.AllowPrivateTargets,
 	})
 	router := deps.Router(auth.Wiki)
 	(&wikiintegrations.Handler{Service: svc}).Register(router)

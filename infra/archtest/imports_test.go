@@ -90,7 +90,12 @@ var rules = []rule{
 			return false
 		},
 		[]string{"github.com/aws/", "github.com/awslabs/", module + "shared/dynamo", module + "shared/httpapi",
-			module + "shared/queue", module + "shared/mail", module + "shared/wikiclient", module + "shared/lambdaapp"}},
+			module + "shared/queue", module + "shared/mail", module + "shared/wikiclient", module + "shared/lambdaapp",
+			module + "shared/outbound"}},
+	{"the outbound policy is pure: domain validation and the outbound client both use it, so it imports no package of the module",
+		func(path string) bool { return path == module+"shared/netpolicy" }, []string{module}},
+	{"functions build HTTP clients only through shared/outbound (the target policy, timeout and answer limit)",
+		under("functions"), []string{"net/http"}},
 	{"functions import only shared (a Lambda never links the local stack)",
 		under("functions"), []string{module + "infra/"}},
 	{"the DynamoDB mechanics serve every table: they import no table package and no domain package but apperr",
@@ -162,6 +167,9 @@ func TestRulesCatchAViolation(t *testing.T) {
 		{ImportPath: module + "shared/dynamo/trackertable", Imports: []string{module + "shared/dynamo/wikitable"}},
 		{ImportPath: module + "shared/dynamo/wikitable", Imports: []string{module + "shared/dynamo/authtable"}},
 		{ImportPath: module + "shared/httpapi/trackerapi", Imports: []string{module + "shared/dynamo/trackertable"}},
+		{ImportPath: module + "shared/integration", Imports: []string{module + "shared/outbound"}},
+		{ImportPath: module + "shared/netpolicy", Imports: []string{module + "shared/apperr"}},
+		{ImportPath: module + "functions/sync", Imports: []string{"net/http"}},
 	}
 	for _, p := range cases {
 		if len(violations(p)) == 0 {

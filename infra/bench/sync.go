@@ -12,6 +12,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/queue"
 )
@@ -60,7 +61,7 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 
 	s := integration.NewSync(integration.Deps{
 		Store: wikitable.NewIntegrationStore(db.API, table), Outbox: ob, Queue: q,
-		Tracker:   &integration.HTTPTracker{Client: &http.Client{Timeout: 10 * time.Second}},
+		Tracker:   &integration.HTTPTracker{Client: outbound.New(outbound.Options{Timeout: 10 * time.Second, AllowPrivate: true})},
 		Publisher: pub, Logger: slog.New(slog.DiscardHandler),
 	}, integration.SyncOptions{})
 	runCtx, cancel := context.WithTimeout(ctx, timeout)

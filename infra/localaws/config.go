@@ -3,6 +3,7 @@ package localaws
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"strings"
 
@@ -62,6 +63,22 @@ type endpoints map[string]string
 func (e endpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
 	v := e[strings.ReplaceAll(strings.ToUpper(sdkID), " ", "_")]
 	return v, v != "", nil
+}
+
+// LocalEnv is what the local stack (make run, make invoke, the tests that
+// run the functions' bootstraps) sets over template.yaml's environment:
+// there the wiki and the tracker call each other on 127.0.0.1, which a
+// deployed stack refuses (ALLOW_PRIVATE_TARGETS defaults to false;
+// docs/operations.md, "Security model").
+var LocalEnv = map[string]string{"ALLOW_PRIVATE_TARGETS": "true"}
+
+// WithLocalEnv returns vars, a function's environment from template.yaml,
+// with LocalEnv over it.
+func WithLocalEnv(vars map[string]string) map[string]string {
+	out := make(map[string]string, len(vars)+len(LocalEnv))
+	maps.Copy(out, vars)
+	maps.Copy(out, LocalEnv)
+	return out
 }
 
 // Environ returns the environment variables ("KEY=value") that make

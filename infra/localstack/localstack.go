@@ -172,7 +172,7 @@ func (st *Stack) startFunctions(ctx context.Context, tmpl *samtemplate.Template,
 			return fmt.Errorf("%s: no bootstrap at %s: run `make build` first", fn.LogicalID, bootstrap)
 		}
 		env := append([]string(nil), aws...)
-		vars := tmpl.Env(fn.LogicalID, st.Resources.Resolve)
+		vars := localaws.WithLocalEnv(tmpl.Env(fn.LogicalID, st.Resources.Resolve))
 		names := make([]string, 0, len(vars))
 		for k := range vars {
 			names = append(names, k)

@@ -208,6 +208,8 @@ func TestEnv(t *testing.T) {
 		"AUTH_TABLE":         "p-AuthTable",
 		"OUTBOUND_QUEUE_URL": "http://127.0.0.1:1/123456789012/p-OutboundQueue.fifo",
 		"LOG_LEVEL":          "INFO",
+		// !Ref AllowPrivateTargets, default "false"
+		"ALLOW_PRIVATE_TARGETS": "false",
 	}
 	withEmail := maps.Clone(common)
 	withEmail["ERROR_EMAIL_FROM"] = ""                   // !Ref ErrorEmailFrom, default ""
@@ -229,7 +231,7 @@ func TestEnv(t *testing.T) {
 			}
 			return local[ref]
 		}, noQueue},
-		{"nil resolver keeps literals", "WikiContent", nil, map[string]string{"LOG_LEVEL": "INFO"}},
+		{"nil resolver keeps literals and parameters", "WikiContent", nil, map[string]string{"LOG_LEVEL": "INFO", "ALLOW_PRIVATE_TARGETS": "false"}},
 		{"unknown function", "Nope", resolve, nil},
 	}
 	for _, tt := range tests {

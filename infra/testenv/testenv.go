@@ -78,11 +78,12 @@ type Env struct {
 
 // Environ returns the variables a process started by the test needs to
 // run function fn against this environment: the function's environment
-// from template.yaml with this test's table names and queue URL, and
-// localaws.Environ's region, credentials and endpoints.
+// from template.yaml with this test's table names and queue URL and
+// localaws.LocalEnv over it, and localaws.Environ's region, credentials and
+// endpoints.
 func (e *Env) Environ(fn string) []string {
 	env := localaws.Environ(e.DynamoDBEndpoint, e.SQSEndpoint)
-	for k, v := range e.Template.Env(fn, e.Resources.Resolve) {
+	for k, v := range localaws.WithLocalEnv(e.Template.Env(fn, e.Resources.Resolve)) {
 		env = append(env, k+"="+v)
 	}
 	return env

@@ -131,6 +131,7 @@ func TestEnviron(t *testing.T) {
 		"WIKI_TABLE=" + env.WikiTable,
 		"OUTBOUND_QUEUE_URL=" + env.QueueURL,
 		"ERROR_EMAIL_FROM=",
+		"ALLOW_PRIVATE_TARGETS=true", // localaws.LocalEnv over the template's "false"
 		"AWS_ENDPOINT_URL_DYNAMODB=" + env.DynamoDBEndpoint,
 		"AWS_ENDPOINT_URL_SQS=" + env.SQSEndpoint,
 		"AWS_REGION=us-east-1",

@@ -5,16 +5,20 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/fakedns"
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/trackertable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 	"github.com/reqtrace/reqtrace/shared/wikiclient"
 )
@@ -39,12 +43,35 @@ type Harness struct {
 	Svc    *tracker.Service
 	Store  *trackertable.TrackerStore
 	Wiki   *Wiki
+	// WikiURL is the url of demo's wiki-1: Wiki.URL, or with StrictTargets
+	// a host name resolving to its loopback address.
+	WikiURL string
 	// Link is the incoming token of demo's wiki-1.
 	Link string
 }
 
-// NewHarness builds a Harness whose router serves what register registers.
+// Options change what NewHarnessWith builds.
+type Options struct {
+	// StrictTargets builds the tracker as deployed, with
+	// ALLOW_PRIVATE_TARGETS off. The fake wiki, which listens on loopback,
+	// is then registered by a public-looking name (WikiHost) that a fake
+	// DNS resolves to 127.0.0.1: the registration is accepted, and every
+	// call to the wiki is refused when connecting.
+	StrictTargets bool
+}
+
+// WikiHost is the name of the fake wiki with StrictTargets.
+const WikiHost = "wiki.example.com"
+
+// NewHarness builds a Harness whose router serves what register registers,
+// with private targets allowed (the local stack's setting).
 func NewHarness(t *testing.T, register func(*httpapi.Router, *tracker.Service)) *Harness {
+	t.Helper()
+	return NewHarnessWith(t, Options{}, register)
+}
+
+// NewHarnessWith builds a Harness with options o.
+func NewHarnessWith(t *testing.T, o Options, register func(*httpapi.Router, *tracker.Service)) *Harness {
 	t.Helper()
 	env := testenv.AWS(t)
 	ctx := context.Background()
@@ -62,17 +89,24 @@ func NewHarness(t *testing.T, register func(*httpapi.Router, *tracker.Service)) 
 	}
 	store := trackertable.NewTrackerStore(env.DynamoDB, env.TrackerTable)
 	wiki := NewWiki(t, WikiToken, "jira-1")
+	wikiURL := wiki.URL
+	if o.StrictTargets {
+		u, _ := url.Parse(wiki.URL)
+		wikiURL = "http://" + WikiHost + ":" + u.Port()
+	}
+	client := outbound.New(outbound.Options{Timeout: 2 * time.Second, AllowPrivate: !o.StrictTargets, MaxBody: wikiclient.MaxAnswer,
+		Resolver: fakedns.Resolver(map[string][]netip.Addr{WikiHost: {netip.MustParseAddr("127.0.0.1")}})})
 	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: authStore, Links: store, Pending: store, Locks: store, Outbox: store,
-		Wiki: wikiclient.New(2 * time.Second)})
+		Wiki: wikiclient.New(client), AllowPrivateTargets: !o.StrictTargets})
 	rt := httpapi.NewRouter(auth.Tracker, auth.NewAuthenticator(authStore, 0))
 	rt.Logger = slog.New(slog.DiscardHandler)
 	register(rt, svc)
-	h := &Harness{T: t, Router: rt, Svc: svc, Store: store, Wiki: wiki}
+	h := &Harness{T: t, Router: rt, Svc: svc, Store: store, Wiki: wiki, WikiURL: wikiURL}
 	var reg struct {
 		IncomingToken string `json:"incomingToken"`
 	}
 	h.JSON("PUT", "/rest/reqs/1/api/wiki-1", DemoAdmin,
-		`{"name":"Demo wiki","url":"`+wiki.URL+`","serviceId":"jira-1","token":"`+WikiToken+`"}`, 200, &reg)
+		`{"name":"Demo wiki","url":"`+wikiURL+`","serviceId":"jira-1","token":"`+WikiToken+`"}`, 200, &reg)
 	h.Link = reg.IncomingToken
 	return h
 }
@@ -108,6 +142,19 @@ func (h *Harness) JSON(method, path, token, body string, status int, out any) {
 // each of parts, and that errors are JSON.
 func (h *Harness) Expect(method, path, token, body string, status int, parts ...string) {
 	h.T.Helper()
+	h.expect(method, path, token, body, status, parts, nil)
+}
+
+// ExpectWithout sends a request and checks the status, that errors are
+// JSON, and that the answer contains none of absent (what a wiki answered
+// must not reach the tracker's caller).
+func (h *Harness) ExpectWithout(method, path, token, body string, status int, absent ...string) {
+	h.T.Helper()
+	h.expect(method, path, token, body, status, nil, absent)
+}
+
+func (h *Harness) expect(method, path, token, body string, status int, parts, absent []string) {
+	h.T.Helper()
 	rec := h.Do(method, path, token, body)
 	if rec.Code != status {
 		h.T.Errorf("%s %s: status %d, want %d: %s", method, path, rec.Code, status, rec.Body)
@@ -116,6 +163,11 @@ func (h *Harness) Expect(method, path, token, body string, status int, parts ...
 	for _, p := range parts {
 		if !strings.Contains(rec.Body.String(), p) {
 			h.T.Errorf("%s %s: answer %s lacks %q", method, path, rec.Body, p)
+		}
+	}
+	for _, a := range absent {
+		if strings.Contains(rec.Body.String(), a) {
+			h.T.Errorf("%s %s: answer %s contains %q", method, path, rec.Body, a)
 		}
 	}
 	if status >= 400 && rec.Header().Get("Content-Type") != "application/json" {

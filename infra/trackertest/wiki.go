@@ -59,6 +59,13 @@ type Wiki struct {
 	linkCalls    [][]LinkSet
 	linksStatus  int      // status of the links callback (0: 204)
 	reads        []string // "space/key[@b]" of each requirement GET
+	search       *cannedAnswer
+}
+
+// cannedAnswer is an answer set by SetSearchAnswer.
+type cannedAnswer struct {
+	status            int
+	contentType, body string
 }
 
 // NewWiki starts a fake wiki that accepts bearer token and knows the
@@ -120,6 +127,18 @@ func (w *Wiki) SetLinksStatus(status int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.linksStatus = status
+}
+
+// SetSearchAnswer makes every search answer status with this content type
+// and body, as they are (a wiki answering something else than its API
+// says); status 0 restores the wiki's own search.
+func (w *Wiki) SetSearchAnswer(status int, contentType, body string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.search = nil
+	if status != 0 {
+		w.search = &cannedAnswer{status: status, contentType: contentType, body: body}
+	}
 }
 
 // Delete makes the wiki forget a requirement (its GET answers 404).
@@ -192,6 +211,12 @@ func (w *Wiki) serve(rw http.ResponseWriter, r *http.Request) {
 		answer(rw, http.StatusOK, req)
 	case len(parts) == 2 && parts[0] == "requirement2" && r.Method == http.MethodGet:
 		w.searches = append(w.searches, r.URL.RawQuery)
+		if c := w.search; c != nil {
+			rw.Header().Set("Content-Type", c.contentType)
+			rw.WriteHeader(c.status)
+			_, _ = io.WriteString(rw, c.body)
+			return
+		}
 		if strings.Contains(r.URL.Query().Get("q"), "(((") {
 			answer(rw, http.StatusBadRequest, map[string]any{"status": 400, "message": "unexpected end of query", "position": 3})
 			return

@@ -27,6 +27,12 @@ type Config struct {
 	TenantRate       float64       // TENANT_RATE requests/s per tenant per instance, default 200
 	TenantBurst      float64       // TENANT_BURST, default 400
 	HTTPTimeout      time.Duration // HTTP_TIMEOUT for calls to the other application, default 10s
+	// AllowPrivateTargets (ALLOW_PRIVATE_TARGETS, default false) lets the
+	// two sides call loopback and private addresses: integration rpcUrls
+	// and applink urls on 127.0.0.1, 10.0.0.0/8, ... (the local stack sets
+	// it). Link-local, multicast, broadcast and unspecified addresses stay
+	// refused (shared/netpolicy).
+	AllowPrivateTargets bool
 }
 
 // Load reads the configuration.
@@ -55,6 +61,13 @@ func Load(env Lookup) (Config, error) {
 			}
 			*d = v
 		}
+	}
+	if s := get("ALLOW_PRIVATE_TARGETS"); s != "" {
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return c, fmt.Errorf("ALLOW_PRIVATE_TARGETS: want true or false, got %q", s)
+		}
+		c.AllowPrivateTargets = v
 	}
 	for name, f := range map[string]*float64{"TENANT_RATE": &c.TenantRate, "TENANT_BURST": &c.TenantBurst} {
 		if s := get(name); s != "" {

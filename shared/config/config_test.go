@@ -24,7 +24,15 @@ func TestLoad(t *testing.T) {
 	if err := (Config{}).Require("OUTBOUND_DLQ_URL"); err == nil {
 		t.Fatal("missing OUTBOUND_DLQ_URL accepted")
 	}
-	for _, bad := range []map[string]string{{"AUTH_CACHE_TTL": "soon"}, {"TENANT_RATE": "-1"}, {"LOG_LEVEL": "loud"}} {
+	if c.AllowPrivateTargets {
+		t.Fatal("ALLOW_PRIVATE_TARGETS is on by default")
+	}
+	for v, want := range map[string]bool{"true": true, "TRUE": true, "1": true, "false": false, " false ": false} {
+		if c, err := Load(env(map[string]string{"ALLOW_PRIVATE_TARGETS": v})); err != nil || c.AllowPrivateTargets != want {
+			t.Errorf("ALLOW_PRIVATE_TARGETS=%q: %v %v", v, c.AllowPrivateTargets, err)
+		}
+	}
+	for _, bad := range []map[string]string{{"AUTH_CACHE_TTL": "soon"}, {"TENANT_RATE": "-1"}, {"LOG_LEVEL": "loud"}, {"ALLOW_PRIVATE_TARGETS": "yes"}} {
 		if _, err := Load(env(bad)); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/reqtrace/reqtrace/shared/netpolicy"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 )
 
@@ -179,12 +180,14 @@ type DeliveryError struct {
 	Err        error  // the transport error when no answer came
 }
 
-// Error names the remote status, the reason or the transport error, never
-// the remote body (it may reach a caller in a 502).
+// Error names the remote status, the reason, or the kind of transport
+// failure (a timeout, a refused target: netpolicy.Describe), never the
+// remote body nor a transport error's own text (it may reach a caller in a
+// 502).
 func (e *DeliveryError) Error() string {
 	switch {
 	case e.HTTPStatus == 0:
-		return "cannot reach the tracker: " + e.Err.Error()
+		return "cannot reach the tracker: " + netpolicy.Describe(e.Err)
 	case e.Reason != "":
 		return fmt.Sprintf("tracker answered HTTP %d: %s", e.HTTPStatus, e.Reason)
 	}
@@ -193,19 +196,30 @@ func (e *DeliveryError) Error() string {
 
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
-// LastResponse renders the failure as the messages' lastResponse (the
-// start of a non-2xx body included: the queue listing shows it to
-// administrators).
+// LastResponse renders the failure as the messages' lastResponse: Summary,
+// plus what the queue listing shows to administrators (the transport
+// error's text, the start of a non-2xx answer's body).
 func (e *DeliveryError) LastResponse() string {
 	switch {
 	case e.HTTPStatus == 0:
 		return "error: " + clip(e.Err.Error(), 1000)
+	case e.Reason == "" && e.Body != "":
+		return fmt.Sprintf("HTTP %d: %s", e.HTTPStatus, e.Body)
+	}
+	return e.Summary()
+}
+
+// Summary renders the failure without what came from the remote side (the
+// body of a non-2xx answer, the transport error's text): what a 502 may
+// show.
+func (e *DeliveryError) Summary() string {
+	switch {
+	case e.HTTPStatus == 0:
+		return "error: " + netpolicy.Describe(e.Err)
 	case e.Reason != "":
 		return fmt.Sprintf("HTTP %d: %s", e.HTTPStatus, e.Reason)
-	case e.Body == "":
-		return fmt.Sprintf("HTTP %d", e.HTTPStatus)
 	}
-	return fmt.Sprintf("HTTP %d: %s", e.HTTPStatus, e.Body)
+	return fmt.Sprintf("HTTP %d", e.HTTPStatus)
 }
 
 // Tracker delivers message batches to an issue tracker.
@@ -221,13 +235,16 @@ type Tracker interface {
 // API version; the answer must be {"results": [{"id", "status":
 // "OK"|"ERROR", "message"}]} with a result for every id sent.
 type HTTPTracker struct {
-	Client *http.Client // with its timeout; http.DefaultClient when nil
+	// Client is the outbound client (shared/outbound: policy, timeout,
+	// answer size); http.DefaultClient when nil, which only tests do.
+	Client *http.Client
 }
 
 var _ Tracker = (*HTTPTracker)(nil)
 
-// maxAnswer bounds how much of a tracker's answer is read.
-const maxAnswer = 4 << 20
+// maxAnswer bounds how much of a tracker's answer is read, whatever the
+// client (shared/outbound's default limit).
+const maxAnswer = 1 << 20
 
 // Deliver implements Tracker. For a tracker below LinksVersion, LINKS
 // messages are translated to LINK messages (wireMessages); when that makes
@@ -296,9 +313,16 @@ func (t *HTTPTracker) post(ctx context.Context, d *Descriptor, msgs []*outbox.Me
 		return nil, &DeliveryError{Err: err}
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err == nil && len(answer) > maxAnswer {
+		err = &netpolicy.TooLargeError{Limit: maxAnswer}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &DeliveryError{HTTPStatus: resp.StatusCode, Body: clip(strings.TrimSpace(string(answer)), 500)}
+	}
+	var tooLarge *netpolicy.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, &DeliveryError{HTTPStatus: resp.StatusCode, Reason: "not a tracker answer (" + strings.TrimPrefix(tooLarge.Error(), "the answer is ") + ")"}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -339,9 +363,6 @@ func parseAnswer(contentType string, body []byte, n int) ([]Result, string) {
 		Results *[]json.RawMessage `json:"results"`
 	}
 	if err := json.Unmarshal(body, &a); err != nil {
-		if len(body) == maxAnswer {
-			return nil, "not a tracker answer (larger than 4 MiB)"
-		}
 		return nil, "not a tracker answer (not a JSON object)"
 	}
 	if a.Results == nil {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/netpolicy"
 )
 
 // Status says whether the wiki sends messages to an integration.
@@ -255,6 +256,18 @@ func (d *Descriptor) Validate() error {
 	}
 	if len(d.Token) > 4096 {
 		return apperr.Invalidf("token is longer than 4096 characters")
+	}
+	return nil
+}
+
+// CheckTarget checks rpcUrl against the outbound policy (shared/netpolicy):
+// never a link-local, unspecified, multicast or broadcast address, and no
+// loopback or private one unless allowPrivate (ALLOW_PRIVATE_TARGETS). The
+// error is a 400 naming the field. Calls are checked again when they are
+// made, after DNS resolution (shared/outbound).
+func (d *Descriptor) CheckTarget(allowPrivate bool) error {
+	if _, err := (netpolicy.Policy{AllowPrivate: allowPrivate}).ParseURL(d.RPCURL); err != nil {
+		return apperr.Invalidf("rpcUrl %q is refused: %s", d.RPCURL, err.Error())
 	}
 	return nil
 }

@@ -64,6 +64,33 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+func TestCheckTarget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		url            string
+		strict, permit bool // accepted without and with private targets
+	}{
+		{"https://jira.example.com", true, true},
+		{"http://127.0.0.1:3001", false, true},
+		{"http://localhost:3001", false, true},
+		{"http://10.2.3.4/jira", false, true},
+		{"http://100.64.0.9", false, true},
+		{"http://169.254.169.254/latest/meta-data/", false, false},
+		{"http://[fe80::1]/", false, false},
+		{"http://0.0.0.0/", false, false},
+		{"http://jira.example.com:0/", false, false},
+		{"http://2130706433/", false, false},
+	} {
+		d := &Descriptor{RPCURL: tc.url}
+		for allow, want := range map[bool]bool{false: tc.strict, true: tc.permit} {
+			err := d.CheckTarget(allow)
+			if (err == nil) != want || err != nil && (!errors.Is(err, apperr.ErrInvalid) || !strings.Contains(err.Error(), "rpcUrl")) {
+				t.Errorf("CheckTarget(%s, private %v) = %v", tc.url, allow, err)
+			}
+		}
+	}
+}
+
 func TestNormalizeEndpoint(t *testing.T) {
 	t.Parallel()
 	d := &Descriptor{RPCURL: "https://jira.example.com/", Version: 1}

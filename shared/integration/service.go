@@ -34,6 +34,9 @@ type Deps struct {
 	Reconciler Reconciler
 	Logger     *slog.Logger     // slog.Default when nil
 	Now        func() time.Time // time.Now when nil
+	// AllowPrivateTargets (ALLOW_PRIVATE_TARGETS) accepts rpcUrls on
+	// loopback and private addresses (Descriptor.CheckTarget).
+	AllowPrivateTargets bool
 }
 
 func (d *Deps) now() time.Time {
@@ -152,6 +155,9 @@ func (s *Service) Create(ctx context.Context, tenant string, p Patch) (View, str
 	if err := d.Validate(); err != nil {
 		return View{}, "", err
 	}
+	if err := d.CheckTarget(s.d.AllowPrivateTargets); err != nil {
+		return View{}, "", err
+	}
 	now := s.d.now().UTC()
 	d.CreatedAt, d.UpdatedAt = now, now
 	token, err := s.issueToken(ctx, tenant, d)
@@ -232,13 +238,21 @@ func (s *Service) Update(ctx context.Context, tenant, serviceID string, p Patch)
 	if p.ServiceID != nil && *p.ServiceID != serviceID {
 		return View{}, "", apperr.Invalidf("serviceId %q cannot change (path names %q)", *p.ServiceID, serviceID)
 	}
-	wasDisabled, oldVersion := d.Status == Disabled, d.Version
+	wasDisabled, oldVersion, oldTarget := d.Status == Disabled, d.Version, d.RPCURL
 	if err := p.apply(d); err != nil {
 		return View{}, "", err
 	}
 	d.Normalize()
 	if err := d.Validate(); err != nil {
 		return View{}, "", err
+	}
+	// A new rpcUrl is checked against the outbound policy; one stored
+	// before (a stricter policy since) can still be edited otherwise, for
+	// one to set it DISABLED: calls to it are refused when made.
+	if d.RPCURL != oldTarget {
+		if err := d.CheckTarget(s.d.AllowPrivateTargets); err != nil {
+			return View{}, "", err
+		}
 	}
 	d.UpdatedAt = s.d.now().UTC()
 	oldHash, token := d.IncomingTokenHash, ""

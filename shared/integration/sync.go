@@ -789,7 +789,7 @@ func (r *run) post(ctx context.Context, g *group, batch []*outbox.Message) error
 			g.state = groupFailed
 		}
 		r.s.d.logger().WarnContext(ctx, "delivery failed", "tenant", g.key.tenant, "service_id", g.key.serviceID,
-			"messages", len(batch), "error", de.Error())
+			"messages", len(batch), "error", de.Error(), "last_response", de.LastResponse())
 		r.mail(ctx, g, fmt.Sprintf("POST %s failed: %s\n\n%d message(s) stay NEW and are retried by the next sync runs.",
 			g.d.URL(), de.LastResponse(), len(batch)))
 		return de

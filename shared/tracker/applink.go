@@ -91,6 +91,14 @@ func (s *Service) Register(ctx context.Context, tenant, id string, reg Registrat
 	default:
 		return Registered{}, fmt.Errorf("register applink %s: %w", id, err)
 	}
+	// A new url is checked against the outbound policy; one stored before
+	// (a stricter policy since) can still be edited otherwise, for one to
+	// set the applink DISABLED: calls to it are refused when made.
+	if prevp == nil || u != prev.URL {
+		if err := checkTarget(u, s.allowPrivate); err != nil {
+			return Registered{}, err
+		}
+	}
 	a := prev
 	a.Name, a.URL, a.ServiceID = name, u, serviceID
 	if reg.WikiToken != nil {

@@ -3,10 +3,12 @@ package tracker_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/auth/authtest"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
@@ -72,6 +74,11 @@ func TestRegisterInvalid(t *testing.T) {
 		"bad mode":     {"w", tracker.Registration{URL: "http://w", Mode: ptr("auto")}},
 		"bad version":  {"w", tracker.Registration{URL: "http://w", Version: ptr(0)}},
 		"bad service":  {"w", tracker.Registration{URL: "http://w", ServiceID: "a/b"}},
+		"metadata url": {"w", tracker.Registration{URL: "http://169.254.169.254"}},
+		"loopback url": {"w", tracker.Registration{URL: "http://127.0.0.1:3000"}},
+		"private url":  {"w", tracker.Registration{URL: "http://10.0.0.8"}},
+		"localhost":    {"w", tracker.Registration{URL: "http://localhost:3000"}},
+		"port 0":       {"w", tracker.Registration{URL: "http://wiki.example.com:0"}},
 	} {
 		if _, err := f.svc.Register(context.Background(), tenant, tc.id, tc.reg); !errors.Is(err, apperr.ErrInvalid) {
 			t.Errorf("%s: %v, want invalid", name, err)
@@ -79,6 +86,22 @@ func TestRegisterInvalid(t *testing.T) {
 	}
 	if f.tokens.Len() != 1 {
 		t.Errorf("%d tokens stored, want only the fixture's", f.tokens.Len())
+	}
+}
+
+// Private targets are accepted when the operator allows them; link-local
+// ones never.
+func TestRegisterPrivateTargets(t *testing.T) {
+	t.Parallel()
+	store := newMemStore()
+	svc := tracker.New(tracker.Deps{Applinks: store, Tokens: &authtest.Tokens{}, AllowPrivateTargets: true})
+	ctx := context.Background()
+	if _, err := svc.Register(ctx, tenant, "local", tracker.Registration{URL: "http://127.0.0.1:3000"}); err != nil {
+		t.Errorf("loopback with private targets allowed: %v", err)
+	}
+	_, err := svc.Register(ctx, tenant, "meta", tracker.Registration{URL: "http://[::ffff:169.254.169.254]/"})
+	if !errors.Is(err, apperr.ErrInvalid) || !strings.Contains(err.Error(), "url") {
+		t.Errorf("link-local: %v", err)
 	}
 }
 

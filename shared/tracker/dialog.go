@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // Search is the link dialog's answer.
 type Search struct {
-	// Results is the wiki's search answer, passed on as it came.
+	// Results is the answer to the tracker's caller: the wiki's search
+	// answer rebuilt from its documented fields, each checked (see
+	// dialogAnswer).
 	Results json.RawMessage
 	// Version is the applink's API version after negotiation.
 	Version int
@@ -61,62 +65,224 @@ func (s *Service) SearchRequirements(ctx context.Context, tenant, applinkID stri
 		}
 		return Search{}, wikiFailed(err, fmt.Sprintf("cannot search the wiki of application link %s", applinkID))
 	}
-	if out.Results, err = s.sanitizeResults(res); err != nil {
+	if out.Results, err = s.dialogAnswer(res, q); err != nil {
 		return Search{}, wikiFailed(err, fmt.Sprintf("the wiki of application link %s answered an unusable search result", applinkID))
 	}
 	return out, nil
 }
 
-// sanitizeResults passes the wiki's search answer on with every result's
-// excerpt sanitized like every excerpt the tracker stores: the wiki's HTML
-// reaches the tracker's users. The answer is always re-encoded from what
-// was parsed, so that no other reader of it can see what this one did not
-// (a member given twice, of which Go keeps the last); a member named
-// htmlExcerpt in any case is sanitized (and one that is not a string
-// dropped). An answer that is not an object with a results array is
-// refused.
-func (s *Service) sanitizeResults(raw json.RawMessage) (json.RawMessage, error) {
+// dialogAnswer rebuilds the wiki's search answer for the tracker's caller
+// from the fields the wiki's API documents (shared/openapi/wiki.yaml,
+// SearchResult and Requirement), each checked again: the wiki is another
+// application, and what it answers reaches the tracker's users.
+//
+//   - The answer must be a JSON object with a "results" array (502
+//     otherwise). offset and limit are the wiki's when they are numbers of
+//     0 or more, else those asked; count is the number of results answered.
+//   - A result is dropped unless it is an object with a spaceKey and a key
+//     the requirement package accepts and a baseline that is null, absent
+//     or a positive integer.
+//   - Every other documented field is kept when valid and dropped when not
+//     (foundField): excerpts are sanitized, texts cleaned of control
+//     characters, keys checked, links kept only when safeLink says so;
+//     list items that are not valid are dropped.
+//   - Anything else (unknown members, members named in another case) is
+//     not answered. Members are matched exactly; a member given twice is
+//     read as Go reads it (the last), and only what was read is answered.
+func (s *Service) dialogAnswer(raw json.RawMessage, asked WikiSearch) (json.RawMessage, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
 		return nil, apperr.BadGatewayf("the answer is not a JSON object")
 	}
-	var results []map[string]json.RawMessage
-	if r, ok := top["results"]; ok {
-		if err := json.Unmarshal(r, &results); err != nil {
-			return nil, apperr.BadGatewayf("results is not an array of objects")
+	var items []json.RawMessage
+	if err := json.Unmarshal(top["results"], &items); err != nil || items == nil {
+		return nil, apperr.BadGatewayf("the answer has no results array")
+	}
+	results := make([]map[string]any, 0, len(items))
+	for _, item := range items {
+		if r, ok := s.foundRequirement(item); ok {
+			results = append(results, r)
 		}
 	}
-	for _, r := range results {
-		for name, v := range r {
-			if !strings.EqualFold(name, "htmlExcerpt") {
-				continue
-			}
-			var html string
-			if err := json.Unmarshal(v, &html); err != nil {
-				delete(r, name) // not a string: nothing to show
-				continue
-			}
-			clean, err := s.sanitizeExcerpt(html)
-			if err != nil {
-				clean = "" // too large to show
-			}
-			if r[name], err = marshalNoEscape(clean); err != nil {
-				return nil, err
+	return marshalNoEscape(map[string]any{
+		"results": results,
+		"offset":  count(top["offset"], asked.Offset),
+		"limit":   count(top["limit"], asked.Limit),
+		"count":   len(results),
+	})
+}
+
+// count reads a number of 0 or more, else answers def.
+func count(raw json.RawMessage, def int) int {
+	var n int
+	if json.Unmarshal(raw, &n) != nil || n < 0 {
+		return def
+	}
+	return n
+}
+
+// foundRequirement checks one result of the wiki's search; ok is false
+// when it cannot be linked to (no valid identity).
+func (s *Service) foundRequirement(raw json.RawMessage) (map[string]any, bool) {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(raw, &in) != nil || in == nil {
+		return nil, false
+	}
+	var space, key string
+	if json.Unmarshal(in["spaceKey"], &space) != nil || !requirement.ValidSpaceKey(space) ||
+		json.Unmarshal(in["key"], &key) != nil || !requirement.ValidKey(key) {
+		return nil, false
+	}
+	var baseline *int
+	if b, ok := in["baseline"]; ok && (json.Unmarshal(b, &baseline) != nil || baseline != nil && *baseline < 0) {
+		return nil, false
+	}
+	if baseline != nil && *baseline == 0 {
+		baseline = nil // 0 is the current version, as everywhere on the tracker
+	}
+	out := map[string]any{"spaceKey": space, "key": key, "baseline": baseline}
+	for name, check := range foundFields {
+		if v, ok := in[name]; ok {
+			if clean, ok := check(s, v); ok {
+				out[name] = clean
 			}
 		}
 	}
-	for name := range top {
-		if name != "results" && strings.EqualFold(name, "results") {
-			delete(top, name) // only the member this reader used goes on
+	return out, true
+}
+
+// foundFields check the documented fields of a search result but its
+// identity: each answers the value to pass on, or false to drop the field.
+var foundFields = map[string]func(*Service, json.RawMessage) (any, bool){
+	"status": func(_ *Service, raw json.RawMessage) (any, bool) {
+		var v string
+		if json.Unmarshal(raw, &v) != nil {
+			return nil, false
+		}
+		st, ok := requirement.ParseStatus(v)
+		return st, ok
+	},
+	"text": func(_ *Service, raw json.RawMessage) (any, bool) { return foundText(raw, maxExcerpt) },
+	"htmlExcerpt": func(s *Service, raw json.RawMessage) (any, bool) {
+		var html string
+		if json.Unmarshal(raw, &html) != nil {
+			return nil, false
+		}
+		clean, err := s.sanitizeExcerpt(html)
+		if err != nil {
+			clean = "" // too large to show
+		}
+		return clean, true
+	},
+	"htmlNeedsUpdating": func(_ *Service, raw json.RawMessage) (any, bool) {
+		var v bool
+		return v, json.Unmarshal(raw, &v) == nil
+	},
+	"properties": func(_ *Service, raw json.RawMessage) (any, bool) {
+		return foundList(raw, func(in map[string]json.RawMessage) (any, bool) {
+			k, okK := foundText(in["key"], maxName)
+			v, okV := foundText(in["value"], maxExcerpt)
+			return map[string]string{"key": k, "value": v}, okK && okV
+		})
+	},
+	"origin": func(_ *Service, raw json.RawMessage) (any, bool) {
+		if string(raw) == "null" {
+			return nil, true
+		}
+		var in map[string]json.RawMessage
+		if json.Unmarshal(raw, &in) != nil || in == nil {
+			return nil, false
+		}
+		return foundPage(in)
+	},
+	"dependencies":        func(_ *Service, raw json.RawMessage) (any, bool) { return foundList(raw, foundDependency) },
+	"reverseDependencies": func(_ *Service, raw json.RawMessage) (any, bool) { return foundList(raw, foundDependency) },
+	"issues": func(_ *Service, raw json.RawMessage) (any, bool) {
+		return foundList(raw, func(in map[string]json.RawMessage) (any, bool) {
+			var issue, origin string
+			var serviceID *string
+			rel, ok := foundText(in["relationship"], maxName)
+			if !ok || json.Unmarshal(in["issueKey"], &issue) != nil || ValidateIssueKey(issue) != nil {
+				return nil, false
+			}
+			if sid, ok := in["serviceId"]; ok && (json.Unmarshal(sid, &serviceID) != nil || serviceID != nil && validateName("serviceId", *serviceID) != nil) {
+				return nil, false
+			}
+			out := map[string]any{"serviceId": serviceID, "issueKey": issue, "relationship": rel}
+			if json.Unmarshal(in["origin"], &origin) == nil && (origin == string(requirement.OriginPage) || origin == string(requirement.OriginTracker)) {
+				out["origin"] = origin
+			}
+			return out, true
+		})
+	},
+	"genericUrl": func(_ *Service, raw json.RawMessage) (any, bool) {
+		var u string
+		return u, json.Unmarshal(raw, &u) == nil && safeLink(u)
+	},
+	"newSpaceKey": func(_ *Service, raw json.RawMessage) (any, bool) {
+		var v string
+		return v, json.Unmarshal(raw, &v) == nil && requirement.ValidSpaceKey(v)
+	},
+	"newKey": func(_ *Service, raw json.RawMessage) (any, bool) {
+		var v string
+		return v, json.Unmarshal(raw, &v) == nil && requirement.ValidKey(v)
+	},
+	"references": func(_ *Service, raw json.RawMessage) (any, bool) { return foundList(raw, foundPage) },
+}
+
+// foundList checks a list: not a list drops the field, an item that is
+// not an object or that item refuses is dropped.
+func foundList(raw json.RawMessage, item func(map[string]json.RawMessage) (any, bool)) (any, bool) {
+	var in []json.RawMessage
+	if json.Unmarshal(raw, &in) != nil || in == nil {
+		return nil, false
+	}
+	out := make([]any, 0, len(in))
+	for _, it := range in {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(it, &fields) != nil || fields == nil {
+			continue
+		}
+		if v, ok := item(fields); ok {
+			out = append(out, v)
 		}
 	}
-	if _, ok := top["results"]; ok {
-		var err error
-		if top["results"], err = marshalNoEscape(results); err != nil {
-			return nil, err
-		}
+	return out, true
+}
+
+func foundDependency(in map[string]json.RawMessage) (any, bool) {
+	var space, key string
+	rel, ok := foundText(in["relationship"], maxName)
+	if !ok || json.Unmarshal(in["spaceKey"], &space) != nil || !requirement.ValidSpaceKey(space) ||
+		json.Unmarshal(in["key"], &key) != nil || !requirement.ValidKey(key) {
+		return nil, false
 	}
-	return marshalNoEscape(top)
+	return map[string]string{"spaceKey": space, "key": key, "relationship": rel}, true
+}
+
+func foundPage(in map[string]json.RawMessage) (any, bool) {
+	var id string
+	title, ok := foundText(in["title"], maxName)
+	if !ok || json.Unmarshal(in["pageId"], &id) != nil || validateName("pageId", id) != nil {
+		return nil, false
+	}
+	return map[string]string{"pageId": id, "title": title}, true
+}
+
+// foundText reads a plain-text string of at most max bytes: invalid UTF-8
+// and control characters but tab and newline are removed. Absent is empty.
+func foundText(raw json.RawMessage, max int) (string, bool) {
+	var s string
+	if raw != nil && json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	s = strings.Map(func(r rune) rune {
+		if r != '\t' && r != '\n' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+	return s, len(s) <= max
 }
 
 // marshalNoEscape encodes v as JSON without escaping <, > and &.

@@ -102,43 +102,85 @@ func TestSearchRefusals(t *testing.T) {
 	}
 }
 
-// The wiki's excerpts reach the tracker's users: the dialog sanitizes them
-// like every excerpt the tracker stores, and keeps everything else.
-func TestSearchSanitizesExcerpts(t *testing.T) {
+// The wiki's answer reaches the tracker's users: the dialog answers only
+// the documented fields of the wiki's search, each checked again, with
+// excerpts sanitized like every excerpt the tracker stores.
+func TestSearchAnswersOnlyCheckedFields(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.wiki.version = func(tracker.WikiEndpoint, string) (tracker.WikiVersion, error) {
 		return tracker.WikiVersion{Version: 4, Max: 4}, nil
 	}
+	const head = `{"count":1,"limit":10,"offset":0,"results":[`
 	for _, tc := range []struct{ name, answer, want string }{
-		{"hostile excerpt",
-			`{"results":[{"key":"REQ-1","htmlExcerpt":"<p>x<img src=x onerror=alert(1)><script>alert(2)</script></p>","extra":[1]}],"count":1}`,
-			`{"count":1,"results":[{"extra":[1],"htmlExcerpt":"<p>x<img src=\"x\"></p>","key":"REQ-1"}]}`},
-		{"not a string", `{"results":[{"key":"REQ-1","htmlExcerpt":{"a":1}}],"count":1}`,
-			`{"count":1,"results":[{"key":"REQ-1"}]}`},
-		{"clean answers are re-encoded", `{"results":[{"key":"REQ-1","htmlExcerpt":"<p>ok &amp; fine</p>"}], "count":1}`,
-			`{"count":1,"results":[{"htmlExcerpt":"<p>ok &amp; fine</p>","key":"REQ-1"}]}`},
+		{"a whole requirement",
+			`{"results":[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"status":"ACTIVE","text":"Log in.","htmlExcerpt":"<p>Log in.</p>",
+			"htmlNeedsUpdating":false,"properties":[{"key":"Priority","value":"High"}],"origin":{"pageId":"100","title":"Specs"},
+			"dependencies":[{"spaceKey":"DEMO","key":"REQ-2","relationship":"refines"}],"reverseDependencies":[],
+			"issues":[{"serviceId":"jira-1","issueKey":"PROJ-1","relationship":"implements","origin":"PAGE"},{"serviceId":null,"issueKey":"PROJ-2","relationship":"tests","origin":"TRACKER"}],
+			"genericUrl":"/requirements/DEMO/REQ-1","references":[{"pageId":"101","title":"Design"}]}],"offset":0,"limit":10,"count":1}`,
+			head + `{"baseline":null,"dependencies":[{"key":"REQ-2","relationship":"refines","spaceKey":"DEMO"}],"genericUrl":"/requirements/DEMO/REQ-1",` +
+				`"htmlExcerpt":"<p>Log in.</p>","htmlNeedsUpdating":false,"issues":[{"issueKey":"PROJ-1","origin":"PAGE","relationship":"implements","serviceId":"jira-1"},` +
+				`{"issueKey":"PROJ-2","origin":"TRACKER","relationship":"tests","serviceId":null}],"key":"REQ-1","origin":{"pageId":"100","title":"Specs"},` +
+				`"properties":[{"key":"Priority","value":"High"}],"references":[{"pageId":"101","title":"Design"}],"reverseDependencies":[],"spaceKey":"DEMO","status":"ACTIVE","text":"Log in."}]}`},
+		{"hostile excerpt, unknown fields",
+			`{"results":[{"spaceKey":"DEMO","key":"REQ-1","htmlExcerpt":"<p>x<img src=x onerror=alert(1)><script>alert(2)</script></p>","extra":[1],"__proto__":{"a":1}}],"count":1,"limit":10,"debug":"<script>"}`,
+			head + `{"baseline":null,"htmlExcerpt":"<p>x<img src=\"x\"></p>","key":"REQ-1","spaceKey":"DEMO"}]}`},
+		{"wrong types are dropped",
+			`{"results":[{"spaceKey":"D","key":"R","htmlExcerpt":{"a":1},"text":7,"status":"GONE","htmlNeedsUpdating":"yes","properties":{"a":1},
+			"origin":"100","issues":"PROJ-1","genericUrl":5,"newKey":"a/b","newSpaceKey":"D-1"}],"offset":0,"limit":10}`,
+			head + `{"baseline":null,"key":"R","spaceKey":"D"}]}`},
+		{"bad list items are dropped",
+			`{"results":[{"spaceKey":"D","key":"R","properties":[1,{"key":"P","value":{"x":1}},{"key":"P","value":"v"}],
+			"dependencies":[{"spaceKey":"D/E","key":"R2","relationship":"r"},{"spaceKey":"D","key":"R 2"},{"spaceKey":"D","key":"R3","relationship":"r"}],
+			"issues":[{"issueKey":"not an issue","relationship":"r"},{"issueKey":"P-1","serviceId":"a#b","relationship":"r"},{"issueKey":"P-2","relationship":"r","origin":"BOTH"}],
+			"references":[{"pageId":"1 2","title":"t"},{"pageId":"7","title":"T\u0000itle\u001b[31m"}]}],"limit":10}`,
+			head + `{"baseline":null,"dependencies":[{"key":"R3","relationship":"r","spaceKey":"D"}],"issues":[{"issueKey":"P-2","relationship":"r","serviceId":null}],` +
+				`"key":"R","properties":[{"key":"P","value":"v"}],"references":[{"pageId":"7","title":"Title[31m"}],"spaceKey":"D"}]}`},
+		{"results without a valid identity are dropped",
+			`{"results":[{"key":"REQ-1"},{"spaceKey":"DEMO","key":"REQ 1"},{"spaceKey":"DE/MO","key":"R"},{"spaceKey":"D","key":"R","baseline":"2"},
+			{"spaceKey":"D","key":"R","baseline":-1},{"spaceKey":"D","key":"R","baseline":1.5},1,null,"x",{"spaceKey":"D","key":"R","baseline":3},
+			{"spaceKey":"D","key":"R0","baseline":0}],"count":11,"offset":-4,"limit":"ten"}`,
+			`{"count":2,"limit":10,"offset":0,"results":[{"baseline":3,"key":"R","spaceKey":"D"},{"baseline":null,"key":"R0","spaceKey":"D"}]}`},
+		{"links: relative paths and http(s) only",
+			`{"results":[{"spaceKey":"D","key":"A","genericUrl":"https://wiki.example.com/requirements/D/A"},{"spaceKey":"D","key":"B","genericUrl":"//evil.example.com/x"},
+			{"spaceKey":"D","key":"C","genericUrl":"/\\evil.example.com"},{"spaceKey":"D","key":"E","genericUrl":"javascript:alert(1)"},
+			{"spaceKey":"D","key":"F","genericUrl":"JaVaScRiPt:alert(1)"},{"spaceKey":"D","key":"G","genericUrl":"java\tscript:alert(1)"},
+			{"spaceKey":"D","key":"H","genericUrl":"javascript&colon;alert(1)"},{"spaceKey":"D","key":"I","genericUrl":"&#106;avascript:alert(1)"},
+			{"spaceKey":"D","key":"J","genericUrl":"/&#47;evil.example.com"},{"spaceKey":"D","key":"K","genericUrl":"%2F%2Fevil.example.com"},
+			{"spaceKey":"D","key":"L","genericUrl":"%6Aavascript:alert(1)"},{"spaceKey":"D","key":"M","genericUrl":" javascript:alert(1)"},
+			{"spaceKey":"D","key":"N","genericUrl":"https://user:pw@wiki.example.com/"},{"spaceKey":"D","key":"O","genericUrl":"data:text/html,<script>"},
+			{"spaceKey":"D","key":"P","genericUrl":"/requirements/D/P%201"},{"spaceKey":"D","key":"Q","genericUrl":"\u0000javascript:alert(1)"},
+			{"spaceKey":"D","key":"S","genericUrl":"/%5Cevil.example.com"},{"spaceKey":"D","key":"T","genericUrl":"https:evil.example.com"}],"limit":10}`,
+			`{"count":18,"limit":10,"offset":0,"results":[{"baseline":null,"genericUrl":"https://wiki.example.com/requirements/D/A","key":"A","spaceKey":"D"},` +
+				`{"baseline":null,"key":"B","spaceKey":"D"},{"baseline":null,"key":"C","spaceKey":"D"},{"baseline":null,"key":"E","spaceKey":"D"},` +
+				`{"baseline":null,"key":"F","spaceKey":"D"},{"baseline":null,"key":"G","spaceKey":"D"},{"baseline":null,"key":"H","spaceKey":"D"},` +
+				`{"baseline":null,"key":"I","spaceKey":"D"},{"baseline":null,"key":"J","spaceKey":"D"},{"baseline":null,"key":"K","spaceKey":"D"},` +
+				`{"baseline":null,"key":"L","spaceKey":"D"},{"baseline":null,"key":"M","spaceKey":"D"},{"baseline":null,"key":"N","spaceKey":"D"},` +
+				`{"baseline":null,"key":"O","spaceKey":"D"},{"baseline":null,"genericUrl":"/requirements/D/P%201","key":"P","spaceKey":"D"},` +
+				`{"baseline":null,"key":"Q","spaceKey":"D"},{"baseline":null,"key":"S","spaceKey":"D"},{"baseline":null,"key":"T","spaceKey":"D"}]}`},
 		// What another JSON reader could take: a member given twice (Go
-		// keeps the last), the excerpt or the results under another case.
-		{"duplicate excerpt", `{"results":[{"key":"R","htmlExcerpt":"<img src=x onerror=alert(1)>","htmlExcerpt":"ok"}]}`,
-			`{"results":[{"htmlExcerpt":"<p>ok</p>","key":"R"}]}`},
-		{"duplicate results", `{"results":[{"key":"R","htmlExcerpt":"<img src=x onerror=alert(1)>"}],"results":[]}`,
-			`{"results":[]}`},
-		{"excerpt in another case", `{"results":[{"key":"R","HtmlExcerpt":"<img src=x onerror=alert(1)>"}]}`,
-			`{"results":[{"HtmlExcerpt":"<p><img src=\"x\"></p>","key":"R"}]}`},
+		// keeps the last), members under another case.
+		{"duplicate excerpt", `{"results":[{"spaceKey":"D","key":"R","htmlExcerpt":"<img src=x onerror=alert(1)>","htmlExcerpt":"ok"}],"limit":10}`,
+			head + `{"baseline":null,"htmlExcerpt":"<p>ok</p>","key":"R","spaceKey":"D"}]}`},
+		{"duplicate results", `{"results":[{"spaceKey":"D","key":"R","htmlExcerpt":"<img src=x onerror=alert(1)>"}],"results":[]}`,
+			`{"count":0,"limit":10,"offset":0,"results":[]}`},
+		{"excerpt in another case", `{"results":[{"spaceKey":"D","key":"R","HtmlExcerpt":"<img src=x onerror=alert(1)>"}]}`,
+			head + `{"baseline":null,"key":"R","spaceKey":"D"}]}`},
 		{"results in another case", `{"Results":[{"htmlExcerpt":"<script>x</script>"}],"results":[]}`,
-			`{"results":[]}`},
+			`{"count":0,"limit":10,"offset":0,"results":[]}`},
 	} {
 		f.wiki.search = func(tracker.WikiEndpoint, tracker.WikiSearch) (json.RawMessage, error) {
 			return json.RawMessage(tc.answer), nil
 		}
-		res, err := f.svc.SearchRequirements(ctx, tenant, "wiki-1", tracker.WikiSearch{})
+		res, err := f.svc.SearchRequirements(ctx, tenant, "wiki-1", tracker.WikiSearch{Limit: 10})
 		if err != nil || string(res.Results) != tc.want {
 			t.Errorf("%s: %s, %v\nwant %s", tc.name, res.Results, err, tc.want)
 		}
 	}
-	for _, bad := range []string{`[]`, `"x"`, `{"results":{"a":1}}`, `{"results":[1]}`} {
+	// An answer without a results array is the wiki's failure (502).
+	for _, bad := range []string{`[]`, `"x"`, `null`, `{}`, `{"results":null}`, `{"results":{"a":1}}`, `{"Results":[]}`, `{"count":0}`} {
 		f.wiki.search = func(tracker.WikiEndpoint, tracker.WikiSearch) (json.RawMessage, error) {
 			return json.RawMessage(bad), nil
 		}

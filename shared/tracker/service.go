@@ -28,6 +28,9 @@ type Deps struct {
 	Sanitize func(string) string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// AllowPrivateTargets (ALLOW_PRIVATE_TARGETS) accepts applink urls on
+	// loopback and private addresses.
+	AllowPrivateTargets bool
 }
 
 // Service is the tracker's business logic. It is safe for concurrent use.
@@ -43,12 +46,15 @@ type Service struct {
 	sanitize func(string) string
 	now      func() time.Time
 	owner    string // this Service's identity in leases
+	// allowPrivate accepts applink urls on loopback and private addresses.
+	allowPrivate bool
 }
 
 // New returns a Service over d.
 func New(d Deps) *Service {
 	s := &Service{applinks: d.Applinks, tokens: d.Tokens, links: d.Links, pending: d.Pending, locks: d.Locks,
-		outbox: d.Outbox, wiki: d.Wiki, logger: d.Logger, sanitize: d.Sanitize, now: d.Now, owner: randomID()}
+		outbox: d.Outbox, wiki: d.Wiki, logger: d.Logger, sanitize: d.Sanitize, now: d.Now, owner: randomID(),
+		allowPrivate: d.AllowPrivateTargets}
 	if s.sanitize == nil {
 		s.sanitize = page.Sanitize
 	}

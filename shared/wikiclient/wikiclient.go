@@ -3,13 +3,15 @@
 // version of the wiki's integration, and sends the links callback. It
 // implements tracker.WikiClient.
 //
-// Every call carries the applink's wiki token as a bearer token (never
-// logged, never put in an error) and has its own timeout. Failures are
-// translated into the service's error vocabulary: a 404 from the wiki is
-// apperr.NotFound, a 400 answer to a search is apperr.Invalid (the user's
-// query), anything else (an unreachable wiki, a timeout, a 5xx, a refused
-// token, an unreadable answer) is apperr.BadGateway with the wiki's own
-// message.
+// Calls go through the outbound client (shared/outbound: the target policy,
+// HTTP_TIMEOUT, a bounded answer). Every call carries the applink's wiki
+// token as a bearer token (never logged, never put in an error). Failures
+// are translated into the service's error vocabulary: a 404 from the wiki
+// is apperr.NotFound, a 400 answer to a search is apperr.Invalid (the
+// user's query, with the wiki's message and position), anything else (an
+// unreachable or refused wiki, a timeout, a 5xx, a refused token, an
+// unreadable answer) is apperr.BadGateway naming the status or the kind of
+// failure, never the wiki's answer.
 package wikiclient
 
 import (
@@ -19,19 +21,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/netpolicy"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 )
 
-// maxAnswer bounds a wiki answer; the link dialog passes the search answer
-// on, and a Lambda answer is limited to 6 MB.
-const maxAnswer = 5 << 20
+// MaxAnswer bounds a wiki answer: the link dialog's search asks for up to
+// 500 requirements, and a Lambda answer is limited to 6 MB. The functions
+// build their client with it (outbound.FromConfig).
+const MaxAnswer = 5 << 20
 
 // anySpace is the path segment of a search in every space: the spec says
 // the path's spaceKey has no effect unless the wiki isolates spaces.
@@ -45,13 +52,14 @@ type Client struct {
 
 var _ tracker.WikiClient = (*Client)(nil)
 
-// New returns a Client whose calls each time out after timeout (10 s when
-// zero or negative).
-func New(timeout time.Duration) *Client {
-	if timeout <= 0 {
-		timeout = 10 * time.Second
+// New returns a Client calling through c, an outbound client
+// (shared/outbound); nil builds one with outbound's defaults (10 s, no
+// private targets).
+func New(c *http.Client) *Client {
+	if c == nil {
+		c = outbound.New(outbound.Options{MaxBody: MaxAnswer})
 	}
-	return &Client{http: &http.Client{}, timeout: timeout}
+	return &Client{http: c, timeout: c.Timeout}
 }
 
 // requirementDTO is the part of the wiki's Requirement JSON the tracker reads.
@@ -191,8 +199,6 @@ func (c *Client) PutLinks(ctx context.Context, w tracker.WikiEndpoint, serviceID
 // nil). search says whether a 400 is the user's query (Invalid) rather than
 // a wiki failure.
 func (c *Client) do(ctx context.Context, w tracker.WikiEndpoint, method, path string, q url.Values, in, out any, search bool) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
 	target := strings.TrimRight(w.BaseURL, "/") + path
 	if len(q) > 0 {
 		target += "?" + q.Encode()
@@ -218,19 +224,25 @@ func (c *Client) do(ctx context.Context, w tracker.WikiEndpoint, method, path st
 		req.Header.Set("Authorization", "Bearer "+w.Token)
 	}
 	resp, err := c.http.Do(req)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return apperr.Wrap(apperr.BadGatewayf("the wiki at %s did not answer %s %s within %s", w.BaseURL, method, path, c.timeout), err)
+	var data []byte
+	if err == nil {
+		defer resp.Body.Close()
+		data, err = io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+		if err == nil && len(data) > MaxAnswer {
+			err = &netpolicy.TooLargeError{Limit: MaxAnswer}
 		}
-		return apperr.Wrap(apperr.BadGatewayf("the wiki at %s is unreachable: %s", w.BaseURL, transportReason(err)), err)
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
-	if err != nil {
-		return apperr.Wrap(apperr.BadGatewayf("the wiki at %s broke off its answer to %s %s", w.BaseURL, method, path), err)
-	}
-	if len(data) > maxAnswer {
-		return apperr.BadGatewayf("the wiki's answer to %s %s is larger than %d bytes", method, path, maxAnswer)
+	var tooLarge *netpolicy.TooLargeError
+	switch {
+	case err == nil:
+	case errors.As(err, &tooLarge):
+		return apperr.Wrap(apperr.BadGatewayf("the wiki at %s answered %s %s: %s", w.BaseURL, method, path, tooLarge.Error()), err)
+	case isTimeout(err) && c.timeout > 0:
+		return apperr.Wrap(apperr.BadGatewayf("the wiki at %s did not answer %s %s within %s", w.BaseURL, method, path, c.timeout), err)
+	case resp != nil:
+		return apperr.Wrap(apperr.BadGatewayf("the wiki at %s broke off its answer to %s %s: %s", w.BaseURL, method, path, netpolicy.Describe(err)), err)
+	default:
+		return apperr.Wrap(apperr.BadGatewayf("the wiki at %s is unreachable: %s", w.BaseURL, netpolicy.Describe(err)), err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return statusError(w.BaseURL, method, path, resp.StatusCode, data, search)
@@ -247,53 +259,56 @@ func (c *Client) do(ctx context.Context, w tracker.WikiEndpoint, method, path st
 	return nil
 }
 
-// transportReason is the part of a transport error worth showing: the
-// operation and cause, without the URL (already named by the caller).
-func transportReason(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return err.Error()
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
-// statusError translates a non-2xx answer.
+// statusError translates a non-2xx answer. Only the status is named: the
+// wiki's answer is not repeated to the tracker's caller, but for the
+// message of a 400 to a search (the user's query, which the wiki's query
+// parser explains), taken from a JSON error body only and cleaned.
 func statusError(base, method, path string, status int, body []byte, search bool) error {
-	var eb struct {
-		Message  string `json:"message"`
-		Position *int   `json:"position"`
-	}
-	msg := ""
-	if json.Unmarshal(body, &eb) == nil && eb.Message != "" {
-		msg = eb.Message
-	} else if s := strings.TrimSpace(string(body)); s != "" {
-		msg = s
-	}
-	if len(msg) > 300 {
-		msg = strings.ToValidUTF8(msg[:300], "") + "…"
-	}
 	switch {
 	case status == http.StatusNotFound:
-		if msg == "" {
-			msg = method + " " + path + " not found"
-		}
-		return apperr.NotFoundf("wiki: %s", msg)
+		return apperr.NotFoundf("the wiki at %s answered %s %s with 404", base, method, path)
 	case status == http.StatusBadRequest && search:
-		if eb.Position != nil {
+		var eb struct {
+			Message  string `json:"message"`
+			Position *int   `json:"position"`
+		}
+		_ = json.Unmarshal(body, &eb)
+		msg := queryMessage(eb.Message)
+		if eb.Position != nil && *eb.Position >= 0 {
 			return apperr.InvalidAt(*eb.Position, "wiki: %s", msg)
 		}
 		return apperr.Invalidf("wiki: %s", msg)
 	case status == http.StatusUnauthorized:
-		return apperr.BadGatewayf("the wiki at %s refused the tracker's credential (%d: %s): check the application link's token", base, status, orStatus(msg, status))
+		return apperr.BadGatewayf("the wiki at %s refused the tracker's credential (401): check the application link's token", base)
 	case status == http.StatusForbidden:
-		return apperr.BadGatewayf("the wiki at %s refused the tracker's credential (%d: %s): check that the wiki's integration is ACTIVE and the application link's token is its incomingToken", base, status, orStatus(msg, status))
+		return apperr.BadGatewayf("the wiki at %s refused the tracker's credential (403): check that the wiki's integration is ACTIVE and the application link's token is its incomingToken", base)
 	}
-	return apperr.BadGatewayf("the wiki at %s answered %s %s with %d: %s", base, method, path, status, orStatus(msg, status))
+	return apperr.BadGatewayf("the wiki at %s answered %s %s with %d", base, method, path, status)
 }
 
-func orStatus(msg string, status int) string {
-	if msg != "" {
-		return msg
+// maxQueryMessage bounds the wiki's explanation of a refused query.
+const maxQueryMessage = 300
+
+// queryMessage is the wiki's explanation of a refused query as the
+// tracker repeats it: printable text, at most maxQueryMessage bytes.
+func queryMessage(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, strings.ToValidUTF8(s, ""))
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "the query was refused"
 	}
-	return http.StatusText(status)
+	if len(s) > maxQueryMessage {
+		s = strings.ToValidUTF8(s[:maxQueryMessage], "") + "…"
+	}
+	return s
 }

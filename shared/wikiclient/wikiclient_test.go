@@ -11,9 +11,15 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/tracker"
 	"github.com/reqtrace/reqtrace/shared/wikiclient"
 )
+
+// client is a wiki client allowed to call the loopback test servers.
+func client(timeout time.Duration) *wikiclient.Client {
+	return wikiclient.New(outbound.New(outbound.Options{Timeout: timeout, AllowPrivate: true, MaxBody: wikiclient.MaxAnswer}))
+}
 
 // call is one request the fake wiki saw.
 type call struct {
@@ -43,7 +49,7 @@ func TestRequirement(t *testing.T) {
 	t.Parallel()
 	srv, calls := fakeWiki(t, 200, `{"spaceKey":"DEMO","key":"REQ 1","baseline":3,"status":"ARCHIVED","text":"t",
 		"htmlExcerpt":"<p>x</p>","genericUrl":"/requirements/DEMO/REQ%201","issues":[]}`)
-	c := wikiclient.New(time.Second)
+	c := client(time.Second)
 	got, err := c.Requirement(context.Background(), endpoint(srv), "DEMO", "REQ 1", 3)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +74,7 @@ func TestSearch(t *testing.T) {
 	t.Parallel()
 	answer := `{"results":[{"key":"REQ-1"}],"offset":0,"limit":5,"count":1}`
 	srv, calls := fakeWiki(t, 200, answer)
-	c := wikiclient.New(time.Second)
+	c := client(time.Second)
 	got, err := c.Search(context.Background(), endpoint(srv), tracker.WikiSearch{Q: "key = 'REQ-1'", Limit: 5})
 	if err != nil || string(got) != answer {
 		t.Fatalf("%s, %v", got, err)
@@ -87,7 +93,7 @@ func TestSearch(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	srv, calls := fakeWiki(t, 200, `{"version":2,"max":4}`)
-	c := wikiclient.New(time.Second)
+	c := client(time.Second)
 	v, err := c.Version(context.Background(), endpoint(srv), "jira/1")
 	if err != nil || v != (tracker.WikiVersion{Version: 2, Max: 4}) {
 		t.Fatalf("%+v, %v", v, err)
@@ -105,7 +111,7 @@ func TestSetVersion(t *testing.T) {
 	t.Parallel()
 	for _, answer := range []string{`4`, `{"serviceId":"s","version":4}`} {
 		srv, calls := fakeWiki(t, 200, answer)
-		got, err := wikiclient.New(time.Second).SetVersion(context.Background(), endpoint(srv), "s", 4)
+		got, err := client(time.Second).SetVersion(context.Background(), endpoint(srv), "s", 4)
 		if err != nil || got != 4 {
 			t.Errorf("answer %s: %d, %v", answer, got, err)
 		}
@@ -115,7 +121,7 @@ func TestSetVersion(t *testing.T) {
 		}
 	}
 	srv, _ := fakeWiki(t, 200, `"four"`)
-	if _, err := wikiclient.New(time.Second).SetVersion(context.Background(), endpoint(srv), "s", 4); apperr.CodeOf(err) != apperr.BadGateway {
+	if _, err := client(time.Second).SetVersion(context.Background(), endpoint(srv), "s", 4); apperr.CodeOf(err) != apperr.BadGateway {
 		t.Errorf("unreadable answer: %v", err)
 	}
 }
@@ -123,7 +129,7 @@ func TestSetVersion(t *testing.T) {
 func TestPutLinks(t *testing.T) {
 	t.Parallel()
 	srv, calls := fakeWiki(t, 204, ``)
-	err := wikiclient.New(time.Second).PutLinks(context.Background(), endpoint(srv), "jira-1", []tracker.RequirementLinks{
+	err := client(time.Second).PutLinks(context.Background(), endpoint(srv), "jira-1", []tracker.RequirementLinks{
 		{SpaceKey: "DEMO", Key: "R1", Links: []tracker.IssueRelationship{{IssueKey: "A", Relationship: "implements"}}},
 		{SpaceKey: "DEMO", Key: "R2", Baseline: 2, Links: []tracker.IssueRelationship{}},
 	})
@@ -157,10 +163,11 @@ func TestErrors(t *testing.T) {
 		code     apperr.Code
 		contains string
 	}{
-		{name: "404", status: 404, body: `{"status":404,"message":"requirement DEMO/R9 not found"}`, code: apperr.NotFound, contains: "DEMO/R9 not found"},
-		{name: "500", status: 500, body: `{"status":500,"message":"internal error"}`, code: apperr.BadGateway, contains: "500: internal error"},
-		{name: "502 text", status: 502, body: `Bad Gateway from proxy`, code: apperr.BadGateway, contains: "Bad Gateway from proxy"},
+		{name: "404", status: 404, body: `{"status":404,"message":"requirement DEMO/R9 not found"}`, code: apperr.NotFound, contains: "with 404"},
+		{name: "500", status: 500, body: `{"status":500,"message":"internal error"}`, code: apperr.BadGateway, contains: "with 500"},
+		{name: "502 text", status: 502, body: `Bad Gateway from proxy`, code: apperr.BadGateway, contains: "with 502"},
 		{name: "401", status: 401, body: `{"status":401,"message":"invalid bearer token"}`, code: apperr.BadGateway, contains: "refused the tracker's credential"},
+		{name: "too large", status: 200, body: `"` + strings.Repeat("x", wikiclient.MaxAnswer) + `"`, code: apperr.BadGateway, contains: "larger than 5 MiB"},
 		{name: "not JSON", status: 200, body: `<html>`, code: apperr.BadGateway, contains: "other than JSON"},
 		{name: "down", srv: down, code: apperr.BadGateway, contains: "unreachable"},
 		{name: "timeout", srv: slow, code: apperr.BadGateway, contains: "did not answer"},
@@ -171,13 +178,20 @@ func TestErrors(t *testing.T) {
 			if srv == nil {
 				srv, _ = fakeWiki(t, tc.status, tc.body)
 			}
-			_, err := wikiclient.New(200*time.Millisecond).Requirement(context.Background(), endpoint(srv), "DEMO", "R9", 0)
+			_, err := client(200*time.Millisecond).Requirement(context.Background(), endpoint(srv), "DEMO", "R9", 0)
 			e := apperr.As(err)
 			if e == nil || e.Code != tc.code || !strings.Contains(e.Message, tc.contains) {
 				t.Fatalf("err = %v, want %s containing %q", err, tc.code, tc.contains)
 			}
 			if strings.Contains(e.Message, "wiki-secret") {
 				t.Error("the token leaked into the message")
+			}
+			// The wiki's answer is never repeated (it reaches the
+			// tracker's caller in a 502).
+			for _, body := range []string{"not found", "internal error", "from proxy", "invalid bearer", "<html>", "xxx"} {
+				if strings.Contains(e.Message, body) {
+					t.Errorf("the message %q repeats the answer (%q)", e.Message, body)
+				}
 			}
 		})
 	}
@@ -186,13 +200,13 @@ func TestErrors(t *testing.T) {
 func TestSearchBadQuery(t *testing.T) {
 	t.Parallel()
 	srv, _ := fakeWiki(t, 400, `{"status":400,"message":"unexpected end of query","position":3}`)
-	_, err := wikiclient.New(time.Second).Search(context.Background(), endpoint(srv), tracker.WikiSearch{Q: "((("})
+	_, err := client(time.Second).Search(context.Background(), endpoint(srv), tracker.WikiSearch{Q: "((("})
 	e := apperr.As(err)
 	if e == nil || !errors.Is(err, apperr.ErrInvalid) || e.Position != 3 || !strings.Contains(e.Message, "unexpected end") {
 		t.Fatalf("err = %#v", err)
 	}
 	// The same 400 to a non-search call is the wiki's failure.
-	_, err = wikiclient.New(time.Second).Requirement(context.Background(), endpoint(srv), "S", "K", 0)
+	_, err = client(time.Second).Requirement(context.Background(), endpoint(srv), "S", "K", 0)
 	if apperr.CodeOf(err) != apperr.BadGateway {
 		t.Errorf("400 on a read: %v", err)
 	}

@@ -289,7 +289,8 @@ func TestSyncWikiDown(t *testing.T) {
 	setupSyncRule(h)
 	setup := len(h.Wiki.LinkCalls())
 	h.Wiki.SetDown(true)
-	h.Expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 502, "wiki under maintenance", "nothing was changed")
+	h.Expect("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 502, "with 503", "nothing was changed")
+	h.ExpectWithout("PUT", "/rest/reqs/1/sync?issues=A-1", demoUser, "", 502, "maintenance")
 	var got []link
 	h.JSON("GET", "/rest/reqs/1/issuelinks/A-1", demoUser, "", 200, &got)
 	if got[0].HTMLExcerpt != "<p>old R1</p>" {

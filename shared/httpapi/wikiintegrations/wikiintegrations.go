@@ -276,7 +276,10 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal
 }
 
 // pushDTO answers a push: 200 when the tracker took the message, 502 with
-// the tracker's failure (status and message as every error body).
+// the tracker's failure (status and message as every error body). A 502
+// names the remote status, the reason or the kind of transport failure,
+// never the remote body: its lastResponse is the failure's Summary, and
+// the queue listing shows the recorded one (with the start of the body).
 type pushDTO struct {
 	Status       int    `json:"status,omitempty"`
 	Message      string `json:"message,omitempty"`
@@ -293,9 +296,10 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	m, err := h.Service.Push(r.Context(), p.Tenant, r.PathValue("serviceId"), r.PathValue("messageId"))
 	var de *integration.DeliveryError
 	if errors.As(err, &de) {
-		e := apperr.BadGatewayf("%s", de.Error())
+		// The log line (not the answer) carries the recorded failure.
+		e := apperr.Wrap(apperr.BadGatewayf("%s", de.Error()), errors.New(de.LastResponse()))
 		out := toPushDTO(m)
-		out.Status, out.Message = http.StatusBadGateway, e.Message
+		out.Status, out.Message, out.LastResponse = http.StatusBadGateway, e.Message, de.Summary()
 		return httpapi.WithBody(e, out)
 	}
 	if err != nil {

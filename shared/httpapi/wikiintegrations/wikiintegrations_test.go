@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/reqtrace/reqtrace/infra/fakedns"
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/testenv"
@@ -32,6 +34,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikiintegrations"
 	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/queue"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -74,6 +77,8 @@ func newTracker(t *testing.T) *tracker {
 			_ = json.NewEncoder(w).Encode(map[string]any{"results": res})
 		case 409:
 			http.Error(w, `{"status":409,"message":"application link is DISABLED"}`, 409)
+		case http.StatusTemporaryRedirect:
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/iam/security-credentials/", status)
 		default:
 			http.Error(w, `{"status":500,"message":"database unavailable"}`, status)
 		}
@@ -122,8 +127,11 @@ type stack struct {
 	reqs    *wikitable.RequirementStore
 	pub     *integration.Publisher
 	tracker *tracker
-	mail    *mailer
-	wiki    *wiki.Service
+	// trackerURL is the fake tracker's address as integrations name it:
+	// tracker.URL, or with strict targets a host name resolving to it.
+	trackerURL string
+	mail       *mailer
+	wiki       *wiki.Service
 }
 
 const (
@@ -132,7 +140,20 @@ const (
 	acmeAdmin = "acme-admin-token"
 )
 
+// newStack builds a wiki with private targets allowed (the local stack's
+// setting), calling the fake tracker on 127.0.0.1.
 func newStack(t *testing.T) *stack {
+	t.Helper()
+	return newStackWith(t, false)
+}
+
+// trackerHost is the fake tracker's name with strict targets: a fake DNS
+// resolves it to 127.0.0.1, as a public name rebound to loopback would.
+const trackerHost = "tracker.example.com"
+
+// newStackWith builds a wiki; strict builds it as deployed
+// (ALLOW_PRIVATE_TARGETS off), naming the fake tracker by trackerHost.
+func newStackWith(t *testing.T, strict bool) *stack {
 	t.Helper()
 	env := testenv.AWS(t)
 	ctx := context.Background()
@@ -152,10 +173,16 @@ func newStack(t *testing.T) *stack {
 	q := queue.New(env.SQS, env.QueueURL)
 	s := &stack{env: env, outbox: ob, reqs: wikitable.NewRequirementStore(db, env.WikiTable),
 		pub: integration.NewPublisher(q, ob), tracker: newTracker(t), mail: &mailer{}}
+	s.trackerURL = s.tracker.URL
+	if strict {
+		s.trackerURL = "http://" + trackerHost + ":" + strings.TrimPrefix(s.tracker.Listener.Addr().String(), "127.0.0.1:")
+	}
+	client := outbound.New(outbound.Options{Timeout: 5 * time.Second, AllowPrivate: !strict,
+		Resolver: fakedns.Resolver(map[string][]netip.Addr{trackerHost: {netip.MustParseAddr("127.0.0.1")}})})
 	deps := integration.Deps{
 		Store: store, Outbox: ob, Links: store, Tokens: authStore, Settings: wikitable.NewSettingsStore(db, env.WikiTable),
-		Tracker: &integration.HTTPTracker{Client: &http.Client{Timeout: 5 * time.Second}}, Publisher: s.pub, Queue: q, Mailer: s.mail,
-		ReconcileStore: store,
+		Tracker: &integration.HTTPTracker{Client: client}, Publisher: s.pub, Queue: q, Mailer: s.mail,
+		ReconcileStore: store, AllowPrivateTargets: !strict,
 	}
 	deps.Reconciler = integration.NewReconciler(deps, store)
 	s.wiki = wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)})
@@ -197,7 +224,7 @@ func (s *stack) createIntegration(t *testing.T, token, id string) string {
 	t.Helper()
 	var d map[string]any
 	s.json(t, "POST", "/rest/reqs/1/integration", token, fmt.Sprintf(`{"applinkId":%q,"label":"Jira","rpcUrl":%q,
-		"displayUrl":"https://jira.example.com","sendErrorsToEmail":"ops@example.com","token":"tracker-secret"}`, id, s.tracker.URL), 200, &d)
+		"displayUrl":"https://jira.example.com","sendErrorsToEmail":"ops@example.com","token":"tracker-secret"}`, id, s.trackerURL), 200, &d)
 	return d["incomingToken"].(string)
 }
 
