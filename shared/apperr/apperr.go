@@ -35,6 +35,10 @@ type Error struct {
 	Message string
 	// Position is the 0-based offset of a query syntax error, or -1.
 	Position int
+	// Field names the request field a 400 is about ("" when none), and
+	// Detail says what is wrong with it: the answer's "errors" member
+	// holds {Field: Detail}.
+	Field, Detail string
 	// Err is the wrapped cause, never shown to clients.
 	Err error
 }
@@ -79,6 +83,15 @@ func Invalidf(format string, args ...any) *Error { return newf(Invalid, format, 
 func InvalidAt(pos int, format string, args ...any) *Error {
 	e := newf(Invalid, format, args...)
 	e.Position = pos
+	return e
+}
+
+// InvalidField returns a 400 error about one request field: its message is
+// "<field>: <detail>", and the answer names the field in "errors".
+func InvalidField(field, format string, args ...any) *Error {
+	detail := fmt.Sprintf(format, args...)
+	e := newf(Invalid, "%s: %s", field, detail)
+	e.Field, e.Detail = field, detail
 	return e
 }
 

@@ -20,11 +20,21 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 )
 
-// ErrorBody is the JSON body of every error answer.
+// ErrorBody is the JSON body of every error answer. ErrorMessages and
+// Errors follow the Atlassian REST convention that existing clients of the
+// original read: the message again, and the request fields at fault with
+// what is wrong with each ({} when the error is about no one field).
 type ErrorBody struct {
-	Status   int    `json:"status"`
-	Message  string `json:"message"`
-	Position *int   `json:"position,omitempty"`
+	Status        int               `json:"status"`
+	Message       string            `json:"message"`
+	ErrorMessages []string          `json:"errorMessages"`
+	Errors        map[string]string `json:"errors"`
+	Position      *int              `json:"position,omitempty"`
+}
+
+// NewErrorBody returns the body of an error answer with status and message.
+func NewErrorBody(status int, message string) ErrorBody {
+	return ErrorBody{Status: status, Message: message, ErrorMessages: []string{message}, Errors: map[string]string{}}
 }
 
 // internalMessage is all a client ever learns about an unexpected error.
@@ -98,7 +108,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	e := apperr.As(err)
 	if e == nil || e.Code == apperr.Internal {
 		Logger(r.Context()).ErrorContext(r.Context(), "request failed", "error", err.Error())
-		WriteJSON(w, http.StatusInternalServerError, ErrorBody{Status: 500, Message: internalMessage})
+		WriteJSON(w, http.StatusInternalServerError, NewErrorBody(http.StatusInternalServerError, internalMessage))
 		return
 	}
 	status := Status(e.Code)
@@ -120,7 +130,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		WriteJSON(w, status, h.Body)
 		return
 	}
-	body := ErrorBody{Status: status, Message: e.Message}
+	body := NewErrorBody(status, e.Message)
+	if e.Field != "" {
+		body.Errors[e.Field] = e.Detail
+	}
 	if e.Position >= 0 {
 		pos := e.Position
 		body.Position = &pos

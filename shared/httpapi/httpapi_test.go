@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -254,6 +256,40 @@ func TestQueryPosition(t *testing.T) {
 	WriteError(rec, httptest.NewRequest("GET", "/", nil), apperr.InvalidAt(7, "unexpected ')'"))
 	if !strings.Contains(rec.Body.String(), `"position":7`) {
 		t.Fatal(rec.Body.String())
+	}
+}
+
+// TestErrorBodyConvention checks that every error body carries
+// errorMessages and errors (the Atlassian REST convention existing clients
+// read), with the field of a field error named in errors.
+func TestErrorBodyConvention(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		errors map[string]string
+	}{
+		{"plain", apperr.NotFoundf("requirement DEMO/REQ-9 not found"), 404, map[string]string{}},
+		{"field", fmt.Errorf("save: %w", apperr.InvalidField("name", "must not contain control characters")), 400,
+			map[string]string{"name": "must not contain control characters"}},
+		{"query", apperr.InvalidAt(3, "unexpected end of query"), 400, map[string]string{}},
+		{"internal", errors.New("boom: password=secret"), 500, map[string]string{}},
+	} {
+		rec := httptest.NewRecorder()
+		WriteError(rec, httptest.NewRequest("GET", "/", nil), tc.err)
+		var body struct {
+			Status        int                `json:"status"`
+			Message       string             `json:"message"`
+			ErrorMessages []string           `json:"errorMessages"`
+			Errors        *map[string]string `json:"errors"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatalf("%s: %v: %s", tc.name, err, rec.Body)
+		}
+		if rec.Code != tc.status || body.Status != tc.status || body.Message == "" ||
+			!slices.Equal(body.ErrorMessages, []string{body.Message}) || body.Errors == nil || !maps.Equal(*body.Errors, tc.errors) {
+			t.Errorf("%s: %d %s", tc.name, rec.Code, rec.Body)
+		}
 	}
 }
 

@@ -281,11 +281,15 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal
 // never the remote body: its lastResponse is the failure's Summary, and
 // the queue listing shows the recorded one (with the start of the body).
 type pushDTO struct {
-	Status       int    `json:"status,omitempty"`
-	Message      string `json:"message,omitempty"`
 	ID           string `json:"id"`
 	State        string `json:"state"`
 	LastResponse string `json:"lastResponse"`
+}
+
+// pushFailedDTO is a 502 push answer: an error body with the message.
+type pushFailedDTO struct {
+	httpapi.ErrorBody
+	pushDTO
 }
 
 func toPushDTO(m *outbox.Message) pushDTO {
@@ -299,8 +303,8 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, p auth.Principal)
 		// The log line (not the answer) carries the recorded failure.
 		e := apperr.Wrap(apperr.BadGatewayf("%s", de.Error()), errors.New(de.LastResponse()))
 		out := toPushDTO(m)
-		out.Status, out.Message, out.LastResponse = http.StatusBadGateway, e.Message, de.Summary()
-		return httpapi.WithBody(e, out)
+		out.LastResponse = de.Summary()
+		return httpapi.WithBody(e, pushFailedDTO{httpapi.NewErrorBody(http.StatusBadGateway, e.Message), out})
 	}
 	if err != nil {
 		return err
