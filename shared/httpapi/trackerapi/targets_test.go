@@ -35,7 +35,7 @@ func TestApplinkURLRefusedAtSave(t *testing.T) {
 	private := []string{open.Wiki.URL, "http://localhost:3000", "http://10.0.0.1", "http://172.20.1.1", "http://192.168.0.10", "http://100.100.100.100", "http://[::1]:3000"}
 	for _, u := range never {
 		for _, h := range []*trackertest.Harness{strict, open} {
-			h.Expect("PUT", "/rest/reqs/1/api/other", demoAdmin, `{"url":"`+u+`"}`, 400, "url", "is refused")
+			h.Expect("PUT", "/rest/reqs/1/api/other", demoAdmin, `{"url":"`+u+`"}`, 400, `"errors":{"url":`, "is refused")
 		}
 	}
 	for _, u := range private {

@@ -29,6 +29,10 @@ func TestRPCURLRefusedAtSave(t *testing.T) {
 		"http://0.0.0.0:3001", "http://224.0.0.1/", "http://255.255.255.255/", "http://2852039166/",
 		"http://user:pw@tracker.example.com/", "http://tracker.example.com:0/", "http://tracker.example.com:70000/", "ftp://tracker.example.com/",
 	}
+	// The answer names the field in errors, for clients that read it.
+	if code, out := strict.post(t, "meta", "http://169.254.169.254/latest/meta-data/"); code != 400 || !strings.Contains(out, `"errors":{"rpcUrl":`) {
+		t.Errorf("POST rpcUrl of the metadata address = %d %s, want errors naming rpcUrl", code, out)
+	}
 	private := []string{open.tracker.URL, "http://localhost:3001", "http://10.0.0.5/", "http://192.168.1.10/", "http://172.16.0.1/", "http://100.64.0.1/", "http://[::1]:3001", "http://[fd00::1]/"}
 	for i, u := range never {
 		for _, s := range []*stack{strict, open} {
