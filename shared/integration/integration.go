@@ -272,7 +272,7 @@ func (d *Descriptor) Validate() error {
 // made, after DNS resolution (shared/outbound).
 func (d *Descriptor) CheckTarget(allowPrivate bool) error {
 	if _, err := (netpolicy.Policy{AllowPrivate: allowPrivate}).ParseURL(d.RPCURL); err != nil {
-		return apperr.Invalidf("rpcUrl %q is refused: %s", d.RPCURL, err.Error())
+		return apperr.InvalidField("rpcUrl", "%q is refused: %s", d.RPCURL, err.Error())
 	}
 	return nil
 }

@@ -144,7 +144,7 @@ func NormalizeURL(s string) (string, error) {
 // checked again when they are made, after DNS resolution (shared/outbound).
 func checkTarget(u string, allowPrivate bool) error {
 	if _, err := (netpolicy.Policy{AllowPrivate: allowPrivate}).ParseURL(u); err != nil {
-		return apperr.Invalidf("url %q is refused: %s", u, err.Error())
+		return apperr.InvalidField("url", "%q is refused: %s", u, err.Error())
 	}
 	return nil
 }
