@@ -121,7 +121,6 @@ func validateLinkID(field, id string) error {
 	return nil
 }
 
-
 // NormalizeURL checks that s is an absolute http or https URL without user
 // info, query or fragment, and returns it without trailing slashes.
 func NormalizeURL(s string) (string, error) {
