@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // Limits of the baseline fields and sizes.
@@ -106,8 +107,8 @@ func CheckName(name string) error {
 		return apperr.Invalidf("name is required: give the baseline a non-empty name")
 	case utf8.RuneCountInString(name) > MaxName:
 		return apperr.Invalidf("name is longer than %d characters", MaxName)
-	case !utf8.ValidString(name) || hasControl(name):
-		return apperr.Invalidf("name must be valid text without control characters")
+	case !utf8.ValidString(name) || requirement.HasControl(name):
+		return apperr.InvalidField("name", "must be valid text without control characters")
 	}
 	return nil
 }
@@ -118,14 +119,10 @@ func CheckLabel(label string) error {
 	switch {
 	case utf8.RuneCountInString(label) > MaxLabel:
 		return apperr.Invalidf("label is longer than %d characters", MaxLabel)
-	case !utf8.ValidString(label) || hasControl(label):
-		return apperr.Invalidf("label must be valid text without control characters")
+	case !utf8.ValidString(label) || requirement.HasControl(label):
+		return apperr.InvalidField("label", "must be valid text without control characters")
 	}
 	return nil
-}
-
-func hasControl(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // clip shortens a client value quoted in an error message.

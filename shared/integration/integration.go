@@ -15,12 +15,12 @@ import (
 	"fmt"
 	"net/mail"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/netpolicy"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // Status says whether the wiki sends messages to an integration.
@@ -119,13 +119,12 @@ type View struct {
 	CountMessagesInQueue int
 }
 
-var serviceIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
-
-// ValidServiceID reports whether id can name an integration: letters,
-// digits, '.', '_', ':' and '-', at most 64 characters. The id is part of
-// keys, paths and SQS message group ids (tenant#serviceId, at most 128
-// characters), so it never holds '#' or '/'.
-func ValidServiceID(id string) bool { return serviceIDPattern.MatchString(id) }
+// ValidServiceID reports whether id can name an integration: 1 to 64
+// letters, digits, '.', '_' or '-', and neither "." nor ".."
+// (requirement.ValidLinkID). The id is part of keys, paths and SQS message
+// group ids (tenant#serviceId, at most 128 characters), so it never holds
+// '#' or '/'.
+func ValidServiceID(id string) bool { return requirement.ValidLinkID(id) }
 
 // NewServiceID returns a random UUID (version 4), the serviceId of an
 // integration that is not an application link.
@@ -217,7 +216,7 @@ func (d *Descriptor) Normalize() {
 // Validate checks a normalized descriptor; errors are 400s naming the field.
 func (d *Descriptor) Validate() error {
 	if !ValidServiceID(d.ServiceID) {
-		return apperr.Invalidf("invalid serviceId %q: use 1 to 64 letters, digits, '.', '_', ':' or '-'", d.ServiceID)
+		return apperr.InvalidField("serviceId", "invalid serviceId %q: use 1 to 64 letters, digits, '.', '_' or '-', not \".\" or \"..\"", d.ServiceID)
 	}
 	if d.ApplinkID != "" && d.ApplinkID != d.ServiceID {
 		return apperr.Invalidf("applinkId %q must be empty or equal to serviceId %q", d.ApplinkID, d.ServiceID)
@@ -249,13 +248,19 @@ func (d *Descriptor) Validate() error {
 	if d.Status != Active && d.Status != Disabled {
 		return apperr.Invalidf("unknown status %q: use ACTIVE or DISABLED", d.Status)
 	}
-	for name, v := range map[string]string{"label": d.Label, "userKey": d.UserKey, "username": d.Username} {
-		if len(v) > 255 {
-			return apperr.Invalidf("%s is longer than 255 characters", name)
+	for _, f := range []struct{ name, value string }{{"label", d.Label}, {"userKey", d.UserKey}, {"username", d.Username}} {
+		if len(f.value) > 255 {
+			return apperr.Invalidf("%s is longer than 255 characters", f.name)
+		}
+		if requirement.HasControl(f.value) {
+			return apperr.InvalidField(f.name, "must not contain control characters")
 		}
 	}
 	if len(d.Token) > 4096 {
 		return apperr.Invalidf("token is longer than 4096 characters")
+	}
+	if requirement.HasControl(d.Token) {
+		return apperr.InvalidField("token", "must not contain control characters (CR and LF included)")
 	}
 	return nil
 }

@@ -43,6 +43,16 @@ func TestValidate(t *testing.T) {
 		{"email ok", func(d *Descriptor) { d.SendErrorsToEmail = "bob@example.com" }, ""},
 		{"throttle negative", func(d *Descriptor) { d.SendErrorsToEmailThrottle = -1 }, "minutes"},
 		{"status", func(d *Descriptor) { d.Status = "PAUSED" }, "use ACTIVE or DISABLED"},
+		{"service id ..", func(d *Descriptor) { d.ServiceID = ".." }, "invalid serviceId"},
+		{"service id .", func(d *Descriptor) { d.ServiceID = "." }, "invalid serviceId"},
+		{"service id with ':'", func(d *Descriptor) { d.ServiceID = "a:b" }, "invalid serviceId"},
+		{"service id 65 characters", func(d *Descriptor) { d.ServiceID = strings.Repeat("a", 65) }, "invalid serviceId"},
+		{"service id with dots", func(d *Descriptor) { d.ServiceID = "jira.example" }, ""},
+		{"token with CR LF", func(d *Descriptor) { d.Token = "secret\r\nX-Injected: 1" }, "token: must not contain control characters"},
+		{"token with NUL", func(d *Descriptor) { d.Token = "sec\x00ret" }, "token: must not contain control characters"},
+		{"label with ESC", func(d *Descriptor) { d.Label = "Jira\x1b[2J" }, "label: must not contain control characters"},
+		{"username with DEL", func(d *Descriptor) { d.Username = "bob\x7f" }, "username: must not contain control characters"},
+		{"user key with LF", func(d *Descriptor) { d.UserKey = "bob\n" }, "userKey: must not contain control characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,7 +225,7 @@ func TestCheckLinkSets(t *testing.T) {
 	got, err := CheckLinkSets("jira-1", []LinkSet{
 		{SpaceKey: "DEMO", Key: "REQ-1", Links: []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: "Is Implemented By"}, {IssueKey: "proj-1", Relationship: "is implemented by"}}},
 		{SpaceKey: "DEMO", Key: "req-1", Links: []requirement.IssueLink{{IssueKey: "PROJ-2", Relationship: "tests"}}},
-		{SpaceKey: "DEMO", Key: "REQ-2"},
+		{SpaceKey: "DEMO", Key: "REQ-2", Links: []requirement.IssueLink{}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -231,6 +241,22 @@ func TestCheckLinkSets(t *testing.T) {
 	} {
 		if _, err := CheckLinkSets("j", []LinkSet{bad}); !errors.Is(err, apperr.ErrInvalid) {
 			t.Fatalf("CheckLinkSets(%+v) = %v, want 400", bad, err)
+		}
+	}
+	// The field at fault is named in the answer's errors.
+	for _, tc := range []struct {
+		set   LinkSet
+		field string
+	}{
+		{LinkSet{SpaceKey: "DEMO", Key: "R"}, "links"}, // "links": null or absent
+		{LinkSet{SpaceKey: "DEMO", Key: "R", Links: []requirement.IssueLink{{IssueKey: "PROJ-1"}}}, "relationship"},
+		{LinkSet{SpaceKey: "DEMO", Key: "R", Links: []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: " \t "}}}, "relationship"},
+		{LinkSet{SpaceKey: "DEMO", Key: "R", Links: []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: "tests\x00"}}}, "relationship"},
+		{LinkSet{SpaceKey: "DEMO", Key: "R", Links: []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: "te\x7fsts"}}}, "relationship"},
+	} {
+		_, err := CheckLinkSets("j", []LinkSet{tc.set})
+		if e := apperr.As(err); e == nil || e.Code != apperr.Invalid || e.Field != tc.field {
+			t.Errorf("CheckLinkSets(%+v) = %v, want a 400 naming %q", tc.set, err, tc.field)
 		}
 	}
 }
@@ -318,7 +344,7 @@ func TestLinksService(t *testing.T) {
 	}
 	_, err := svc.ReplaceLinks(ctx, "demo", "j", []LinkSet{
 		{SpaceKey: "DEMO", Key: "REQ-1", Links: []requirement.IssueLink{{IssueKey: "PROJ-1", Relationship: "tests"}}},
-		{SpaceKey: "DEMO", Key: "REQ-9"},
+		{SpaceKey: "DEMO", Key: "REQ-9", Links: []requirement.IssueLink{}},
 	})
 	if !errors.Is(err, apperr.ErrNotFound) || !strings.Contains(err.Error(), "DEMO/REQ-9") {
 		t.Fatalf("unknown requirement = %v", err)

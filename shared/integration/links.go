@@ -19,7 +19,10 @@ const MaxLinkSets = 1000
 // serviceID: valid space keys, keys and issue keys, baselines ≥ 0,
 // relationships normalized (requirement.NormalizeRelationship), the links
 // of one requirement deduplicated, and several entries for one requirement
-// merged. Every error is a 400 naming the entry.
+// merged. Every entry has a links array (nil, from "links": null or no
+// "links", is refused: [] says "no links"), and every link a relationship
+// that is not empty once normalized and has no control characters. Every
+// error is a 400 naming the entry.
 func CheckLinkSets(serviceID string, sets []LinkSet) ([]LinkSet, error) {
 	if len(sets) > MaxLinkSets {
 		return nil, apperr.Invalidf("at most %d requirements per call, got %d", MaxLinkSets, len(sets))
@@ -36,6 +39,9 @@ func CheckLinkSets(serviceID string, sets []LinkSet) ([]LinkSet, error) {
 		if s.Baseline < 0 {
 			return nil, apperr.Invalidf("entry %d: baseline must be null or a positive number, got %d", i, s.Baseline)
 		}
+		if s.Links == nil {
+			return nil, apperr.InvalidField("links", "entry %d (%s/%s): links is required: an array of links, [] for none", i, s.SpaceKey, s.Key)
+		}
 		k := requirement.NewID(s.SpaceKey, s.Key, s.Baseline)
 		j, seen := index[k]
 		if !seen {
@@ -51,8 +57,13 @@ func CheckLinkSets(serviceID string, sets []LinkSet) ([]LinkSet, error) {
 				return nil, apperr.Invalidf("entry %d (%s/%s): invalid issueKey %q: want PROJECT-123", i, s.SpaceKey, s.Key, l.IssueKey)
 			}
 			rel := requirement.NormalizeRelationship(l.Relationship)
-			if len(rel) > 255 {
+			switch {
+			case rel == "":
+				return nil, apperr.InvalidField("relationship", "entry %d (%s/%s): relationship is required", i, s.SpaceKey, s.Key)
+			case len(rel) > 255:
 				return nil, apperr.Invalidf("entry %d (%s/%s): relationship is longer than 255 characters", i, s.SpaceKey, s.Key)
+			case requirement.HasControl(rel):
+				return nil, apperr.InvalidField("relationship", "entry %d (%s/%s): relationship must not contain control characters", i, s.SpaceKey, s.Key)
 			}
 			link := requirement.IssueLink{ServiceID: serviceID, IssueKey: key, Relationship: rel}
 			if !slices.ContainsFunc(out[j].Links, func(o requirement.IssueLink) bool { return sameLink(o, link) }) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // Registration is what a tracker admin sends to create or update an applink.
@@ -58,15 +59,21 @@ func (s *Service) Register(ctx context.Context, tenant, id string, reg Registrat
 	if len(name) > maxAppName || !utf8.ValidString(name) {
 		return Registered{}, apperr.Invalidf("name is too long: at most %d bytes", maxAppName)
 	}
+	if requirement.HasControl(name) {
+		return Registered{}, apperr.InvalidField("name", "must not contain control characters")
+	}
 	serviceID := reg.ServiceID
 	if serviceID == "" {
 		serviceID = id
 	}
-	if err := validateName("serviceId", serviceID); err != nil {
+	if err := validateLinkID("serviceId", serviceID); err != nil {
 		return Registered{}, err
 	}
 	if reg.WikiToken != nil && len(*reg.WikiToken) > maxWikiToken {
 		return Registered{}, apperr.Invalidf("token is too long: at most %d bytes", maxWikiToken)
+	}
+	if reg.WikiToken != nil && requirement.HasControl(*reg.WikiToken) {
+		return Registered{}, apperr.InvalidField("token", "must not contain control characters (CR and LF included)")
 	}
 	var mode Mode
 	if reg.Mode != nil {

@@ -79,9 +79,33 @@ func TestRegisterInvalid(t *testing.T) {
 		"private url":  {"w", tracker.Registration{URL: "http://10.0.0.8"}},
 		"localhost":    {"w", tracker.Registration{URL: "http://localhost:3000"}},
 		"port 0":       {"w", tracker.Registration{URL: "http://wiki.example.com:0"}},
+		"port 99999":   {"w", tracker.Registration{URL: "http://wiki.example.com:99999"}},
 	} {
 		if _, err := f.svc.Register(context.Background(), tenant, tc.id, tc.reg); !errors.Is(err, apperr.ErrInvalid) {
 			t.Errorf("%s: %v, want invalid", name, err)
+		}
+	}
+	// Control characters and path-like ids: a 400 naming the field.
+	for name, tc := range map[string]struct {
+		id    string
+		reg   tracker.Registration
+		field string
+	}{
+		"id ..":         {"..", tracker.Registration{URL: "http://w"}, "applinkId"},
+		"id .":          {".", tracker.Registration{URL: "http://w"}, "applinkId"},
+		"service ..":    {"w", tracker.Registration{URL: "http://w", ServiceID: ".."}, "serviceId"},
+		"service .":     {"w", tracker.Registration{URL: "http://w", ServiceID: "."}, "serviceId"},
+		"service NUL":   {"w", tracker.Registration{URL: "http://w", ServiceID: "a\x00"}, "serviceId"},
+		"service colon": {"w", tracker.Registration{URL: "http://w", ServiceID: "a:b"}, "serviceId"},
+		"name NUL":      {"w", tracker.Registration{URL: "http://w", Name: "Wiki\x00"}, "name"},
+		"name ESC":      {"w", tracker.Registration{URL: "http://w", Name: "\x1b[2JWiki"}, "name"},
+		"name LF":       {"w", tracker.Registration{URL: "http://w", Name: "Wiki\nX"}, "name"},
+		"token CR LF":   {"w", tracker.Registration{URL: "http://w", WikiToken: ptr("secret\r\nX-Injected: 1")}, "token"},
+		"token DEL":     {"w", tracker.Registration{URL: "http://w", WikiToken: ptr("secret\x7f")}, "token"},
+	} {
+		_, err := f.svc.Register(context.Background(), tenant, tc.id, tc.reg)
+		if e := apperr.As(err); e == nil || e.Code != apperr.Invalid || e.Field != tc.field {
+			t.Errorf("%s: %v, want a 400 naming %q", name, err, tc.field)
 		}
 	}
 	if f.tokens.Len() != 1 {

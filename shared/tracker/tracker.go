@@ -27,6 +27,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/netpolicy"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // Mode says what the tracker does with the messages of an application link
@@ -107,13 +108,15 @@ func (a Applink) LogValue() slog.Value {
 // Wiki returns where and how the tracker calls this applink's wiki.
 func (a Applink) Wiki() WikiEndpoint { return WikiEndpoint{BaseURL: a.URL, Token: a.WikiToken} }
 
-var applinkIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+// ValidateApplinkID checks an applinkId: 1 to 64 letters, digits, '.',
+// '_' or '-', and neither "." nor ".." (requirement.ValidLinkID).
+func ValidateApplinkID(id string) error { return validateLinkID("applinkId", id) }
 
-// ValidateApplinkID checks an applinkId: letters, digits, '-' and '_', at
-// most 128 characters.
-func ValidateApplinkID(id string) error {
-	if !applinkIDPattern.MatchString(id) {
-		return apperr.Invalidf("invalid applinkId %q: use 1 to 128 letters, digits, '-' or '_'", id)
+// validateLinkID checks an applinkId or serviceId (requirement.ValidLinkID);
+// the 400 names field.
+func validateLinkID(field, id string) error {
+	if !requirement.ValidLinkID(id) {
+		return apperr.InvalidField(field, "use 1 to 64 letters, digits, '.', '_' or '-', not \".\" or \"..\"")
 	}
 	return nil
 }

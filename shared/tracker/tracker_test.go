@@ -82,8 +82,9 @@ func TestValidateApplinkID(t *testing.T) {
 		in string
 		ok bool
 	}{
-		{"wiki-1", true}, {"Wiki_2", true}, {string(long[:128]), true},
-		{"", false}, {string(long), false}, {"a#b", false}, {"a/b", false}, {"a b", false}, {"é", false},
+		{"wiki-1", true}, {"Wiki_2", true}, {"wiki.example", true}, {string(long[:64]), true},
+		{"", false}, {string(long[:65]), false}, {"a#b", false}, {"a/b", false}, {"a b", false}, {"é", false},
+		{".", false}, {"..", false}, {"a:b", false}, {"a\x00", false},
 	} {
 		if err := tracker.ValidateApplinkID(tc.in); (err == nil) != tc.ok {
 			t.Errorf("ValidateApplinkID(%q) = %v", tc.in, err)

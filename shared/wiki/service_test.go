@@ -503,6 +503,11 @@ func TestSaveRejectsBadInput(t *testing.T) {
 		{"long title", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: long}, "at most 255"},
 		{"bad parent", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", ParentID: "a-b"}, "invalid parentId"},
 		{"own parent", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", ParentID: "1"}, "parentId"},
+		{"title with NUL", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x\x00y"}, "title: must not contain control characters"},
+		{"title with LF", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x\ny"}, "title: must not contain control characters"},
+		{"title with DEL", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x\x7f"}, "title: must not contain control characters"},
+		{"body with NUL", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p>a\x00b</p>"}, "body: must not contain control characters"},
+		{"body with ESC", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p>a\x1bb</p>"}, "body: must not contain control characters"},
 		{"malformed", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p><b>x</p>"}, ""},
 		{"bad key", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "x", Body: "<p>" + wt.Def("bad key") + " x</p>"}, ""},
 	}

@@ -104,6 +104,12 @@ func (in *PageInput) Validate() error {
 	if !utf8.ValidString(in.Title) || utf8.RuneCountInString(in.Title) > MaxTitle {
 		return apperr.Invalidf("title must be valid UTF-8 of at most %d characters", MaxTitle)
 	}
+	if requirement.HasControl(in.Title) {
+		return apperr.InvalidField("title", "must not contain control characters")
+	}
+	if requirement.HasControlExceptWhitespace(in.Body) {
+		return apperr.InvalidField("body", "must not contain control characters other than tab, LF and CR")
+	}
 	if in.ParentID != "" {
 		if err := CheckContentID("parentId", in.ParentID); err != nil {
 			return err

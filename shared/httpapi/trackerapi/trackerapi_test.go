@@ -110,8 +110,8 @@ func TestApplinkRegistration(t *testing.T) {
 		{"/rest/reqs/1/api/docs", "application/json", `{"url":"ftp://x"}`, "invalid url"},
 		{"/rest/reqs/1/api/docs", "application/json", `{"url":"/wiki"}`, "invalid url"},
 		{"/rest/reqs/1/api/docs", "application/json", `{}`, "invalid url"},
-		{"/rest/reqs/1/api/do%20cs", "application/json", body, "invalid applinkId"},
-		{"/rest/reqs/1/api/" + strings.Repeat("a", 129), "application/json", body, "invalid applinkId"},
+		{"/rest/reqs/1/api/do%20cs", "application/json", body, "applinkId: use 1 to 64"},
+		{"/rest/reqs/1/api/" + strings.Repeat("a", 65), "application/json", body, "applinkId: use 1 to 64"},
 		{"/rest/reqs/1/api/docs", "application/json", `{"url":"http://x","colour":"red"}`, "unknown field"},
 		{"/rest/reqs/1/api/docs", "application/json", `{"url":5}`, "wrong JSON type"},
 		{"/rest/reqs/1/api/docs", "application/json", `{"url":"http://x","applinkId":"other"}`, "not the path"},
@@ -126,6 +126,30 @@ func TestApplinkRegistration(t *testing.T) {
 	if rec := h.DoType("PUT", "/rest/reqs/1/api/docs", demoAdmin, "text/plain", body); rec.Code != 415 {
 		t.Errorf("text/plain: %d", rec.Code)
 	}
+}
+
+// Control characters and path-like ids in an applink registration are a
+// 400 naming the JSON field, and nothing is stored (issue 15).
+func TestApplinkRegistrationRefusesControlCharacters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, tc := range []struct{ path, body, field string }{
+		{"/rest/reqs/1/api/docs", `{"name":"Docs\u0000","url":"https://docs.example.com"}`, "name"},
+		{"/rest/reqs/1/api/docs", `{"name":"\u001b[2JDocs","url":"https://docs.example.com"}`, "name"},
+		{"/rest/reqs/1/api/docs", `{"name":"Docs","url":"https://docs.example.com","token":"s3cret\r\nX-Injected: 1"}`, "token"},
+		{"/rest/reqs/1/api/docs", `{"name":"Docs","url":"https://docs.example.com","token":"s3cret\n"}`, "token"},
+		{"/rest/reqs/1/api/docs", `{"name":"Docs","url":"https://docs.example.com","serviceId":".."}`, "serviceId"},
+		{"/rest/reqs/1/api/docs", `{"name":"Docs","url":"https://docs.example.com","serviceId":"."}`, "serviceId"},
+		{"/rest/reqs/1/api/docs", `{"name":"Docs","url":"https://docs.example.com","serviceId":"a\u0007b"}`, "serviceId"},
+		{"/rest/reqs/1/api/%2E%2E", `{"name":"Docs","url":"https://docs.example.com"}`, "applinkId"},
+		{"/rest/reqs/1/api/docs", `{"name":"Docs","url":"https://docs.example.com:99999"}`, "url"},
+	} {
+		rec := h.Do("PUT", tc.path, demoAdmin, tc.body)
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), `"errors":{"`+tc.field+`":`) {
+			t.Errorf("PUT %s %s: %d %s, want 400 naming %q", tc.path, tc.body, rec.Code, rec.Body, tc.field)
+		}
+	}
+	h.Expect("GET", "/rest/reqs/1/api/docs", demoAdmin, "", 404)
 }
 
 func TestModeAndVersion(t *testing.T) {

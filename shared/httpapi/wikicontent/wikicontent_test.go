@@ -243,6 +243,19 @@ func TestContentBadInput(t *testing.T) {
 			}
 		})
 	}
+	// Control characters: a 400 naming the field (issue 15).
+	for _, c := range []struct{ name, body, field string }{
+		{"title with NUL", valid(map[string]any{"title": "Specs\x00"}), "title"},
+		{"title with LF", valid(map[string]any{"title": "Specs\nX"}), "title"},
+		{"title with DEL", valid(map[string]any{"title": "Specs\x7f"}), "title"},
+		{"body with NUL", valid(map[string]any{"body": "<p>a\x00b</p>"}), "body"},
+	} {
+		a := do(t, s, "PUT", "/rest/reqs/1/content/100", "demo-wiki-user", c.body)
+		errs, _ := a.body["errors"].(map[string]any)
+		if _, named := errs[c.field]; a.code != 400 || !named {
+			t.Errorf("%s: got %d %s, want 400 naming %q", c.name, a.code, a.raw, c.field)
+		}
+	}
 	// Nothing was stored.
 	if a := do(t, s, "GET", "/rest/reqs/1/content/100", "demo-wiki-user", ""); a.code != 404 {
 		t.Fatalf("page stored: %s", a.raw)

@@ -392,7 +392,10 @@ type linkSetInDTO struct {
 }
 
 func (d linkSetInDTO) entity() (integration.LinkSet, error) {
-	set := integration.LinkSet{SpaceKey: d.SpaceKey, Key: d.Key, Links: []requirement.IssueLink{}}
+	set := integration.LinkSet{SpaceKey: d.SpaceKey, Key: d.Key}
+	if d.Links != nil { // null or absent stays nil: integration.CheckLinkSets refuses it
+		set.Links = make([]requirement.IssueLink, 0, len(d.Links))
+	}
 	if d.Holds != nil {
 		if *d.Holds != string(requirement.OriginTracker) {
 			return set, apperr.Invalidf("holds must be %q or absent, got %q", requirement.OriginTracker, *d.Holds)

@@ -857,6 +857,69 @@ func TestLinksCallback(t *testing.T) {
 	}
 }
 
+// TestInputRefusesControlCharacters: control characters, path-like ids, an
+// empty relationship and "links": null are 400s naming the JSON field, and
+// a refused links callback leaves the stored links as they were (issue 15).
+func TestInputRefusesControlCharacters(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	for _, tc := range []struct{ body, field string }{
+		{`{"serviceId":"..","rpcUrl":"https://j.example.com"}`, "serviceId"},
+		{`{"serviceId":".","rpcUrl":"https://j.example.com"}`, "serviceId"},
+		{`{"applinkId":"..","rpcUrl":"https://j.example.com"}`, "serviceId"},
+		{`{"serviceId":"a\u0000b","rpcUrl":"https://j.example.com"}`, "serviceId"},
+		{`{"rpcUrl":"https://j.example.com","token":"secret\r\nX-Injected: 1"}`, "token"},
+		{`{"rpcUrl":"https://j.example.com","token":"secret\n"}`, "token"},
+		{`{"rpcUrl":"https://j.example.com","label":"Jira\u001b[2J"}`, "label"},
+		{`{"rpcUrl":"https://j.example.com:99999"}`, "rpcUrl"},
+	} {
+		code, out := s.do(t, "POST", "/rest/reqs/1/integration", demoAdmin, tc.body)
+		if code != 400 || !strings.Contains(out, `"errors":{"`+tc.field+`":`) {
+			t.Errorf("POST %s = %d %s, want 400 naming %q", tc.body, code, out, tc.field)
+		}
+	}
+	var list []map[string]any
+	s.json(t, "GET", "/rest/reqs/1/integration", demoAdmin, "", 200, &list)
+	if len(list) != 0 {
+		t.Fatalf("refused integrations were stored: %v", list)
+	}
+
+	incoming := s.createIntegration(t, demoAdmin, "jira-1")
+	ctx := context.Background()
+	if err := s.reqs.Put(ctx, "demo", []*requirement.Requirement{{SpaceKey: "DEMO", Key: "REQ-1", Status: requirement.Active}}); err != nil {
+		t.Fatal(err)
+	}
+	path := "/rest/reqs/1/integration/jira-1/links"
+	var res map[string]any
+	s.json(t, "PUT", path, incoming, `[{"spaceKey":"DEMO","key":"REQ-1","links":[{"issueKey":"PROJ-1","relationship":"tests"}]}]`, 200, &res)
+	before, _ := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
+	if len(before.Issues) != 1 {
+		t.Fatalf("stored links %+v", before.Issues)
+	}
+	for _, tc := range []struct{ body, field string }{
+		{`[{"spaceKey":"DEMO","key":"REQ-1","links":null}]`, "links"},
+		{`[{"spaceKey":"DEMO","key":"REQ-1"}]`, "links"},
+		{`[{"spaceKey":"DEMO","key":"REQ-1","links":[{"issueKey":"PROJ-2","relationship":""}]}]`, "relationship"},
+		{`[{"spaceKey":"DEMO","key":"REQ-1","links":[{"issueKey":"PROJ-2"}]}]`, "relationship"},
+		{`[{"spaceKey":"DEMO","key":"REQ-1","links":[{"issueKey":"PROJ-2","relationship":" "}]}]`, "relationship"},
+		{`[{"spaceKey":"DEMO","key":"REQ-1","links":[{"issueKey":"PROJ-2","relationship":"te\u0000sts"}]}]`, "relationship"},
+	} {
+		code, out := s.do(t, "PUT", path, incoming, tc.body)
+		if code != 400 || !strings.Contains(out, `"errors":{"`+tc.field+`":`) {
+			t.Errorf("PUT links %s = %d %s, want 400 naming %q", tc.body, code, out, tc.field)
+		}
+	}
+	after, _ := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
+	if !slices.Equal(after.Issues, before.Issues) {
+		t.Fatalf("a refused callback changed the links: %+v, was %+v", after.Issues, before.Issues)
+	}
+	// An explicit empty array still means "no links".
+	s.json(t, "PUT", path, incoming, `[{"spaceKey":"DEMO","key":"REQ-1","links":[]}]`, 200, &res)
+	if r, _ := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 0 {
+		t.Fatalf("links [] kept %+v", r.Issues)
+	}
+}
+
 // TestSyncTenThousandMessages is DESIGN §9's target: 10,000 NEW messages
 // delivered in one run with at most ⌈N/100⌉ POSTs per tracker.
 func TestSyncTenThousandMessages(t *testing.T) {
