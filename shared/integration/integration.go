@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/mail"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -282,13 +283,18 @@ func (d *Descriptor) CheckTarget(allowPrivate bool) error {
 func checkURL(field, s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return apperr.Invalidf("%s must be an absolute http or https URL, got %q", field, s)
+		return apperr.InvalidField(field, "must be an absolute http or https URL, got %q", s)
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return apperr.Invalidf("%s must not carry credentials, a query or a fragment", field)
+		return apperr.InvalidField(field, "must not carry credentials, a query or a fragment")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return apperr.InvalidField(field, "port %s is not in 1-65535", p)
+		}
 	}
 	if len(s) > 2048 {
-		return apperr.Invalidf("%s is longer than 2048 characters", field)
+		return apperr.InvalidField(field, "is longer than 2048 characters")
 	}
 	return nil
 }

@@ -337,7 +337,7 @@ func TestIntegrationCRUD(t *testing.T) {
 
 	// Validation.
 	for body, msg := range map[string]string{
-		`{"rpcUrl":"jira.example.com"}`:                                   "rpcUrl must be an absolute http or https URL",
+		`{"rpcUrl":"jira.example.com"}`:                                   "rpcUrl: must be an absolute http or https URL",
 		`{"rpcUrl":"https://j.example.com","status":"PAUSED"}`:            "use ACTIVE or DISABLED",
 		`{"rpcUrl":"https://j.example.com","version":6}`:                  "version must be between 0 and 5",
 		`{"rpcUrl":"https://j.example.com","sendErrorsToEmail":"nobody"}`: "sendErrorsToEmail",
