@@ -16,7 +16,7 @@ import (
 // Baseline measures the freeze of a baseline of n requirements with the
 // baseline team's hook (infra/bench/baselinebench: seed n ACTIVE
 // requirements, freeze them in one go with baseline.Service and
-// shared/wikitable.BaselineStore, check the count, delete the baseline), on
+// shared/dynamo/wikitable.BaselineStore, check the count, delete the baseline), on
 // tables of its own so that its 2·n items do not weigh on the other
 // measurements. It then creates the same baseline through the API of the
 // local stack (the real WikiBaselines bootstrap under its template
@@ -25,7 +25,7 @@ import (
 func Baseline(ctx context.Context, env *Env, n int, functionLog io.Writer, row *Row) error {
 	timeout := env.FunctionTimeout("WikiBaselines")
 	row.Method = fmt.Sprintf("In process: infra/bench/baselinebench.Freeze — %d ACTIVE requirements seeded in space %s (about 600 bytes each, "+
-		"100 per page, each refining the next), frozen into one baseline by baseline.Service with shared/wikitable.BaselineStore on "+
+		"100 per page, each refining the next), frozen into one baseline by baseline.Service with shared/dynamo/wikitable.BaselineStore on "+
 		"DynamoDB Local (own tables) without a deadline, count checked, baseline deleted again. Through the API: POST "+
 		"/rest/reqs/1/baseline/%s/1/create on the same requirements through the local gateway and the real WikiBaselines bootstrap, "+
 		"which runs under its %s template timeout like the deployed function, then, if the request hands the freeze over (202 FREEZING), "+

@@ -40,7 +40,7 @@ const pageSaveService = "jira-bench"
 // messages). It reports the median service time per requirement and the
 // DynamoDB calls per save.
 func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) error {
-	row.Method = fmt.Sprintf("wiki.Service.SavePage with shared/wikitable.WikiStore, in process, on DynamoDB Local; tenant %s holds %d requirements; "+
+	row.Method = fmt.Sprintf("wiki.Service.SavePage with shared/dynamo/wikitable.WikiStore, in process, on DynamoDB Local; tenant %s holds %d requirements; "+
 		"%d saves of new pages and %d of a changed version of a page (every excerpt changed), %d requirements each, "+
 		"with two properties, a dependency on the previous requirement and an issue link of an integration (outbound messages written). "+
 		"Service time is the wall time of SavePage divided by the requirements on the page.",

@@ -60,7 +60,7 @@ const searchLimit = 50
 // Local and, when opts.WikiURL is set, through the local stack.
 func Search(ctx context.Context, env *Env, opts SearchOptions, row *Row) error {
 	row.Method = fmt.Sprintf("First page (limit %d, default order) over %d requirements of tenant %s, without spaceKey (every space) unless the search says \"in one space\"; "+
-		"%d runs each after %d warm-up runs. In process: search.Service with shared/wikitable.SearchStore on DynamoDB Local, "+
+		"%d runs each after %d warm-up runs. In process: search.Service with shared/dynamo/wikitable.SearchStore on DynamoDB Local, "+
 		"items counted by wrapping the client. Local stack: GET /rest/reqs/1/requirement2/%s through the local gateway, "+
 		"the Lambda Runtime API shim and the real WikiRequirements bootstrap (warm process), timed by the HTTP client.",
 		searchLimit, opts.Stored, Tenant, opts.Runs, opts.Warmup, Space)
