@@ -15,7 +15,8 @@
 //     values joined by ",", decoded pathParameters, requestContext, and the
 //     body as text for text/*, JSON, XML and JavaScript media types, base64
 //     (isBase64Encoded) for anything else;
-//   - limits and failures: bodies over 10 MiB answer 413, a function error
+//   - limits and failures: bodies over 10 MiB, and events over Lambda's
+//     6 MiB invocation payload, answer 413, a function error
 //     or an unusable response 500 {"message":"Internal Server Error"}, an
 //     integration slower than its timeout (30 s at most) 503
 //     {"message":"Service Unavailable"}.
@@ -54,6 +55,9 @@ import (
 const (
 	// MaxBodyBytes is the largest request body accepted (API Gateway's 10 MiB).
 	MaxBodyBytes = 10 << 20
+	// MaxInvokePayload is the largest event a synchronous Lambda invocation
+	// takes (6 MiB); a larger one answers 413 without invoking.
+	MaxInvokePayload = 6 << 20
 	// MaxIntegrationTimeout is the longest (and default) integration timeout
 	// of an HTTP API.
 	MaxIntegrationTimeout = 30 * time.Second
@@ -215,6 +219,12 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, st
 		return gatewayError(w, http.StatusInternalServerError, "Internal Server Error"), rt.key, fmt.Errorf("encode event: %w", err)
 	}
 
+	if len(payload) > MaxInvokePayload {
+		// Lambda refuses the invocation (RequestEntityTooLarge) and API
+		// Gateway answers 413: a body under 10 MiB can still be too large
+		// once it is an event (binary bodies grow by a third in base64).
+		return gatewayError(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large"), rt.key, nil
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), rt.timeout)
 	defer cancel()
 	out, err := rt.Invoker.Invoke(ctx, payload)

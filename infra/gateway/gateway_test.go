@@ -477,17 +477,24 @@ func TestBodyLimit(t *testing.T) {
 	tests := []struct {
 		name       string
 		size       int
-		chunked    bool // no Content-Length: the limit applies while reading
+		ctype      string // text travels as is, anything else in base64
+		chunked    bool   // no Content-Length: the limit applies while reading
 		wantStatus int
 	}{
-		{"at the limit", MaxBodyBytes, false, 204},
-		{"over the limit", MaxBodyBytes + 1, false, 413},
-		{"over the limit, chunked", MaxBodyBytes + 1, true, 413},
+		{"text that fits an invocation", MaxInvokePayload - 4096, "text/plain", false, 204},
+		{"text over the invocation payload", MaxInvokePayload + 1, "text/plain", false, 413},
+		{"binary that fits once in base64", 4 << 20, "", false, 204},
+		{"binary over the payload once in base64", 46 << 20 / 10, "", false, 413},
+		{"over the limit", MaxBodyBytes + 1, "text/plain", false, 413},
+		{"over the limit, chunked", MaxBodyBytes + 1, "", true, 413},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls = 0
-			req := httptest.NewRequest("POST", "/upload", bytes.NewReader(make([]byte, tt.size)))
+			req := httptest.NewRequest("POST", "/upload", bytes.NewReader(bytes.Repeat([]byte("a"), tt.size)))
+			if tt.ctype != "" {
+				req.Header.Set("Content-Type", tt.ctype)
+			}
 			if tt.chunked {
 				req.ContentLength = -1
 			}

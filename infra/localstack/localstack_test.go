@@ -1,6 +1,7 @@
 package localstack_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -102,12 +103,53 @@ func TestGatewayRunsRealBootstraps(t *testing.T) {
 		}
 	})
 	t.Run("unknown routes answer JSON errors through $default", func(t *testing.T) {
-		assertError(t, call(t, "GET", st.WikiURL+"/nowhere", "", ""), 404)
-		assertError(t, call(t, "POST", st.TrackerURL+"/rest/reqs/1/sync", "", ""), 404)
-		a := call(t, "PATCH", st.WikiURL+"/rest/reqs/1/requirement2/DEMO/REQ-1", "", "")
+		assertError(t, call(t, "GET", st.WikiURL+"/nowhere", "demo-wiki-user", ""), 404)
+		assertError(t, call(t, "POST", st.TrackerURL+"/rest/reqs/1/sync", "demo-tracker-user", ""), 404)
+		a := call(t, "PATCH", st.WikiURL+"/rest/reqs/1/requirement2/DEMO/REQ-1", "demo-wiki-user", "")
 		assertError(t, a, 405)
 		if a.header.Get("Allow") == "" {
 			t.Fatal("405 without Allow")
+		}
+	})
+	t.Run("without a valid token, 401 comes before 404, 405 and 410", func(t *testing.T) {
+		for _, token := range []string{"", "bogus"} {
+			assertError(t, call(t, "GET", st.WikiURL+"/nowhere", token, ""), 401)
+			assertError(t, call(t, "POST", st.TrackerURL+"/rest/reqs/1/sync", token, ""), 401)
+			assertError(t, call(t, "PATCH", st.WikiURL+"/rest/reqs/1/requirement2/DEMO/REQ-1", token, ""), 401)
+			assertError(t, call(t, "PUT", st.WikiURL+"/rest/reqs/1/requirement2/DEMO/REQ-1", token, ""), 401)
+			assertError(t, call(t, "GET", st.WikiURL+"/rest/reqs/1/requirement3", token, ""), 401)
+			assertError(t, call(t, "POST", st.WikiURL+"/rest/reqs/1/sync", token, ""), 401)
+		}
+	})
+	// Sizes and content types are answered before the token is looked at:
+	// by the function (413/415 JSON bodies) up to what an invocation can
+	// carry, by the gateway beyond (as API Gateway does).
+	t.Run("large and mistyped bodies answer 413 and 415 before 401", func(t *testing.T) {
+		post := func(url, ctype string, body []byte) answer {
+			req, _ := http.NewRequest("PUT", url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", ctype)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+		}
+		page := st.WikiURL + "/rest/reqs/1/content/1"
+		json2MiB := append(append([]byte(`{"title":"`), bytes.Repeat([]byte("x"), 2<<20)...), '"', '}')
+		assertError(t, post(page, "application/json", json2MiB), 413)
+		assertError(t, post(st.TrackerURL+"/rest/reqs/1/issuelinks/PROJ-1", "application/json", json2MiB), 413)
+		assertError(t, post(page, "application/octet-stream", bytes.Repeat([]byte{0xff}, 64<<10)), 415)
+		assertError(t, post(page, "text/html", []byte("<p>hi</p>")), 415)
+		for _, c := range []struct {
+			ctype string
+			size  int
+		}{{"application/json", 7 << 20}, {"application/octet-stream", 46 << 20 / 10}, {"application/json", 9 << 20}} {
+			a := post(page, c.ctype, bytes.Repeat([]byte("a"), c.size))
+			if a.status != 413 {
+				t.Errorf("%s of %d bytes: %d %.200s, want 413", c.ctype, c.size, a.status, a.body)
+			}
 		}
 	})
 }

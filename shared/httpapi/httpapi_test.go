@@ -175,6 +175,76 @@ func TestNoRouteAnswersJSON(t *testing.T) {
 	}
 }
 
+// TestAuthenticateBeforeNoRoute: a caller without a valid token learns
+// nothing of the routes (401 before 404 and 405), except on a path whose
+// every route is anonymous.
+func TestAuthenticateBeforeNoRoute(t *testing.T) {
+	rt := testRouter()
+	for _, c := range []struct {
+		method, path, token string
+		want                int
+	}{
+		{"GET", "/nowhere", "", 401},
+		{"GET", "/nowhere", "bogus", 401},
+		{"GET", "/nowhere", "tracker", 401}, // the other application's token
+		{"GET", "/nowhere", "user", 404},
+		{"DELETE", "/admin", "", 401},
+		{"DELETE", "/admin", "bogus", 401},
+		{"DELETE", "/admin", "user", 405},
+		{"POST", "/open", "", 405}, // every route of /open is anonymous
+		{"POST", "/open", "bogus", 401},
+	} {
+		if rec, _ := do(t, rt, c.method, c.path, c.token, "", ""); rec.Code != c.want {
+			t.Errorf("%s %s with token %q: %d, want %d", c.method, c.path, c.token, rec.Code, c.want)
+		}
+	}
+}
+
+// TestBodyCheckedBeforeAuthentication: 413 and 415 come before the token is
+// looked at, on every route, and the body read for the check reaches the
+// handler whole.
+func TestBodyCheckedBeforeAuthentication(t *testing.T) {
+	rt := testRouter()
+	big := strings.Repeat("x", MaxBody+1)
+	for _, c := range []struct {
+		name, method, path, token, ctype, body string
+		chunked                                bool
+		want                                   int
+	}{
+		{"too large, no token", "POST", "/decode", "", "application/json", big, false, 413},
+		{"too large, chunked, no token", "POST", "/decode", "", "application/json", big, true, 413},
+		{"too large on a GET", "GET", "/member", "bogus", "application/json", big, false, 413},
+		{"too large on an anonymous route", "GET", "/open", "", "text/plain", big, false, 413},
+		{"wrong type, no token", "POST", "/decode", "", "text/plain", `{}`, false, 415},
+		{"binary, bad token", "POST", "/link", "bogus", "application/octet-stream", "\x00\x01", false, 415},
+		{"no type, no token", "POST", "/decode", "", "", `{}`, false, 415},
+		{"empty body, no token", "POST", "/decode", "", "", "", false, 401},
+		{"right type, no token", "POST", "/decode", "", "application/json", `{}`, false, 401},
+		{"at the limit", "POST", "/decode", "user", "application/json", `{"name":"` + strings.Repeat("x", MaxBody-11) + `"}`, true, 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
+			if c.chunked {
+				req.ContentLength = -1
+			}
+			if c.ctype != "" {
+				req.Header.Set("Content-Type", c.ctype)
+			}
+			if c.token != "" {
+				req.Header.Set("Authorization", "Bearer "+c.token)
+			}
+			rec := httptest.NewRecorder()
+			rt.ServeHTTP(rec, req)
+			if rec.Code != c.want {
+				t.Fatalf("%d %s, want %d", rec.Code, rec.Body, c.want)
+			}
+			if c.want == 200 && !strings.Contains(rec.Body.String(), strings.Repeat("x", 1000)) {
+				t.Fatal("the handler did not get the whole body")
+			}
+		})
+	}
+}
+
 func TestInternalErrorsHideDetails(t *testing.T) {
 	rt := testRouter()
 	for _, path := range []string{"/panic", "/fail"} {

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,14 +87,17 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-func requireContentType(r *http.Request, want string) error {
+// requireContentType answers 415 unless the request's media type is one of
+// want, in UTF-8 when it names a charset.
+func requireContentType(r *http.Request, want ...string) error {
+	send := strings.Join(want, " or ")
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
-		return apperr.UnsupportedMediaf("missing Content-Type: send %s", want)
+		return apperr.UnsupportedMediaf("missing Content-Type: send %s", send)
 	}
 	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || !strings.EqualFold(mt, want) {
-		return apperr.UnsupportedMediaf("unsupported Content-Type %q: send %s", ct, want)
+	if err != nil || !slices.ContainsFunc(want, func(w string) bool { return strings.EqualFold(mt, w) }) {
+		return apperr.UnsupportedMediaf("unsupported Content-Type %q: send %s", ct, send)
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
 		return apperr.UnsupportedMediaf("unsupported charset %q: send UTF-8", cs)

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -61,6 +63,9 @@ type Router struct {
 	authn  *auth.Authenticator
 	mux    *http.ServeMux
 	routes []Route
+	// access lists the access rules of each declared path, for the answer
+	// to a method no route of the path takes.
+	access map[string][]Access
 	// Throttle, when set, limits requests per tenant.
 	Throttle *Throttle
 	// Logger is the base logger; slog.Default when nil.
@@ -69,13 +74,14 @@ type Router struct {
 
 // NewRouter returns a Router for app that authenticates with authn.
 func NewRouter(app auth.App, authn *auth.Authenticator) *Router {
-	return &Router{app: app, authn: authn, mux: http.NewServeMux()}
+	return &Router{app: app, authn: authn, mux: http.NewServeMux(), access: map[string][]Access{}}
 }
 
 // Handle declares "METHOD /path/{param}" with an access rule other than
-// Anonymous: the router authenticates the caller, applies the rule and
-// hands the principal to h (401 or 403 without running h otherwise).
-func (rt *Router) Handle(pattern string, access Access, h HandlerFunc) {
+// Anonymous: the router checks the body (size, content type), then
+// authenticates the caller, applies the rule and hands the principal to h
+// (413, 415, 401 or 403 without running h otherwise).
+func (rt *Router) Handle(pattern string, access Access, h HandlerFunc, opts ...RouteOption) {
 	if access == Anonymous {
 		panic("httpapi: declare Anonymous routes with HandleAnonymous: " + pattern)
 	}
@@ -84,25 +90,55 @@ func (rt *Router) Handle(pattern string, access Access, h HandlerFunc) {
 			return missingToken()
 		}
 		return h(w, r, *p)
-	})
+	}, opts)
 }
 
 // HandleAnonymous declares "METHOD /path/{param}" that needs no token (a
 // token, when sent, is still checked).
-func (rt *Router) HandleAnonymous(pattern string, h AnonymousFunc) {
+func (rt *Router) HandleAnonymous(pattern string, h AnonymousFunc, opts ...RouteOption) {
 	rt.handle(pattern, Anonymous, func(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
 		return h(w, r)
-	})
+	}, opts)
 }
 
-func (rt *Router) handle(pattern string, access Access, h func(http.ResponseWriter, *http.Request, *auth.Principal) error) {
+// A RouteOption adjusts how a route's request is checked before it runs.
+type RouteOption func(*routeConfig)
+
+type routeConfig struct {
+	// accepts are the media types a non-empty body may have; nil accepts
+	// any (the size limit still holds).
+	accepts []string
+}
+
+// Accepts sets the media types a non-empty body of the route may have (415
+// otherwise, before authentication). By default POST, PUT and PATCH routes
+// accept application/json and other methods any body; Accepts() with no
+// type accepts any body (a route that answers the same whatever is sent).
+func Accepts(mediaTypes ...string) RouteOption {
+	return func(c *routeConfig) { c.accepts = mediaTypes }
+}
+
+func (rt *Router) handle(pattern string, access Access, h func(http.ResponseWriter, *http.Request, *auth.Principal) error, opts []RouteOption) {
 	method, path, ok := strings.Cut(pattern, " ")
 	if !ok {
 		panic("httpapi: pattern needs a method: " + pattern)
 	}
+	var cfg routeConfig
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		cfg.accepts = []string{"application/json"}
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	rt.routes = append(rt.routes, Route{Method: method, Path: path, Access: access})
+	rt.access[path] = append(rt.access[path], access)
 	rt.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r, p, err := rt.authenticate(r, access)
+		err := checkBody(r, cfg.accepts)
+		var p *auth.Principal
+		if err == nil {
+			r, p, err = rt.authenticate(r, access)
+		}
 		if err == nil {
 			err = h(w, r, p)
 		}
@@ -110,6 +146,24 @@ func (rt *Router) handle(pattern string, access Access, h func(http.ResponseWrit
 			WriteError(w, r, err)
 		}
 	}))
+}
+
+// checkBody answers 413 for a body over MaxBody and 415 for a non-empty
+// body whose media type the route does not take, before the caller is
+// authenticated: an anonymous caller learns nothing but the limits, and a
+// large body costs no token lookup. The body read here is put back for the
+// handler.
+func checkBody(r *http.Request, accepts []string) error {
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	if len(body) == 0 || accepts == nil {
+		return nil
+	}
+	return requireContentType(r, accepts...)
 }
 
 // Routes lists the declared routes in declaration order.
@@ -261,15 +315,27 @@ func (rt *Router) logger() *slog.Logger {
 }
 
 // noRoute answers 405 with Allow when the path exists for other methods, 404
-// otherwise; always JSON.
+// otherwise; always JSON. A caller without a valid token learns neither:
+// it is answered 401 first (on a path whose every route is anonymous, only
+// a bad token is).
 func (rt *Router) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allow []string
+	var pattern string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		probe := r.Clone(context.WithoutCancel(r.Context()))
 		probe.Method = m
-		if _, pattern := rt.mux.Handler(probe); pattern != "" {
+		if _, p := rt.mux.Handler(probe); p != "" {
 			allow = append(allow, m)
+			_, pattern, _ = strings.Cut(p, " ")
 		}
+	}
+	need := Reader
+	if len(allow) > 0 && !slices.ContainsFunc(rt.access[pattern], func(a Access) bool { return a != Anonymous }) {
+		need = Anonymous // a token, when sent, is still checked
+	}
+	if _, _, err := rt.authenticate(r, need); err != nil {
+		WriteError(w, r, err)
+		return
 	}
 	if len(allow) > 0 {
 		WriteError(w, r, MethodNotAllowed(allow, "method %s is not allowed here", r.Method))

@@ -53,7 +53,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("POST /rest/reqs/1/baseline/{spaceKey}/1/create", httpapi.Member, h.create)
 	rt.Handle("POST /rest/reqs/1/baseline/{spaceKey}/1/create-instant", httpapi.Member, h.createInstant)
 	rt.Handle("DELETE /rest/reqs/1/baseline/{spaceKey}/{baseline}", httpapi.Member, h.delete)
-	rt.Handle("PUT /rest/reqs/1/baseline/{spaceKey}/{baseline}/label", httpapi.Member, h.label)
+	rt.Handle("PUT /rest/reqs/1/baseline/{spaceKey}/{baseline}/label", httpapi.Member, h.label, httpapi.Accepts("text/plain"))
 	rt.Handle("GET /rest/reqs/1/baseline/{spaceKey}/{baseline}/pages", httpapi.Member, h.pages)
 }
 

@@ -40,7 +40,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/content/{contentId}", httpapi.Member, h.get)
 	rt.Handle("DELETE /rest/reqs/1/content/{contentId}", httpapi.Member, h.delete)
 	rt.Handle("POST /rest/reqs/1/helpers/reindex/{contentId}", httpapi.Member, h.reindex)
-	rt.HandleAnonymous("POST /rest/reqs/1/sync", deprecatedSync)
+	rt.Handle("POST /rest/reqs/1/sync", httpapi.Reader, deprecatedSync, httpapi.Accepts())
 }
 
 // pageInDTO is the body of PUT /content/{contentId}.
@@ -174,7 +174,7 @@ func (h *Handler) reindex(w http.ResponseWriter, r *http.Request, p auth.Princip
 	return nil
 }
 
-func deprecatedSync(http.ResponseWriter, *http.Request) error {
+func deprecatedSync(http.ResponseWriter, *http.Request, auth.Principal) error {
 	return apperr.Gonef("POST /rest/reqs/1/sync is deprecated and no longer served: " +
 		"issue links are synchronised by the tracker (PUT /rest/reqs/1/sync on the tracker)")
 }

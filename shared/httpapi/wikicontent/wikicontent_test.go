@@ -163,8 +163,13 @@ func TestContentAccess(t *testing.T) {
 			}
 		}
 	}
-	if a := do(t, s, "POST", "/rest/reqs/1/sync", "", ""); a.code != 410 || !strings.Contains(a.body["message"].(string), "deprecated") {
+	if a := do(t, s, "POST", "/rest/reqs/1/sync", "demo-wiki-user", ""); a.code != 410 || !strings.Contains(a.body["message"].(string), "deprecated") {
 		t.Fatalf("sync: %d %s", a.code, a.raw)
+	}
+	for _, token := range []string{"", "bogus"} { // 401 before 410
+		if a := do(t, s, "POST", "/rest/reqs/1/sync", token, ""); a.code != 401 {
+			t.Fatalf("sync with token %q: %d %s, want 401", token, a.code, a.raw)
+		}
 	}
 }
 

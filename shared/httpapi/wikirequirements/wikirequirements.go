@@ -46,13 +46,13 @@ type Handler struct {
 func (h *Handler) Register(rt *httpapi.Router) {
 	const space, key = "/rest/reqs/1/requirement2/{spaceKey}", "/rest/reqs/1/requirement2/{spaceKey}/{key}"
 	rt.Handle("GET "+space, httpapi.Reader, h.search)
-	rt.HandleAnonymous("POST "+space, readOnly)
-	rt.HandleAnonymous("PUT "+space, readOnly)
+	rt.Handle("POST "+space, httpapi.Reader, readOnly, httpapi.Accepts())
+	rt.Handle("PUT "+space, httpapi.Reader, readOnly, httpapi.Accepts())
 	rt.Handle("GET "+key, httpapi.Reader, h.get)
-	rt.HandleAnonymous("POST "+key, readOnly)
-	rt.HandleAnonymous("PUT "+key, readOnly)
-	rt.HandleAnonymous("DELETE "+key, readOnly)
-	rt.HandleAnonymous("GET /rest/reqs/1/requirement3", requirement3)
+	rt.Handle("POST "+key, httpapi.Reader, readOnly, httpapi.Accepts())
+	rt.Handle("PUT "+key, httpapi.Reader, readOnly, httpapi.Accepts())
+	rt.Handle("DELETE "+key, httpapi.Reader, readOnly, httpapi.Accepts())
+	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Reader, requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
 	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
 }
@@ -224,11 +224,11 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	return nil
 }
 
-func readOnly(_ http.ResponseWriter, r *http.Request) error {
+func readOnly(_ http.ResponseWriter, r *http.Request, _ auth.Principal) error {
 	return httpapi.MethodNotAllowed([]string{http.MethodGet}, "%s must not be used on %s: requirements change only when their page is saved",
 		r.Method, r.URL.Path)
 }
 
-func requirement3(http.ResponseWriter, *http.Request) error {
+func requirement3(http.ResponseWriter, *http.Request, auth.Principal) error {
 	return apperr.Gonef("GET /rest/reqs/1/requirement3 must not be used: use GET /rest/reqs/1/requirement2/{spaceKey}")
 }

@@ -235,15 +235,25 @@ func TestMustNotUseRoutes(t *testing.T) {
 		{"POST", "/rest/reqs/1/requirement2/DEMO/REQ-1"}, {"PUT", "/rest/reqs/1/requirement2/DEMO/REQ-1"},
 		{"DELETE", "/rest/reqs/1/requirement2/DEMO/REQ-1"},
 	} {
-		for _, token := range []string{"", "demo-wiki-user"} {
-			a := do(t, rt, c.method, c.path, token)
-			if a.code != 405 || a.header.Get("Allow") != "GET" {
-				t.Errorf("%s %s: %d allow %q", c.method, c.path, a.code, a.header.Get("Allow"))
+		// A caller without a valid token learns nothing of the route: 401
+		// before the 405 (CONTRACT: 401 before any 404/405/410).
+		for _, token := range []string{"", "no-such-token"} {
+			if a := do(t, rt, c.method, c.path, token); a.code != 401 || a.header.Get("Allow") != "" {
+				t.Errorf("%s %s with token %q: %d allow %q, want 401", c.method, c.path, token, a.code, a.header.Get("Allow"))
 			}
+		}
+		a := do(t, rt, c.method, c.path, "demo-wiki-user")
+		if a.code != 405 || a.header.Get("Allow") != "GET" {
+			t.Errorf("%s %s: %d allow %q", c.method, c.path, a.code, a.header.Get("Allow"))
 		}
 	}
 	if a := do(t, rt, "GET", "/rest/reqs/1/requirement3", "demo-wiki-user"); a.code != 410 {
 		t.Errorf("requirement3: %d", a.code)
+	}
+	for _, token := range []string{"", "no-such-token"} {
+		if a := do(t, rt, "GET", "/rest/reqs/1/requirement3", token); a.code != 401 {
+			t.Errorf("requirement3 with token %q: %d, want 401", token, a.code)
+		}
 	}
 	req := httptest.NewRequest("GET", "/rest/reqs/1/openapi", nil)
 	rec := httptest.NewRecorder()
