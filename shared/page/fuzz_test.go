@@ -2,6 +2,7 @@ package page
 
 import (
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -106,6 +107,37 @@ func FuzzSanitize(f *testing.F) {
 		}
 		if again := Sanitize(got); again != got {
 			t.Fatalf("Sanitize is not idempotent on %q: %q then %q", s, got, again)
+		}
+	})
+}
+
+// FuzzSafeLink: a link SafeLink accepts, read the way a browser reads an
+// href (leading spaces dropped, tabs and newlines removed, '\' as '/'),
+// either has an http(s) scheme and a host, or resolves against the wiki's
+// own address to that same host.
+func FuzzSafeLink(f *testing.F) {
+	for _, s := range []string{"/requirements/DEMO/REQ-1", "https://ok.example/p?q=1", "page.html#a", "//evil",
+		"/\\evil", "jav&#x61;script:x", "java%0Ascript:x", "http:evil", "/%2F/evil", "\t//evil", "https://u@h/", ""} {
+		f.Add(s)
+	}
+	base, _ := url.Parse("https://wiki.example/base/page")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !SafeLink(s) {
+			return
+		}
+		read := strings.NewReplacer("\t", "", "\n", "", "\r", "", "\\", "/").Replace(strings.TrimLeft(s, " \x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"))
+		u, err := url.Parse(read)
+		if err != nil {
+			t.Fatalf("accepted %q, which does not parse: %v", s, err)
+		}
+		if u.Scheme != "" {
+			if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+				t.Fatalf("accepted %q: scheme %q host %q", s, u.Scheme, u.Host)
+			}
+			return
+		}
+		if r := base.ResolveReference(u); r.Host != base.Host || r.Scheme != base.Scheme {
+			t.Fatalf("accepted %q, which leaves for %s://%s", s, r.Scheme, r.Host)
 		}
 	})
 }

@@ -75,30 +75,36 @@ func blockOf(n *html.Node) *html.Node {
 
 // startTag returns the tag that opens inline element n in an excerpt, or ""
 // when only its content is kept (a link without a target). Attributes other
-// than a link's href are dropped; the sanitizer then checks the URL.
+// than a link's href are dropped, and so is a link SafeLink refuses; the
+// sanitizer then checks the URL again.
 func startTag(n *html.Node) string {
 	if n.Data != "a" {
 		return "<" + n.Data + ">"
 	}
 	href := strings.TrimSpace(attr(n, "href"))
-	if href == "" {
-		return ""
+	if href == "" || !SafeLink(href) {
+		return "" // the text stays, the link goes
 	}
 	return `<a href="` + html.EscapeString(href) + `">`
 }
 
-// imageSource returns the URL of an <img> or an <ac:image>; an attachment
-// has no URL an excerpt could use.
+// imageSource returns the URL of an <img> or an <ac:image> when SafeLink
+// accepts it; an attachment has no URL an excerpt could use.
 func imageSource(n *html.Node) string {
+	src := ""
 	if n.Data == "img" {
-		return strings.TrimSpace(attr(n, "src"))
+		src = strings.TrimSpace(attr(n, "src"))
 	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
+	for c := n.FirstChild; c != nil && n.Data != "img"; c = c.NextSibling {
 		if c.Type == html.ElementNode && c.Data == "ri:url" {
-			return strings.TrimSpace(attr(c, "ri:value"))
+			src = strings.TrimSpace(attr(c, "ri:value"))
+			break
 		}
 	}
-	return ""
+	if src != "" && !SafeLink(src) {
+		return ""
+	}
+	return src
 }
 
 // linkLabel returns what an <ac:link> without a link body shows: the name of

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/page"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
@@ -84,7 +85,7 @@ func (s *Service) SearchRequirements(ctx context.Context, tenant, applinkID stri
 //     or a positive integer.
 //   - Every other documented field is kept when valid and dropped when not
 //     (foundField): excerpts are sanitized, texts cleaned of control
-//     characters, keys checked, links kept only when safeLink says so;
+//     characters, keys checked, links kept only when page.SafeLink says so;
 //     list items that are not valid are dropped.
 //   - Anything else (unknown members, members named in another case) is
 //     not answered. Members are matched exactly; a member given twice is
@@ -217,7 +218,7 @@ var foundFields = map[string]func(*Service, json.RawMessage) (any, bool){
 	},
 	"genericUrl": func(_ *Service, raw json.RawMessage) (any, bool) {
 		var u string
-		return u, json.Unmarshal(raw, &u) == nil && safeLink(u)
+		return u, json.Unmarshal(raw, &u) == nil && page.SafeLink(u)
 	},
 	"newSpaceKey": func(_ *Service, raw json.RawMessage) (any, bool) {
 		var v string

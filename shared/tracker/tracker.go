@@ -16,7 +16,6 @@ package tracker
 
 import (
 	"fmt"
-	"html"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/netpolicy"
+	"github.com/reqtrace/reqtrace/shared/page"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
@@ -283,10 +283,7 @@ func (s *Service) sanitizeExcerpt(html string) (string, error) {
 	return clean, nil
 }
 
-// maxURL bounds a genericUrl.
-const maxURL = 2048
-
-// validateGenericURL accepts what safeLink does: a URL relative to the
+// validateGenericURL accepts what page.SafeLink does: a URL relative to the
 // wiki ("/requirements/…") or an absolute http(s) URL. The tracker's UI
 // renders it as a link, so javascript: and other schemes, protocol-relative
 // addresses (//host, /\host) and user info are refused, in any encoding.
@@ -294,68 +291,11 @@ func validateGenericURL(s string) error {
 	if s == "" {
 		return nil
 	}
-	if len(s) > maxURL {
-		return apperr.Invalidf("genericUrl is too long: at most %d bytes", maxURL)
+	if len(s) > page.MaxLink {
+		return apperr.Invalidf("genericUrl is too long: at most %d bytes", page.MaxLink)
 	}
-	if !safeLink(s) {
+	if !page.SafeLink(s) {
 		return apperr.Invalidf("invalid genericUrl %q: want a path relative to the wiki or an http(s) URL", s)
 	}
 	return nil
-}
-
-// safeLink reports whether s may be shown to the tracker's users as a link:
-// a relative reference on the wiki's host ("/requirements/DEMO/REQ-1") or
-// an absolute http(s) URL with a host and no user info, without control
-// characters, spaces or backslashes. The forms a reader may decode before
-// following it (HTML character references, percent-encoding) must not
-// reach another scheme or host either: "javascript&colon;…", "/&#47;host",
-// "%2F%2Fhost" and "java%0Ascript:…" are refused.
-func safeLink(s string) bool {
-	if s == "" || len(s) > maxURL || strings.ContainsFunc(s, func(r rune) bool {
-		return r <= ' ' || r == '\\' || unicode.IsControl(r) || !unicode.IsPrint(r)
-	}) {
-		return false
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.User != nil || u.Opaque != "" {
-		return false
-	}
-	if u.Scheme != "" && ((u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		return false
-	}
-	if u.Scheme == "" && u.Host != "" {
-		return false // //host: another host
-	}
-	decoded := []string{s, html.UnescapeString(s)}
-	if p, err := url.PathUnescape(s); err == nil {
-		decoded = append(decoded, p, html.UnescapeString(p))
-	}
-	for _, d := range decoded {
-		if !safeDecodedLink(d) {
-			return false
-		}
-	}
-	return true
-}
-
-// linkScheme matches the scheme of a URL, as a browser reads it once it
-// has dropped tabs and newlines.
-var linkScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
-
-// safeDecodedLink checks one decoded form of a link the way a browser
-// would read it: leading spaces and control characters dropped, tabs and
-// newlines removed, '\\' read as '/'. It must not start with two slashes,
-// and a scheme must be http or https.
-func safeDecodedLink(s string) bool {
-	s = strings.TrimLeftFunc(s, func(r rune) bool { return r <= ' ' || unicode.IsControl(r) })
-	s = strings.NewReplacer("\t", "", "\n", "", "\r", "", "\\", "/").Replace(s)
-	if strings.HasPrefix(s, "//") {
-		return false
-	}
-	m := linkScheme.FindStringSubmatch(s)
-	if m == nil {
-		return true
-	}
-	scheme := strings.ToLower(m[1])
-	return scheme == "http" || scheme == "https"
 }

@@ -3,6 +3,7 @@ package wikirequirements_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -302,6 +303,48 @@ func TestPageView(t *testing.T) {
 	} {
 		if a := do(t, s, "GET", c.path, c.token); a.code != c.want {
 			t.Errorf("GET %s as %q: %d, want %d", c.path, c.token, a.code, c.want)
+		}
+	}
+}
+
+// TestEmittedLinksStayOnSafeTargets: the links of an excerpt are relative
+// paths or http(s) URLs; //host, /\host, javascript: in any encoding and
+// the like are dropped (their text kept), in the requirement and in search
+// answers.
+func TestEmittedLinksStayOnSafeTargets(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	hostile := []string{`//evil.example/a`, `/\evil.example`, `/%5Cevil.example`, `jav&#x61;script:alert(1)`,
+		`java&#x09;script:alert(1)`, `http:evil.example`, `https://user@evil.example/`}
+	text := `<p><a href="/requirements/DEMO/REQ-2">safe</a> <a href="https://docs.example/x">docs</a>`
+	for i, h := range hostile {
+		text += fmt.Sprintf(` <a href="%s">bad%d</a>`, h, i)
+	}
+	text += `<img src="//evil.example/i.png"></p>`
+	s.save(t, "demo", "1", "DEMO", specs(wt.TR(wt.Def("REQ-1"), text, "", "", "")))
+	for _, path := range []string{"/rest/reqs/1/requirement2/DEMO/REQ-1", "/rest/reqs/1/requirement2/DEMO?q=key+%3D+'REQ-1'"} {
+		a := do(t, s, "GET", path, "demo-wiki-user")
+		if a.code != 200 {
+			t.Fatalf("%s: %d %s", path, a.code, a.raw)
+		}
+		req := a.body
+		if results, ok := a.body["results"].([]any); ok && len(results) == 1 {
+			req = results[0].(map[string]any)
+		}
+		excerpt, _ := req["htmlExcerpt"].(string)
+		if !strings.Contains(excerpt, `<a href="/requirements/DEMO/REQ-2">safe</a>`) || !strings.Contains(excerpt, `<a href="https://docs.example/x">docs</a>`) {
+			t.Fatalf("%s: safe links lost: %s", path, excerpt)
+		}
+		for i := range hostile {
+			if !strings.Contains(excerpt, fmt.Sprintf("bad%d", i)) {
+				t.Errorf("%s: the text of link %d is lost: %s", path, i, excerpt)
+			}
+		}
+		if strings.Contains(excerpt, "evil") || strings.Contains(strings.ToLower(excerpt), "script") || strings.Contains(excerpt, "<img") {
+			t.Errorf("%s: a hostile link survives: %s", path, excerpt)
+		}
+		if g, _ := req["genericUrl"].(string); g != "/requirements/DEMO/REQ-1" {
+			t.Errorf("%s: genericUrl %q", path, g)
 		}
 	}
 }
