@@ -95,6 +95,15 @@ func InvalidField(field, format string, args ...any) *Error {
 	return e
 }
 
+// InvalidNamed returns a 400 error about one request field whose message
+// already names it ("v must be an integer, got \"x\""): the message is
+// kept as written and the answer's "errors" holds {field: message}.
+func InvalidNamed(field, format string, args ...any) *Error {
+	e := newf(Invalid, format, args...)
+	e.Field, e.Detail = field, e.Message
+	return e
+}
+
 // Unauthorizedf returns a 401 error.
 func Unauthorizedf(format string, args ...any) *Error { return newf(Unauthorized, format, args...) }
 

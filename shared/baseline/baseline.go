@@ -94,7 +94,7 @@ func (b *Baseline) PageLink() string {
 func ParseNumber(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxNumber || strings.HasPrefix(s, "+") {
-		return 0, apperr.Invalidf("invalid baseline %q: use a baseline number between 1 and %d", clip(s), MaxNumber)
+		return 0, apperr.InvalidNamed("baseline", "invalid baseline %q: use a baseline number between 1 and %d", clip(s), MaxNumber)
 	}
 	return n, nil
 }

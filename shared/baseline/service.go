@@ -239,7 +239,7 @@ func (s *Service) Pages(ctx context.Context, tenant, space string, n int) ([]Pag
 
 func checkSpace(space string) error {
 	if !requirement.ValidSpaceKey(space) {
-		return apperr.Invalidf("invalid spaceKey %q: use 1 to 255 letters, digits or _", clip(space))
+		return apperr.InvalidNamed("spaceKey", "invalid spaceKey %q: use 1 to 255 letters, digits or _", clip(space))
 	}
 	return nil
 }
@@ -249,7 +249,7 @@ func checkRef(space string, n int) error {
 		return err
 	}
 	if n < 1 || n > MaxNumber {
-		return apperr.Invalidf("invalid baseline %d: use a baseline number between 1 and %d", n, MaxNumber)
+		return apperr.InvalidNamed("baseline", "invalid baseline %d: use a baseline number between 1 and %d", n, MaxNumber)
 	}
 	return nil
 }
@@ -276,7 +276,7 @@ func (s *Service) spacePage(ctx context.Context, tenant, space, id, field string
 		return nil, fmt.Errorf("read page %s: %w", id, err)
 	}
 	if p.SpaceKey != space {
-		return nil, apperr.Invalidf("%s: page %s is in space %s, not in %s", field, id, p.SpaceKey, space)
+		return nil, apperr.InvalidNamed(field, "%s: page %s is in space %s, not in %s", field, id, p.SpaceKey, space)
 	}
 	return p, nil
 }

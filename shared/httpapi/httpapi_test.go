@@ -365,8 +365,16 @@ func TestErrorBodyConvention(t *testing.T) {
 
 func TestQueryParams(t *testing.T) {
 	r := httptest.NewRequest("GET", "/?limit=900&offset=x&b=TRUE&c=maybe", nil)
-	if n, err := QueryInt(r, "limit", 50, 0, 500); err != nil || n != 500 {
+	if n, err := QueryLimit(r, "limit", 50, 500); err != nil || n != 500 {
 		t.Fatalf("limit %d %v", n, err)
+	}
+	// Only a page size is clamped: any other bounded integer out of its
+	// range is a 400 naming the parameter.
+	if _, err := QueryInt(r, "limit", 50, 0, 500); apperr.As(err) == nil || apperr.As(err).Field != "limit" {
+		t.Fatalf("limit above its bound: %v", err)
+	}
+	if n, err := QueryInt(r, "absent", 7, 1, 10); err != nil || n != 7 {
+		t.Fatalf("absent: %d %v", n, err)
 	}
 	if _, err := QueryInt(r, "offset", 0, 0, 0); !errors.Is(err, apperr.ErrInvalid) {
 		t.Fatalf("offset err %v", err)

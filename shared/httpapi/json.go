@@ -151,21 +151,35 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // QueryInt reads an optional integer query parameter within [min, max]
-// (values above max are clamped); absent means def.
+// (max 0: no upper bound); absent means def. A value outside the range is
+// a 400, never silently moved into it.
 func QueryInt(r *http.Request, name string, def, min, max int) (int, error) {
+	n, err := queryInt(r, name, def, min)
+	if err == nil && max > 0 && n > max {
+		return 0, apperr.InvalidNamed(name, "%s must be at most %d, got %d", name, max, n)
+	}
+	return n, err
+}
+
+// QueryLimit reads an optional page size: an integer of at least 1, absent
+// means def, and a value above max is clamped to max (a client asking for
+// more than a page holds gets a full page and hasMore).
+func QueryLimit(r *http.Request, name string, def, max int) (int, error) {
+	n, err := queryInt(r, name, def, 1)
+	return min(n, max), err
+}
+
+func queryInt(r *http.Request, name string, def, min int) (int, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, apperr.Invalidf("%s must be an integer, got %q", name, s)
+		return 0, apperr.InvalidNamed(name, "%s must be an integer, got %q", name, s)
 	}
 	if n < min {
-		return 0, apperr.Invalidf("%s must be at least %d, got %d", name, min, n)
-	}
-	if max > 0 && n > max {
-		n = max
+		return 0, apperr.InvalidNamed(name, "%s must be at least %d, got %d", name, min, n)
 	}
 	return n, nil
 }
@@ -181,7 +195,7 @@ func QueryBool(r *http.Request, name string) (bool, error) {
 	case "false":
 		return false, nil
 	default:
-		return false, apperr.Invalidf("%s must be true or false, got %q", name, r.URL.Query().Get(name))
+		return false, apperr.InvalidNamed(name, "%s must be true or false, got %q", name, r.URL.Query().Get(name))
 	}
 }
 

@@ -220,7 +220,7 @@ func (d *Descriptor) Validate() error {
 		return apperr.InvalidField("serviceId", "invalid serviceId %q: use 1 to 64 letters, digits, '.', '_' or '-', not \".\" or \"..\"", d.ServiceID)
 	}
 	if d.ApplinkID != "" && d.ApplinkID != d.ServiceID {
-		return apperr.Invalidf("applinkId %q must be empty or equal to serviceId %q", d.ApplinkID, d.ServiceID)
+		return apperr.InvalidNamed("applinkId", "applinkId %q must be empty or equal to serviceId %q", d.ApplinkID, d.ServiceID)
 	}
 	if d.RPCURL == "" {
 		return apperr.Invalidf("rpcUrl is required: the tracker's backend address")
@@ -232,15 +232,15 @@ func (d *Descriptor) Validate() error {
 		return err
 	}
 	if d.Version < 0 || d.Version > MaxVersion {
-		return apperr.Invalidf("version must be between 0 and %d, got %d", MaxVersion, d.Version)
+		return apperr.InvalidNamed("version", "version must be between 0 and %d, got %d", MaxVersion, d.Version)
 	}
 	if d.Version > 0 && (!strings.HasPrefix(d.Endpoint, "/") || strings.ContainsAny(d.Endpoint, "?# ")) {
-		return apperr.Invalidf("endpoint must be a path starting with '/', got %q", d.Endpoint)
+		return apperr.InvalidNamed("endpoint", "endpoint must be a path starting with '/', got %q", d.Endpoint)
 	}
 	if d.SendErrorsToEmail != "" {
 		a, err := mail.ParseAddress(d.SendErrorsToEmail)
 		if err != nil || a.Address != d.SendErrorsToEmail || !strings.Contains(a.Address, "@") {
-			return apperr.Invalidf("sendErrorsToEmail must be one e-mail address like admin@example.com, got %q", d.SendErrorsToEmail)
+			return apperr.InvalidNamed("sendErrorsToEmail", "sendErrorsToEmail must be one e-mail address like admin@example.com, got %q", d.SendErrorsToEmail)
 		}
 	}
 	if d.SendErrorsToEmailThrottle < 0 || d.SendErrorsToEmailThrottle > MaxThrottle {
@@ -251,7 +251,7 @@ func (d *Descriptor) Validate() error {
 	}
 	for _, f := range []struct{ name, value string }{{"label", d.Label}, {"userKey", d.UserKey}, {"username", d.Username}} {
 		if len(f.value) > 255 {
-			return apperr.Invalidf("%s is longer than 255 characters", f.name)
+			return apperr.InvalidNamed(f.name, "%s is longer than 255 characters", f.name)
 		}
 		if requirement.HasControl(f.value) {
 			return apperr.InvalidField(f.name, "must not contain control characters")

@@ -327,7 +327,7 @@ func (s *Service) Version(ctx context.Context, tenant, serviceID string) (int, e
 // answers the version accepted; the endpoint follows (empty for 0).
 func (s *Service) SetVersion(ctx context.Context, tenant, serviceID string, v int) (int, error) {
 	if v < 0 {
-		return 0, apperr.Invalidf("version must be 0 or more, got %d", v)
+		return 0, apperr.InvalidNamed("version", "version must be 0 or more, got %d", v)
 	}
 	v = min(v, MaxVersion)
 	for attempt := 0; ; attempt++ {
@@ -384,7 +384,7 @@ func (s *Service) message(ctx context.Context, tenant, serviceID, id string) (*o
 // page: the listing continues strictly after it (keyset paging).
 func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, error) {
 	if after != "" && !messageIDPattern.MatchString(after) {
-		return nil, apperr.Invalidf("after must be a message id (hex digits), got %q", after)
+		return nil, apperr.InvalidNamed("after", "after must be a message id (hex digits), got %q", after)
 	}
 	d, err := s.get(ctx, tenant, serviceID)
 	if err != nil {

@@ -191,11 +191,11 @@ func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
 // scope.
 func (s *Service) prepare(ctx context.Context, req Request) (Request, []string, error) {
 	if req.Offset < 0 {
-		return req, nil, apperr.Invalidf("offset must be at least 0, got %d", req.Offset)
+		return req, nil, apperr.InvalidNamed("offset", "offset must be at least 0, got %d", req.Offset)
 	}
 	switch {
 	case req.Limit < 0:
-		return req, nil, apperr.Invalidf("limit must be at least 1, got %d", req.Limit)
+		return req, nil, apperr.InvalidNamed("limit", "limit must be at least 1, got %d", req.Limit)
 	case req.Limit == 0:
 		req.Limit = DefaultLimit
 	case req.Limit > MaxLimit:
@@ -214,7 +214,7 @@ func (s *Service) prepare(ctx context.Context, req Request) (Request, []string, 
 func (s *Service) scope(ctx context.Context, req Request) ([]string, error) {
 	if req.Space != "" {
 		if !requirement.ValidSpaceKey(req.Space) {
-			return nil, apperr.Invalidf("invalid spaceKey %s: letters, digits and '_' only", showValue(req.Space))
+			return nil, apperr.InvalidNamed("spaceKey", "invalid spaceKey %s: letters, digits and '_' only", showValue(req.Space))
 		}
 		return []string{req.Space}, nil
 	}
@@ -226,7 +226,7 @@ func (s *Service) scope(ctx context.Context, req Request) ([]string, error) {
 		return nil, nil
 	}
 	if !requirement.ValidSpaceKey(req.PathSpace) {
-		return nil, apperr.Invalidf("invalid spaceKey %s in the path: letters, digits and '_' only", showValue(req.PathSpace))
+		return nil, apperr.InvalidNamed("spaceKey", "invalid spaceKey %s in the path: letters, digits and '_' only", showValue(req.PathSpace))
 	}
 	return []string{req.PathSpace}, nil
 }

@@ -118,7 +118,7 @@ func (m Message) Validate(applinkID string) error {
 			return err
 		}
 		if m.NewBaseline != nil && *m.NewBaseline < 0 {
-			return apperr.Invalidf("invalid newBaseline %d", *m.NewBaseline)
+			return apperr.InvalidNamed("newBaseline", "invalid newBaseline %d", *m.NewBaseline)
 		}
 		if m.Target(applinkID) == m.Ref(applinkID) {
 			return apperr.Invalidf("a MOVED message must name a new space or key")

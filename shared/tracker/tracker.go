@@ -126,10 +126,10 @@ func validateLinkID(field, id string) error {
 func NormalizeURL(s string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(s))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return "", apperr.Invalidf("invalid url %q: want an absolute http or https URL such as https://wiki.example.com", s)
+		return "", apperr.InvalidNamed("url", "invalid url %q: want an absolute http or https URL such as https://wiki.example.com", s)
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-		return "", apperr.Invalidf("invalid url %q: the wiki's base URL has no user info, query or fragment", s)
+		return "", apperr.InvalidNamed("url", "invalid url %q: the wiki's base URL has no user info, query or fragment", s)
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	u.Host = strings.ToLower(u.Host)
@@ -158,14 +158,14 @@ const maxName = 255
 // case-sensitive on the tracker).
 func validateName(field, s string) error {
 	if s == "" {
-		return apperr.Invalidf("%s is required", field)
+		return apperr.InvalidNamed(field, "%s is required", field)
 	}
 	if len(s) > maxName || !utf8.ValidString(s) {
-		return apperr.Invalidf("invalid %s: at most %d bytes of UTF-8", field, maxName)
+		return apperr.InvalidNamed(field, "invalid %s: at most %d bytes of UTF-8", field, maxName)
 	}
 	for _, r := range s {
 		if r == '#' || r == '/' || r == '\\' || unicode.IsSpace(r) || unicode.IsControl(r) {
-			return apperr.Invalidf("invalid %s %q: '#', '/', '\\', spaces and control characters are not allowed", field, s)
+			return apperr.InvalidNamed(field, "invalid %s %q: '#', '/', '\\', spaces and control characters are not allowed", field, s)
 		}
 	}
 	return nil
@@ -180,10 +180,10 @@ func ValidateIssueKey(key string) error { return validateIssue("issueKey", key) 
 
 func validateIssue(field, key string) error {
 	if key == "" {
-		return apperr.Invalidf("%s is required", field)
+		return apperr.InvalidNamed(field, "%s is required", field)
 	}
 	if len(key) > maxName || !issueKeyPattern.MatchString(key) {
-		return apperr.Invalidf("invalid %s %q: want a project key, '-' and a number, such as PROJ-123", field, key)
+		return apperr.InvalidNamed(field, "invalid %s %q: want a project key, '-' and a number, such as PROJ-123", field, key)
 	}
 	return nil
 }
@@ -218,7 +218,7 @@ func (r ReqRef) Validate() error {
 		return err
 	}
 	if r.Baseline < 0 {
-		return apperr.Invalidf("invalid baseline %d: null for the current version, or a positive number", r.Baseline)
+		return apperr.InvalidNamed("baseline", "invalid baseline %d: null for the current version, or a positive number", r.Baseline)
 	}
 	return nil
 }
@@ -295,7 +295,7 @@ func validateGenericURL(s string) error {
 		return apperr.Invalidf("genericUrl is too long: at most %d bytes", page.MaxLink)
 	}
 	if !page.SafeLink(s) {
-		return apperr.Invalidf("invalid genericUrl %q: want a path relative to the wiki or an http(s) URL", s)
+		return apperr.InvalidNamed("genericUrl", "invalid genericUrl %q: want a path relative to the wiki or an http(s) URL", s)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func (s *Service) Requirement(ctx context.Context, tenant, space, key string, ba
 		return nil, err
 	}
 	if baseline < 0 || baseline > MaxBaseline {
-		return nil, apperr.Invalidf("v must be a baseline number between 1 and %d, got %d", MaxBaseline, baseline)
+		return nil, apperr.InvalidNamed("v", "v must be a baseline number between 1 and %d, got %d", MaxBaseline, baseline)
 	}
 	var (
 		exists    = true

@@ -66,7 +66,7 @@ func ValidContentID(id string) bool { return contentIDPattern.MatchString(id) }
 // a valid page id.
 func CheckContentID(name, id string) error {
 	if !ValidContentID(id) {
-		return apperr.Invalidf("invalid %s %q: use 1 to 64 letters or digits", name, clip(id))
+		return apperr.InvalidNamed(name, "invalid %s %q: use 1 to 64 letters or digits", name, clip(id))
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func CheckContentID(name, id string) error {
 // CheckSpaceKey returns an invalid error when s is not a valid space key.
 func CheckSpaceKey(s string) error {
 	if !requirement.ValidSpaceKey(s) {
-		return apperr.Invalidf("invalid spaceKey %q: use 1 to 255 letters, digits or _", clip(s))
+		return apperr.InvalidNamed("spaceKey", "invalid spaceKey %q: use 1 to 255 letters, digits or _", clip(s))
 	}
 	return nil
 }
@@ -82,7 +82,7 @@ func CheckSpaceKey(s string) error {
 // CheckKey returns an invalid error when k is not a valid requirement key.
 func CheckKey(k string) error {
 	if !requirement.ValidKey(k) {
-		return apperr.Invalidf("invalid requirement key %q: use 1 to 255 letters, digits, _, - or .", clip(k))
+		return apperr.InvalidNamed("key", "invalid requirement key %q: use 1 to 255 letters, digits, _, - or .", clip(k))
 	}
 	return nil
 }
@@ -99,10 +99,10 @@ func (in *PageInput) Validate() error {
 		return err
 	}
 	if strings.TrimSpace(in.Title) == "" {
-		return apperr.Invalidf("title is required and must not be blank")
+		return apperr.InvalidNamed("title", "title is required and must not be blank")
 	}
 	if !utf8.ValidString(in.Title) || utf8.RuneCountInString(in.Title) > MaxTitle {
-		return apperr.Invalidf("title must be valid UTF-8 of at most %d characters", MaxTitle)
+		return apperr.InvalidNamed("title", "title must be valid UTF-8 of at most %d characters", MaxTitle)
 	}
 	if requirement.HasControl(in.Title) {
 		return apperr.InvalidField("title", "must not contain control characters")
@@ -115,7 +115,7 @@ func (in *PageInput) Validate() error {
 			return err
 		}
 		if in.ParentID == in.ID {
-			return apperr.Invalidf("parentId must not be the page itself")
+			return apperr.InvalidNamed("parentId", "parentId must not be the page itself")
 		}
 	}
 	return nil

@@ -234,7 +234,7 @@ const (
 )
 
 func (h *Handler) search(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	limit, err := httpapi.QueryInt(r, "limit", defaultLimit, 1, maxLimit)
+	limit, err := httpapi.QueryLimit(r, "limit", defaultLimit, maxLimit)
 	if err != nil {
 		return err
 	}

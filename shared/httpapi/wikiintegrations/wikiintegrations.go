@@ -244,7 +244,7 @@ func toMessageDTO(m *outbox.Message, withResponse bool) messageDTO {
 }
 
 func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	limit, err := httpapi.QueryInt(r, "limit", integration.QueueLimit, 1, integration.QueueMaxLimit)
+	limit, err := httpapi.QueryLimit(r, "limit", integration.QueueLimit, integration.QueueMaxLimit)
 	if err != nil {
 		return err
 	}
@@ -367,7 +367,7 @@ func (h *Handler) setVersion(w http.ResponseWriter, r *http.Request, p auth.Prin
 		return apperr.Invalidf("the body must be a JSON integer, the API version asked for")
 	}
 	if *asked < 0 {
-		return apperr.Invalidf("version must be 0 or more, got %d", *asked)
+		return apperr.InvalidNamed("version", "version must be 0 or more, got %d", *asked)
 	}
 	v, err := h.Service.SetVersion(r.Context(), p.Tenant, r.PathValue("serviceId"), int(min(*asked, integration.MaxVersion)))
 	if err != nil {
@@ -398,7 +398,7 @@ func (d linkSetInDTO) entity() (integration.LinkSet, error) {
 	}
 	if d.Holds != nil {
 		if *d.Holds != string(requirement.OriginTracker) {
-			return set, apperr.Invalidf("holds must be %q or absent, got %q", requirement.OriginTracker, *d.Holds)
+			return set, apperr.InvalidNamed("holds", "holds must be %q or absent, got %q", requirement.OriginTracker, *d.Holds)
 		}
 		set.TrackerHolds = true
 	}

@@ -74,14 +74,14 @@ func parseSearch(r *http.Request) (search.Request, error) {
 	params := r.URL.Query()
 	for _, name := range []string{"baselineCondition", "suggest"} {
 		if params.Has(name) {
-			return search.Request{}, apperr.Invalidf("%s must not be used (spec §4.1): express the condition in q", name)
+			return search.Request{}, apperr.InvalidNamed(name, "%s must not be used (spec §4.1): express the condition in q", name)
 		}
 	}
 	offset, err := httpapi.QueryInt(r, "offset", 0, 0, 0)
 	if err != nil {
 		return search.Request{}, err
 	}
-	limit, err := httpapi.QueryInt(r, "limit", search.DefaultLimit, 1, search.MaxLimit)
+	limit, err := httpapi.QueryLimit(r, "limit", search.DefaultLimit, search.MaxLimit)
 	if err != nil {
 		return search.Request{}, err
 	}

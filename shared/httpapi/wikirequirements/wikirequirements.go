@@ -179,7 +179,7 @@ func expandReferences(r *http.Request) (bool, error) {
 			case "references":
 				refs = true
 			default:
-				return false, apperr.Invalidf("unknown expand value %q: the only one is references", part)
+				return false, apperr.InvalidNamed("expand", "unknown expand value %q: the only one is references", part)
 			}
 		}
 	}

@@ -206,23 +206,28 @@ func TestGetRequirementErrors(t *testing.T) {
 		path, token string
 		want        int
 		msg         string
+		field       string // named in the answer's errors, for a 400
 	}{
-		{"/rest/reqs/1/requirement2/DEMO/REQ-9", "demo-wiki-user", 404, "requirement DEMO/REQ-9 not found"},
-		{"/rest/reqs/1/requirement2/DEMO/STUB-1", "demo-wiki-user", 404, "requirement DEMO/STUB-1 not found"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=3", "demo-wiki-user", 404, "baseline 3 not found"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "acme-wiki-user", 404, "requirement DEMO/REQ-1 not found"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=abc", "demo-wiki-user", 400, "v must be an integer"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=0", "demo-wiki-user", 400, "v must be at least 1"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ-1?expand=pages", "demo-wiki-user", 400, "expand"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ%201", "demo-wiki-user", 400, "invalid requirement key"},
-		{"/rest/reqs/1/requirement2/DE-MO/REQ-1", "demo-wiki-user", 400, "invalid spaceKey"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "", 401, "bearer"},
-		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "demo-tracker-user", 401, "tracker"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-9", "demo-wiki-user", 404, "requirement DEMO/REQ-9 not found", ""},
+		{"/rest/reqs/1/requirement2/DEMO/STUB-1", "demo-wiki-user", 404, "requirement DEMO/STUB-1 not found", ""},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=3", "demo-wiki-user", 404, "baseline 3 not found", ""},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "acme-wiki-user", 404, "requirement DEMO/REQ-1 not found", ""},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=abc", "demo-wiki-user", 400, "v must be an integer", "v"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=0", "demo-wiki-user", 400, "v must be at least 1", "v"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?v=100000000", "demo-wiki-user", 400, "v must be at most 99999999, got 100000000", "v"}, // not silently clamped
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1?expand=pages", "demo-wiki-user", 400, "expand", "expand"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ%201", "demo-wiki-user", 400, "invalid requirement key", "key"},
+		{"/rest/reqs/1/requirement2/DE-MO/REQ-1", "demo-wiki-user", 400, "invalid spaceKey", "spaceKey"},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "", 401, "bearer", ""},
+		{"/rest/reqs/1/requirement2/DEMO/REQ-1", "demo-tracker-user", 401, "tracker", ""},
 	}
 	for _, c := range cases {
 		a := do(t, s, "GET", c.path, c.token)
 		if a.code != c.want || !strings.Contains(a.body["message"].(string), c.msg) {
 			t.Errorf("GET %s as %q: %d %s, want %d containing %q", c.path, c.token, a.code, a.raw, c.want, c.msg)
+		}
+		if errs, _ := a.body["errors"].(map[string]any); c.field != "" && errs[c.field] == nil {
+			t.Errorf("GET %s: errors %v does not name %s", c.path, a.body["errors"], c.field)
 		}
 	}
 }
