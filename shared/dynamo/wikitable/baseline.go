@@ -268,7 +268,7 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
 			TableName: &s.table, Key: pgKey(tenant, b.CEO), ConditionExpression: upd.Condition(),
 			UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
-		}})
+		}}, titledByUpdate(s.table, tenant, b))
 	}
 	err = dynamo.Transact(ctx, s.db, items)
 	if err == nil {
@@ -284,8 +284,39 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 		return apperr.Wrap(apperr.Conflictf("the freeze of baseline %d of space %s was cancelled or is worked on by another run", b.Number, b.SpaceKey), err)
 	case retitle && codes[2] == "ConditionalCheckFailed":
 		return apperr.Wrap(apperr.NotFoundf("ceo: page %s not found (it was deleted during the freeze)", b.CEO), err)
+	case retitle && codes[3] == "ConditionalCheckFailed":
+		// A later baseline of the space titled the page first (two
+		// freezes ran at once and this one finished last): the page keeps
+		// the later name, this baseline commits without retitling it.
+		return s.Commit(ctx, job, false)
 	}
 	return dynamo.Errorf("write baseline", err)
+}
+
+// titledBySK is the item, in a page's partition, that records which
+// baseline last gave the page its title: page saves never write it, so it
+// survives them.
+const titledBySK = "TITLEDBY"
+
+// titledByUpdate records that baseline b titles its CEO page, on condition
+// that no later baseline of the same space did: freezes of one space may
+// commit out of number order, and the page must end with the name of the
+// latest one.
+func titledByUpdate(table, tenant string, b *baseline.Baseline) types.TransactWriteItem {
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: &table,
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: pagePK(tenant, b.CEO)},
+			"sk": &types.AttributeValueMemberS{Value: titledBySK},
+		},
+		ConditionExpression:      aws.String("attribute_not_exists(#n) OR #s <> :s OR #n < :n"),
+		UpdateExpression:         aws.String("SET #n = :n, #s = :s"),
+		ExpressionAttributeNames: map[string]string{"#n": "number", "#s": "spaceKey"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":n": &types.AttributeValueMemberN{Value: strconv.Itoa(b.Number)},
+			":s": &types.AttributeValueMemberS{Value: b.SpaceKey},
+		},
+	}}
 }
 
 // List returns the records (COMPLETE) and the jobs (FREEZING, FAILED) of

@@ -471,3 +471,54 @@ func TestBaselineDeleteLeftovers(t *testing.T) {
 		t.Error("late commit wrote the record")
 	}
 }
+
+// TestBaselineCommitsOutOfOrderKeepTheLatestTitle: two freezes of one
+// space that commit out of number order leave the baseline page titled
+// with the later baseline's name, both baselines committed.
+func TestBaselineCommitsOutOfOrderKeepTheLatestTitle(t *testing.T) {
+	t.Parallel()
+	e := baselineNew(t)
+	e.baselineSeed(t)
+	ctx := context.Background()
+	begin := func(number int, name string) *baseline.Job {
+		t.Helper()
+		job := &baseline.Job{Tenant: "t1", Owner: name, Baseline: baseline.Baseline{SpaceKey: "DEMO", Number: number, Name: name, CEO: "200", CreatedAt: time.Now()}}
+		if err := e.bl.Begin(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		return job
+	}
+	title := func() string {
+		t.Helper()
+		p, err := e.store.Page(ctx, "t1", "200")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Title
+	}
+	older, newer := begin(1, "Release 1"), begin(2, "Release 2")
+	if err := e.bl.Commit(ctx, newer, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.bl.Commit(ctx, older, true); err != nil {
+		t.Fatalf("the older commit: %v", err)
+	}
+	if got := title(); got != "Release 2" {
+		t.Fatalf("page titled %q after committing 2 then 1, want Release 2", got)
+	}
+	for _, n := range []int{1, 2} {
+		if ok, err := e.bl.Exists(ctx, "t1", "DEMO", n); !ok || err != nil {
+			t.Errorf("baseline %d not committed: %v", n, err)
+		}
+	}
+	// In order, the later one still wins.
+	third, fourth := begin(3, "Release 3"), begin(4, "Release 4")
+	for _, j := range []*baseline.Job{third, fourth} {
+		if err := e.bl.Commit(ctx, j, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := title(); got != "Release 4" {
+		t.Fatalf("page titled %q after committing 3 then 4, want Release 4", got)
+	}
+}

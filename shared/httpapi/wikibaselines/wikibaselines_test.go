@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -276,6 +277,7 @@ func TestParallelCreations(t *testing.T) {
 		wg      sync.WaitGroup
 		mu      sync.Mutex
 		numbers []int
+		titled  = map[int]string{} // number -> name, for the creations that retitle page 200
 	)
 	for i := range n {
 		wg.Go(func() {
@@ -290,10 +292,18 @@ func TestParallelCreations(t *testing.T) {
 			}
 			mu.Lock()
 			numbers = append(numbers, int(a.obj["number"].(float64)))
+			if i%2 == 0 {
+				titled[int(a.obj["number"].(float64))] = fmt.Sprintf("parallel %d", i)
+			}
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	// The baseline page carries the name of the latest baseline that titles
+	// it, whatever order the freezes committed in.
+	if pg, err := s.store.Page(context.Background(), "demo", "200"); err != nil || pg.Title != titled[slices.Max(slices.Collect(maps.Keys(titled)))] {
+		t.Errorf("page 200 titled %q (%v); the baselines that title it: %v", pg.Title, err, titled)
+	}
 	slices.Sort(numbers)
 	want := make([]int, n)
 	for i := range want {
