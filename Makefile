@@ -45,9 +45,10 @@ $(foreach f,$(FUNCTIONS),$(eval $(call sam_build,$(f))))
 
 # ---------------------------------------------------------------- run
 .PHONY: run
-run: deps build ## run the whole service locally (wiki :3000, tracker :3001), Ctrl-C stops it
+run: deps build ## run the whole service locally (wiki :3000, tracker :3001), Ctrl-C stops it; data kept in .build/local-data (FRESH=1 starts empty)
 	@$(GO) build -o $(BUILD_DIR)/localstack ./infra/cmd/localstack
-	@exec $(BUILD_DIR)/localstack -build-dir $(BUILD_DIR)
+	@if [ -n "$(FRESH)" ]; then rm -rf $(BUILD_DIR)/local-data; fi
+	@exec $(BUILD_DIR)/localstack -build-dir $(BUILD_DIR) -data-dir $(BUILD_DIR)/local-data
 
 .PHONY: invoke
 invoke: deps build ## invoke one function with an event: make invoke FN=Sync EVENT=events/sync-schedule.json

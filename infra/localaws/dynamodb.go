@@ -27,7 +27,8 @@ var (
 	throughputFlags = []string{"-XX:+UseParallelGC"}
 )
 
-// StartDynamoDB starts DynamoDB Local in memory and waits until it
+// StartDynamoDB starts DynamoDB Local in memory (or on disk in
+// opts.DataDir) and waits until it
 // answers ListTables. It runs with -sharedDb, so every client sees the
 // same tables whatever its credentials and region (tests isolate
 // themselves by table name), and with -disableTelemetry, since there is
@@ -55,10 +56,15 @@ func StartDynamoDB(ctx context.Context, opts Options) (*Service, error) {
 			if opts.Throughput {
 				flags = throughputFlags
 			}
+			storage := []string{"-inMemory"}
+			if opts.DataDir != "" {
+				storage = []string{"-dbPath", opts.DataDir}
+			}
 			args := slices.Concat(flags, []string{
 				"-Djava.library.path=" + libDir,
 				"-jar", jar,
-				"-inMemory", "-sharedDb", "-disableTelemetry",
+			}, storage, []string{
+				"-sharedDb", "-disableTelemetry",
 				"-port", strconv.Itoa(port),
 			})
 			return java, args

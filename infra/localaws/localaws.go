@@ -48,6 +48,9 @@ type Options struct {
 	// tiered JIT and a parallel collector) instead of quick start-up:
 	// for benchmarks, not for short test runs.
 	Throughput bool
+	// DataDir, when set, makes DynamoDB Local keep its tables in that
+	// directory (-dbPath) across restarts instead of in memory.
+	DataDir string
 }
 
 func (o Options) startTimeout() time.Duration {

@@ -12,11 +12,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -29,6 +32,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/scheduler"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 )
 
 // Options configure a local stack.
@@ -41,14 +45,21 @@ type Options struct {
 	// WikiAddr and TrackerAddr are listen addresses ("127.0.0.1:3000");
 	// port 0 picks a free port.
 	WikiAddr, TrackerAddr string
-	// SyncInterval overrides the template's schedule; 0 keeps it, a
-	// negative value disables the scheduler.
+	// SyncInterval overrides the Sync function's schedule (the template's
+	// rate(3 minutes)); 0 keeps it, a negative value disables every
+	// schedule. The other scheduled functions (the baseline worker, the
+	// tracker's outbox) keep the template's rates.
 	SyncInterval time.Duration
 	// DynamoDBEndpoint and SQSEndpoint reuse running stand-ins; empty
 	// starts new ones.
 	DynamoDBEndpoint, SQSEndpoint string
 	// Prefix names the tables and queues ("reqtrace-local" by default).
 	Prefix string
+	// DataDir, when set, keeps DynamoDB Local's tables in that directory
+	// across restarts (make run); empty keeps them in memory (tests). On a
+	// start over kept tables, NEW outbox messages that were in the
+	// previous run's SQS stand-in (always in memory) are queued again.
+	DataDir string
 	// Functions limits the functions started (all when empty).
 	Functions []string
 	// Logger receives the stack's own logs; FunctionLog the functions'.
@@ -106,6 +117,15 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err := devseed.Seed(ctx, authStore); err != nil {
 		return nil, err
 	}
+	if opts.DataDir != "" {
+		// The SQS stand-in starts empty: what the last run had queued but
+		// not delivered is queued again from the kept outbox.
+		n, err := wikitable.RequeueEnqueued(ctx, dynamodb.NewFromConfig(st.Config), st.Resources.Tables["WikiTable"])
+		if err != nil {
+			return nil, fmt.Errorf("requeue kept outbox messages: %w", err)
+		}
+		opts.Logger.Info("kept data", "dir", opts.DataDir, "outbox messages queued again", n)
+	}
 	if err := st.startFunctions(ctx, tmpl, opts); err != nil {
 		return nil, err
 	}
@@ -137,7 +157,12 @@ func withDefaults(o Options) Options {
 
 func (st *Stack) startAWS(ctx context.Context, opts *Options) error {
 	if opts.DynamoDBEndpoint == "" {
-		svc, err := localaws.StartDynamoDB(ctx, localaws.Options{Root: opts.Root})
+		if opts.DataDir != "" {
+			if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+				return fmt.Errorf("data directory: %w", err)
+			}
+		}
+		svc, err := localaws.StartDynamoDB(ctx, localaws.Options{Root: opts.Root, DataDir: opts.DataDir})
 		if err != nil {
 			return fmt.Errorf("start DynamoDB Local: %w", err)
 		}
@@ -246,7 +271,7 @@ func (st *Stack) schedule(ctx context.Context, tmpl *samtemplate.Template, opts 
 				continue
 			}
 			every := s.Rate
-			if opts.SyncInterval > 0 {
+			if opts.SyncInterval > 0 && fn.LogicalID == "Sync" {
 				every = opts.SyncInterval
 			}
 			rule := fn.LogicalID + "-" + s.Event
@@ -263,7 +288,8 @@ func (st *Stack) schedule(ctx context.Context, tmpl *samtemplate.Template, opts 
 func (st *Stack) Invoke(ctx context.Context, fn string, payload []byte) ([]byte, error) {
 	r, ok := st.Runners[fn]
 	if !ok {
-		return nil, fmt.Errorf("no function %q in this stack", fn)
+		names := slices.Sorted(maps.Keys(st.Runners))
+		return nil, fmt.Errorf("no function %q in this stack; the functions are %s", fn, strings.Join(names, ", "))
 	}
 	return r.Invoke(ctx, payload)
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -152,6 +154,79 @@ func TestGatewayRunsRealBootstraps(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSampleEvents invokes every API Gateway sample event of events/ (the
+// ones `make invoke` documents) on its function: each reaches its handler.
+func TestSampleEvents(t *testing.T) {
+	st := startStack(t)
+	for _, c := range []struct {
+		file, fn string
+		want     int
+	}{
+		{"wiki-content-put.json", "WikiContent", 200}, // first: the reads below find its requirements
+		{"wiki-requirements-get.json", "WikiRequirements", 200},
+		{"wiki-requirements-search.json", "WikiRequirements", 200},
+		{"tracker-api-info.json", "TrackerApiFunction", 200},
+		{"tracker-issuelinks-get.json", "TrackerLinks", 200},
+	} {
+		payload, err := os.ReadFile(filepath.Join("..", "..", "events", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := st.Invoke(t.Context(), c.fn, payload)
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		var resp struct {
+			StatusCode int    `json:"statusCode"`
+			Body       string `json:"body"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode != c.want {
+			t.Errorf("%s on %s: %d %.300s (%v)", c.file, c.fn, resp.StatusCode, resp.Body, err)
+		}
+	}
+	if _, err := st.Invoke(t.Context(), "NoSuchFunction", []byte("{}")); err == nil || !strings.Contains(err.Error(), "WikiContent") {
+		t.Errorf("a wrong function name: %v, want the list of names", err)
+	}
+}
+
+// TestDataDirKeepsData: a stack started on a data directory finds, after a
+// restart, what the previous run stored.
+func TestDataDirKeepsData(t *testing.T) {
+	env := testenv.AWS(t)
+	dir, prefix := t.TempDir(), testenv.Prefix("kept")
+	start := func() *localstack.Stack {
+		st, err := localstack.Start(context.Background(), localstack.Options{
+			BuildDir: testenv.Bootstraps(t), WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
+			SyncInterval: -1, DataDir: dir, SQSEndpoint: env.SQSEndpoint, Prefix: prefix,
+			Functions: []string{"WikiContent", "WikiRequirements"},
+			Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)), FunctionLog: io.Discard,
+		})
+		if err != nil {
+			t.Fatalf("start stack: %v", err)
+		}
+		return st
+	}
+	st := start()
+	body := `{"spaceKey":"DEMO","title":"Kept","body":` + jsonString(pageBody("kept across restarts")) + `}`
+	req, _ := http.NewRequest("PUT", st.WikiURL+"/rest/reqs/1/content/7", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer demo-wiki-user")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("save: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = start()
+	defer st.Close()
+	a := call(t, "GET", st.WikiURL+"/rest/reqs/1/requirement2/DEMO/REQ-001", "demo-wiki-user", "")
+	if a.status != 200 || !strings.Contains(a.body, "kept across restarts") {
+		t.Fatalf("after a restart: %d %s", a.status, a.body)
+	}
 }
 
 func assertError(t *testing.T, a answer, status int) {

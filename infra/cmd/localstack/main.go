@@ -9,7 +9,8 @@
 // starts a fresh, empty stack of its own.
 //
 // Environment: WIKI_PORT, TRACKER_PORT (ports), SYNC_INTERVAL (a Go duration
-// overriding the template's rate(3 minutes)).
+// overriding the Sync function's rate(3 minutes); the other schedules keep
+// their rates).
 package main
 
 import (
@@ -19,14 +20,19 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/localaws"
 	"github.com/reqtrace/reqtrace/infra/localstack"
+	"github.com/reqtrace/reqtrace/infra/samtemplate"
 )
 
 func main() {
@@ -43,15 +49,19 @@ func run(ctx context.Context, args []string) error {
 	buildDir := fs.String("build-dir", ".build", "directory with <LogicalId>/bootstrap")
 	invoke := fs.String("invoke", "", "invoke this function once and exit")
 	event := fs.String("event", "", "event file for -invoke")
+	dataDir := fs.String("data-dir", "", "keep DynamoDB Local's tables in this directory across restarts (empty: in memory)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// JSON, like the functions' own lines (and CloudWatch's), so that one
+	// filter reads every line: make run 2>&1 | jq -c 'select(.level != "INFO")'.
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	opts := localstack.Options{
 		BuildDir:    *buildDir,
 		WikiAddr:    "127.0.0.1:" + envOr("WIKI_PORT", "3000"),
 		TrackerAddr: "127.0.0.1:" + envOr("TRACKER_PORT", "3001"),
 		Logger:      logger,
+		DataDir:     *dataDir,
 	}
 	if s := os.Getenv("SYNC_INTERVAL"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -67,6 +77,13 @@ func run(ctx context.Context, args []string) error {
 		}
 		return invokeOnce(ctx, opts, *invoke, *event)
 	}
+	// A port in use is found now, not after DynamoDB Local, moto and nine
+	// functions have started.
+	for _, addr := range []string{opts.WikiAddr, opts.TrackerAddr} {
+		if err := portFree(addr); err != nil {
+			return err
+		}
+	}
 	st, err := localstack.Start(ctx, opts)
 	if err != nil {
 		return err
@@ -80,7 +97,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.Remove(stateFile)
-	fmt.Printf("reqtrace is up\n  wiki API     %s\n  tracker API  %s\n  tokens       demo-wiki-admin, demo-wiki-user, demo-tracker-admin, demo-tracker-user (and acme-...)\nCtrl-C stops everything.\n", st.WikiURL, st.TrackerURL)
+	data := "in memory: everything is lost when it stops"
+	if *dataDir != "" {
+		data = *dataDir + " (kept across restarts; `make run FRESH=1` starts empty)"
+	}
+	fmt.Printf("reqtrace is up\n  wiki API     %s\n  tracker API  %s\n  tokens       demo-wiki-admin, demo-wiki-user, demo-tracker-admin, demo-tracker-user (and acme-...)\n  data         %s\nCtrl-C stops everything.\n", st.WikiURL, st.TrackerURL, data)
 	<-ctx.Done()
 	fmt.Println("stopping...")
 	return nil
@@ -92,6 +113,9 @@ func invokeOnce(ctx context.Context, opts localstack.Options, fn, eventFile stri
 	}
 	payload, err := os.ReadFile(eventFile)
 	if err != nil {
+		return err
+	}
+	if err := knownFunction(fn); err != nil {
 		return err
 	}
 	opts.Functions = []string{fn}
@@ -171,4 +195,35 @@ func readState(path string) (state, bool) {
 	}
 	resp.Body.Close()
 	return st, true
+}
+
+// portFree fails with advice when addr cannot be listened on.
+func portFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (%v): is another make run up? Stop it, or choose other ports with WIKI_PORT and TRACKER_PORT", addr, err)
+	}
+	return l.Close()
+}
+
+// knownFunction fails, listing the template's functions, when fn is not
+// one of them: before anything starts.
+func knownFunction(fn string) error {
+	root, err := localaws.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, f := range tmpl.Functions {
+		if f.LogicalID == fn {
+			return nil
+		}
+		names = append(names, f.LogicalID)
+	}
+	slices.Sort(names)
+	return fmt.Errorf("no function %q in template.yaml; FN is one of %s", fn, strings.Join(names, ", "))
 }

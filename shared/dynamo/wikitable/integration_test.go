@@ -423,3 +423,45 @@ func integrationPutIndex(ctx context.Context, e *integrationEnv, issue string) e
 	}})
 	return err
 }
+
+// TestRequeueEnqueued: after a queue lost its references, every NEW message
+// that had reached it is pending again (so the sync enqueues it), and
+// nothing else is: not the messages still pending, not the DONE ones.
+func TestRequeueEnqueued(t *testing.T) {
+	t.Parallel()
+	e := integrationNew(t)
+	ctx := context.Background()
+	msgs := outboxMessages("j", 130, time.Now().Add(-time.Minute))
+	if err := e.outbox.Put(ctx, "demo", msgs); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.outbox.MarkEnqueued(ctx, outboxRefs("demo", msgs[:120])); err != nil {
+		t.Fatal(err)
+	}
+	done := make([]integration.Outcome, 0, 10)
+	for _, r := range outboxRefs("demo", msgs[:10]) {
+		done = append(done, integration.Outcome{Ref: r})
+	}
+	if err := e.outbox.MarkDone(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	n, err := wikitable.RequeueEnqueued(ctx, e.db, e.table)
+	if err != nil || n != 110 {
+		t.Fatalf("RequeueEnqueued = %d, %v; want the 110 NEW messages that were enqueued", n, err)
+	}
+	var pending []string
+	if err := e.outbox.Pending(ctx, time.Now(), func(p []integration.Pending) (bool, error) {
+		for _, m := range p {
+			pending = append(pending, m.Message.ID)
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 120 || pending[0] != msgs[10].ID {
+		t.Fatalf("pending after the requeue: %d (first %v), want the 120 NEW messages", len(pending), pending[:min(1, len(pending))])
+	}
+	if n, err := wikitable.RequeueEnqueued(ctx, e.db, e.table); err != nil || n != 0 {
+		t.Fatalf("a second requeue moved %d (%v)", n, err)
+	}
+}

@@ -382,3 +382,57 @@ func (s *OutboxStore) Pending(ctx context.Context, before time.Time, fn func([]i
 	}
 	return nil
 }
+
+// RequeueEnqueued puts every NEW message whose reference went to SQS back
+// in the pending partition, so that the next sync run enqueues it again,
+// and answers how many it moved. It is for a queue that lost its
+// references while the table kept its messages (a queue deleted and
+// recreated; the local stack restarting on kept tables with a fresh SQS
+// stand-in): it scans the whole table (hence a client that can Scan, which
+// dynamo.API leaves out), so it is never on a request's path. A message
+// delivered twice is harmless: deliveries are idempotent.
+func RequeueEnqueued(ctx context.Context, db Scanner, table string) (int, error) {
+	s := NewOutboxStore(db, table)
+	expr, err := expression.NewBuilder().
+		WithFilter(expression.Name("sk").BeginsWith("M#").
+			And(expression.Name("state").Equal(expression.Value(string(outbox.New)))).
+			And(expression.Name("enqueued").Equal(expression.Value(true)))).
+		WithProjection(expression.NamesList(expression.Name("tenant"), expression.Name("serviceId"), expression.Name("id"))).
+		Build()
+	if err != nil {
+		return 0, fmt.Errorf("build enqueued outbox scan: %w", err)
+	}
+	var refs []integration.Ref
+	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{
+		TableName: &s.table, FilterExpression: expr.Filter(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, dynamo.Errorf("scan enqueued outbox messages", err)
+		}
+		for _, av := range page.Items {
+			var it outboxItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return 0, dynamo.Errorf("decode outbox message", err)
+			}
+			refs = append(refs, integration.Ref{Tenant: it.Tenant, ServiceID: it.ServiceID, ID: it.ID})
+		}
+	}
+	updates := make([]outboxUpdate, len(refs))
+	for i, r := range refs {
+		updates[i] = outboxUpdate{ref: r,
+			cond: outboxExists().And(expression.Name("state").Equal(expression.Value(string(outbox.New)))),
+			upd: expression.Remove(expression.Name("enqueued")).
+				Set(expression.Name("gsi1pk"), expression.Value(outboxPendingPK)).
+				Set(expression.Name("gsi1sk"), expression.Value(r.ID+"#"+r.Tenant+"#"+r.ServiceID))}
+	}
+	return len(refs), s.outboxApply(ctx, updates, "requeue enqueued messages")
+}
+
+// Scanner is a DynamoDB client that may also Scan (*dynamodb.Client is one).
+type Scanner interface {
+	dynamo.API
+	dynamodb.ScanAPIClient
+}
