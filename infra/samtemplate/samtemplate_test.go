@@ -254,6 +254,8 @@ func TestEnv(t *testing.T) {
 		"LOG_LEVEL":          "INFO",
 		// !Ref AllowPrivateTargets, default "false"
 		"ALLOW_PRIVATE_TARGETS": "false",
+		// !Ref TenantRate, a Number parameter, default 200
+		"TENANT_RATE": "200",
 	}
 	withEmail := maps.Clone(common)
 	withEmail["ERROR_EMAIL_FROM"] = ""                   // !Ref ErrorEmailFrom, default ""
@@ -275,7 +277,7 @@ func TestEnv(t *testing.T) {
 			}
 			return local[ref]
 		}, noQueue},
-		{"nil resolver keeps literals and parameters", "WikiContent", nil, map[string]string{"LOG_LEVEL": "INFO", "ALLOW_PRIVATE_TARGETS": "false"}},
+		{"nil resolver keeps literals and parameters", "WikiContent", nil, map[string]string{"LOG_LEVEL": "INFO", "ALLOW_PRIVATE_TARGETS": "false", "TENANT_RATE": "200"}},
 		{"unknown function", "Nope", resolve, nil},
 	}
 	for _, tt := range tests {

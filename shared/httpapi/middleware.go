@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -68,43 +67,4 @@ func serve(base *slog.Logger, w http.ResponseWriter, r *http.Request, next http.
 		logger.Info("request", "status", rec.status, "duration_ms", time.Since(start).Milliseconds())
 	}()
 	next(rec, r)
-}
-
-// Throttle is a per-tenant token bucket, per process (per warm Lambda).
-type Throttle struct {
-	rate  float64 // tokens per second
-	burst float64
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-// NewThrottle allows rate requests per second per tenant with bursts of burst.
-func NewThrottle(rate, burst float64) *Throttle {
-	return &Throttle{rate: rate, burst: burst, buckets: map[string]*bucket{}}
-}
-
-// Allow takes one token for tenant; when none is left it answers how long to
-// wait.
-func (t *Throttle) Allow(tenant string, now time.Time) (time.Duration, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b, ok := t.buckets[tenant]
-	if !ok {
-		b = &bucket{tokens: t.burst, last: now}
-		t.buckets[tenant] = b
-	}
-	b.tokens = min(t.burst, b.tokens+now.Sub(b.last).Seconds()*t.rate)
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
-	}
-	wait := time.Duration((1 - b.tokens) / t.rate * float64(time.Second))
-	return max(wait, time.Second), false
 }
