@@ -270,6 +270,39 @@ func TestLimiter(t *testing.T) {
 	}
 }
 
+// TestAccessLogNamesTheTenant: the one access line of a request carries the
+// tenant and user once the token is known (429s are counted per tenant
+// from it), and nothing of the kind without a token.
+func TestAccessLogNamesTheTenant(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	rt := testRouter()
+	rt.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
+	rt.Limiter = &fakeLimiter{n: 0}
+	access := func(token string) map[string]any {
+		t.Helper()
+		buf.Reset()
+		do(t, rt, "GET", "/member", token, "", "")
+		for l := range strings.Lines(buf.String()) {
+			var line map[string]any
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatalf("log %q: %v", l, err)
+			}
+			if line["msg"] == "request" {
+				return line
+			}
+		}
+		t.Fatalf("no access line in %q", buf.String())
+		return nil
+	}
+	if line := access("user"); line["status"] != float64(429) || line["tenant"] != "demo" || line["user"] != "u" {
+		t.Fatalf("access line of a throttled request: %v", line)
+	}
+	if line := access(""); line["status"] != float64(401) || line["tenant"] != nil || line["user"] != nil {
+		t.Fatalf("access line without a token: %v", line)
+	}
+}
+
 func TestQueryPosition(t *testing.T) {
 	rec := httptest.NewRecorder()
 	WriteError(rec, httptest.NewRequest("GET", "/", nil), apperr.InvalidAt(7, "unexpected ')'"))

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -48,12 +49,29 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
-// serve runs next with a request id, one access log line, and recovery from
-// panics (answered 500, logged with the stack).
+// caller is who a request turned out to be, filled in by authentication
+// for the access log line, which is set up before anyone knows.
+type caller struct{ tenant, user string }
+
+type callerKey struct{}
+
+// noteCaller records the authenticated tenant and user for the access log.
+func noteCaller(ctx context.Context, tenant, user string) {
+	if c, ok := ctx.Value(callerKey{}).(*caller); ok {
+		c.tenant, c.user = tenant, user
+	}
+}
+
+// serve runs next with a request id, one access log line (with the tenant
+// and user once authenticated, so that refusals such as 429s can be counted
+// per tenant), and recovery from panics (answered 500, logged with the
+// stack).
 func serve(base *slog.Logger, w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
 	start := time.Now()
 	id := requestID(r)
-	r = r.WithContext(withLogAttrs(r.Context(), base, "request_id", id, "method", r.Method, "path", r.URL.Path))
+	who := &caller{}
+	ctx := context.WithValue(r.Context(), callerKey{}, who)
+	r = r.WithContext(withLogAttrs(ctx, base, "request_id", id, "method", r.Method, "path", r.URL.Path))
 	logger := Logger(r.Context())
 	w.Header().Set("X-Request-Id", id)
 	rec := &statusRecorder{ResponseWriter: w}
@@ -64,7 +82,11 @@ func serve(base *slog.Logger, w http.ResponseWriter, r *http.Request, next http.
 				WriteError(rec, r, fmt.Errorf("panic: %v", v))
 			}
 		}
-		logger.Info("request", "status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+		attrs := []any{"status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+		if who.tenant != "" {
+			attrs = append(attrs, "tenant", who.tenant, "user", who.user)
+		}
+		logger.Info("request", attrs...)
 	}()
 	next(rec, r)
 }

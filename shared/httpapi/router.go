@@ -159,6 +159,7 @@ func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, *
 	}
 	ctx := auth.WithPrincipal(r.Context(), p)
 	ctx = withLogAttrs(ctx, Logger(ctx), "tenant", p.Tenant, "user", p.User)
+	noteCaller(ctx, p.Tenant, p.User)
 	r = r.WithContext(ctx)
 	if rt.Limiter != nil {
 		if wait, ok := rt.Limiter.Allow(ctx, p.Tenant, rt.app); !ok {
