@@ -7,9 +7,9 @@
 //
 // Trigger: the TrackerApi HTTP API (payload 2.0). Environment:
 // TRACKER_TABLE, AUTH_TABLE (required); HTTP_TIMEOUT (calls to wikis),
-// LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE, TENANT_BURST. Writes: applinks,
-// issue links, requirement excerpts and pending messages in TRACKER_TABLE;
-// applinks' incoming tokens in AUTH_TABLE. Calls each applink's wiki over
+// LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE. Writes: applinks, issue links,
+// requirement excerpts and pending messages in TRACKER_TABLE; applinks'
+// incoming tokens and the rate limit's window counters in AUTH_TABLE. Calls each applink's wiki over
 // HTTP (version negotiation, search, and the links callback when a MOVED
 // message merges TRACKER links). PUT .../mode "AUTO" applies the applink's
 // pending messages.

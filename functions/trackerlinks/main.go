@@ -4,11 +4,11 @@
 // with their wikis (PUT /rest/reqs/1/sync).
 //
 // Trigger: the TrackerApi HTTP API (payload 2.0). Environment:
-// TRACKER_TABLE, AUTH_TABLE (required, AUTH_TABLE only read);
-// HTTP_TIMEOUT (calls to wikis), LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
-// TENANT_BURST. Writes: issue links and their holds, requirement link
-// states and excerpts, issue leases, tracker outbox marks and (applying
-// them) pending messages in TRACKER_TABLE. Calls each applink's wiki over
+// TRACKER_TABLE, AUTH_TABLE (required; AUTH_TABLE written only for the
+// rate limit's window counters); HTTP_TIMEOUT (calls to wikis), LOG_LEVEL,
+// AUTH_CACHE_TTL, TENANT_RATE. Writes: issue links and their holds,
+// requirement link states and excerpts, issue leases, tracker outbox marks
+// and (applying them) pending messages in TRACKER_TABLE. Calls each applink's wiki over
 // HTTP: requirement reads (checking new links, sync) and the links callback
 // (sync, and the TRACKER set of each requirement an edit changed).
 package main

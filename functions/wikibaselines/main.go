@@ -3,10 +3,10 @@
 // create-instant, delete, label, pages).
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
-// AUTH_TABLE (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
-// TENANT_BURST. Writes in WIKI_TABLE: baseline records and number
-// counters, archived requirement copies, and the title of a baseline page.
-// Reads tokens from AUTH_TABLE.
+// AUTH_TABLE (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE. Writes in
+// WIKI_TABLE: baseline records and number counters, archived requirement
+// copies, and the title of a baseline page. Reads tokens from AUTH_TABLE
+// and writes the rate limit's window counters there.
 package main
 
 import (

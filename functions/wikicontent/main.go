@@ -6,12 +6,13 @@
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
 // AUTH_TABLE, OUTBOUND_QUEUE_URL (required); LOG_LEVEL, AUTH_CACHE_TTL,
-// TENANT_RATE, TENANT_BURST. Writes to WIKI_TABLE: pages, requirement rows
+// TENANT_RATE. Writes to WIKI_TABLE: pages, requirement rows
 // and their reverse dependency stubs, search index items, the spaces
 // registry, and outbound messages in the same transactions as the changes
 // they report; then sends references to those messages to the outbound SQS
 // queue (the sync function enqueues any that did not get there). Reads
-// integration ids from WIKI_TABLE and tokens from AUTH_TABLE.
+// integration ids from WIKI_TABLE and tokens from AUTH_TABLE, and writes
+// the rate limit's window counters there.
 // docs/indexing.md describes the write path.
 package main
 

@@ -8,10 +8,11 @@
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
 // AUTH_TABLE, OUTBOUND_QUEUE_URL (required); HTTP_TIMEOUT (POSTs to
-// trackers, default 10s), LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
-// TENANT_BURST. Writes to WIKI_TABLE: integration items, outbox message
-// states, settings, requirement issue links and their jira search index
-// items; to AUTH_TABLE: the hashes of the integrations' incoming tokens.
+// trackers, default 10s), LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE. Writes to
+// WIKI_TABLE: integration items, outbox message states, settings,
+// requirement issue links and their jira search index items; to
+// AUTH_TABLE: the hashes of the integrations' incoming tokens and the rate
+// limit's window counters.
 // Sends to OUTBOUND_QUEUE_URL: a reference to the oldest NEW message of an
 // integration that is set ACTIVE again. docs/integrations.md describes it.
 package main

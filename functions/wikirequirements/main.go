@@ -6,9 +6,10 @@
 // document (GET /rest/reqs/1/openapi, anonymous).
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
-// AUTH_TABLE (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE,
-// TENANT_BURST. Reads WIKI_TABLE; the page view writes the excerpts it
-// gathers (requirement rows, index items, UPDATED outbound messages).
+// AUTH_TABLE (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE. Reads
+// WIKI_TABLE; the page view writes the excerpts it gathers (requirement
+// rows, index items, UPDATED outbound messages). Writes the rate limit's
+// window counters in AUTH_TABLE.
 package main
 
 import (

@@ -55,7 +55,7 @@ func list(t *testing.T) []pkg {
 // SDK, no Lambda, no storage or HTTP adapter.
 var domain = []string{
 	"shared/apperr", "shared/auth", "shared/baseline", "shared/integration", "shared/outbox", "shared/page",
-	"shared/query", "shared/requirement", "shared/search", "shared/tracker", "shared/wiki",
+	"shared/query", "shared/ratelimit", "shared/requirement", "shared/search", "shared/tracker", "shared/wiki",
 }
 
 // rule is one forbidden direction: a package under from (non-test code)

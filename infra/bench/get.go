@@ -36,7 +36,8 @@ func Get(ctx context.Context, env *Env, opts GetOptions, row *Row) error {
 	row.Method = fmt.Sprintf("GET /rest/reqs/1/requirement2/%s/{key} with a wiki user's token, %d runs after %d warm-up runs (the first one caches the token), "+
 		"keys spread over the %d stored requirements. In process: the WikiRequirements route group (httpapi.Router, cached "+
 		"authenticator, wikirequirements.Handler on wiki.Service and shared/dynamo/wikitable.WikiStore) composed as in its main.go, on one counted "+
-		"DynamoDB client; local stack: through the gateway and the real bootstrap.", Space, opts.Runs, opts.Warmup, opts.Stored)
+		"DynamoDB client, without the per-tenant rate limit (its leased AuthTable calls are its own, and the in-process loop runs past TENANT_RATE); "+
+		"local stack: through the gateway and the real bootstrap, rate limit included.", Space, opts.Runs, opts.Warmup, opts.Stored)
 	counted := env.NewCounted()
 	authn := auth.NewAuthenticator(authtable.NewAuthStore(counted.API, env.AuthTable), 30*time.Second)
 	router := httpapi.NewRouter(auth.Wiki, authn)

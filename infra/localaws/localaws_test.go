@@ -129,6 +129,17 @@ func TestCreateResources(t *testing.T) {
 				t.Errorf("%s GSI %d = %+v, want %+v", name, i, got, ix)
 			}
 		}
+		ttl, err := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotTTL := ""
+		if d := ttl.TimeToLiveDescription; d != nil && d.TimeToLiveStatus == ddbtypes.TimeToLiveStatusEnabled {
+			gotTTL = aws.ToString(d.AttributeName)
+		}
+		if gotTTL != tb.TTLAttribute {
+			t.Errorf("%s: TTL on %q, want %q", name, gotTTL, tb.TTLAttribute)
+		}
 	}
 
 	url := res.Resolve("OutboundQueue")

@@ -44,7 +44,7 @@ var prefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 const maxQueueName = 80
 
 // CreateResources creates every table (on-demand, with its global
-// secondary indexes) and queue (FIFO names end in ".fifo"; dead-letter
+// secondary indexes and Time to Live) and queue (FIFO names end in ".fifo"; dead-letter
 // queues first, then the redrive policy with their ARN) of t, each named
 // "<prefix>-<LogicalID>". Resources that already exist are reused, so it
 // is safe to call again with the same prefix. The prefix may hold
@@ -128,9 +128,32 @@ func createTable(ctx context.Context, db *dynamodb.Client, tb samtemplate.Table,
 	}
 	// DynamoDB Local creates tables ACTIVE, but a reused table may still
 	// be in CREATING; waiting costs one DescribeTable.
-	return dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
+	err := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
 		o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
 	}).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute)
+	if err != nil || tb.TTLAttribute == "" {
+		return err
+	}
+	return enableTTL(ctx, db, name, tb.TTLAttribute)
+}
+
+// enableTTL turns on Time to Live on attr, as the template's
+// TimeToLiveSpecification does in AWS (DynamoDB Local deletes expired items
+// too, within seconds). A reused table that has it already is fine.
+func enableTTL(ctx context.Context, db *dynamodb.Client, name, attr string) error {
+	_, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(name),
+		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)},
+	})
+	if err == nil {
+		return nil
+	}
+	out, derr := db.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(name)})
+	if derr == nil && out.TimeToLiveDescription != nil && aws.ToString(out.TimeToLiveDescription.AttributeName) == attr &&
+		out.TimeToLiveDescription.TimeToLiveStatus == ddbtypes.TimeToLiveStatusEnabled {
+		return nil
+	}
+	return fmt.Errorf("enable TTL on %s: %w", attr, err)
 }
 
 func keySchema(keys []samtemplate.KeyElement) []ddbtypes.KeySchemaElement {

@@ -107,6 +107,10 @@ type Table struct {
 	Attributes  []Attribute
 	KeySchema   []KeyElement
 	GSIs        []Index
+	// TTLAttribute is the attribute DynamoDB's Time to Live reads expiry
+	// times from (TimeToLiveSpecification with Enabled true); "" when the
+	// table has no TTL.
+	TTLAttribute string
 }
 
 // Attribute is an attribute definition of a table.
@@ -307,7 +311,7 @@ func (t *Template) parse(root map[string]any) error {
 			}
 			t.Functions = append(t.Functions, f)
 		case typeTable:
-			tb, err := parseTable(id, props)
+			tb, err := t.parseTable(id, props)
 			if err != nil {
 				return fmt.Errorf("table %s: %w", id, err)
 			}
@@ -496,7 +500,7 @@ func ParseRate(expr string) (time.Duration, error) {
 	return time.Duration(n) * unit, nil
 }
 
-func parseTable(id string, props map[string]any) (Table, error) {
+func (t *Template) parseTable(id string, props map[string]any) (Table, error) {
 	tb := Table{LogicalID: id, BillingMode: "PROVISIONED"}
 	if v, ok := props["BillingMode"]; ok {
 		s, err := str(v, "BillingMode")
@@ -528,6 +532,9 @@ func parseTable(id string, props map[string]any) (Table, error) {
 	if err != nil {
 		return Table{}, err
 	}
+	if tb.TTLAttribute, err = t.parseTTL(props["TimeToLiveSpecification"]); err != nil {
+		return Table{}, err
+	}
 
 	// DynamoDB rejects key attributes without a definition; say so here,
 	// with the template's names, rather than at CreateTable.
@@ -541,6 +548,27 @@ func parseTable(id string, props map[string]any) (Table, error) {
 		}
 	}
 	return tb, nil
+}
+
+// parseTTL returns the attribute of an enabled TimeToLiveSpecification, ""
+// when there is none or it is disabled.
+func (t *Template) parseTTL(raw any) (string, error) {
+	const at = "TimeToLiveSpecification"
+	if raw == nil {
+		return "", nil
+	}
+	m, err := mapping(raw, at)
+	if err != nil {
+		return "", err
+	}
+	enabled := false
+	if err := optional(m, "Enabled", &enabled, t.boolean); err != nil {
+		return "", fmt.Errorf("%s.%w", at, err)
+	}
+	if !enabled {
+		return "", nil
+	}
+	return str(m["AttributeName"], at+".AttributeName")
 }
 
 // parseIndex parses a global secondary index; at names it in errors.

@@ -138,10 +138,11 @@ func TestLoadTables(t *testing.T) {
 		id    string
 		attrs int
 		gsis  []samtemplate.Index
+		ttl   string
 	}{
-		{"AuthTable", 2, nil},
-		{"TrackerTable", 4, []samtemplate.Index{gsi1}},
-		{"WikiTable", 4, []samtemplate.Index{gsi1}},
+		{"AuthTable", 2, nil, "ttl"}, // rate-limit windows expire
+		{"TrackerTable", 4, []samtemplate.Index{gsi1}, ""},
+		{"WikiTable", 4, []samtemplate.Index{gsi1}, "ttl"}, // DONE outbound messages expire
 	}
 	if len(tmpl.Tables) != len(tests) {
 		t.Fatalf("%d tables, want %d", len(tmpl.Tables), len(tests))
@@ -165,6 +166,49 @@ func TestLoadTables(t *testing.T) {
 		}) {
 			t.Errorf("%s GSIs = %+v, want %+v", tb.LogicalID, tb.GSIs, tt.gsis)
 		}
+		if tb.TTLAttribute != tt.ttl {
+			t.Errorf("%s TTLAttribute = %q, want %q", tb.LogicalID, tb.TTLAttribute, tt.ttl)
+		}
+	}
+}
+
+func TestTableTTL(t *testing.T) {
+	t.Parallel()
+	table := `
+Parameters: { On: { Type: String, Default: "true" } }
+Resources:
+  T:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      AttributeDefinitions: [{ AttributeName: id, AttributeType: S }]
+      KeySchema: [{ AttributeName: id, KeyType: HASH }]
+`
+	tests := []struct {
+		name, spec, want, err string
+	}{
+		{"absent", "", "", ""},
+		{"enabled", "      TimeToLiveSpecification: { AttributeName: expires, Enabled: true }\n", "expires", ""},
+		{"enabled by a parameter", "      TimeToLiveSpecification: { AttributeName: expires, Enabled: !Ref On }\n", "expires", ""},
+		{"disabled", "      TimeToLiveSpecification: { AttributeName: expires, Enabled: false }\n", "", ""},
+		{"enabled without attribute", "      TimeToLiveSpecification: { Enabled: true }\n", "", "AttributeName is missing"},
+		{"not a mapping", "      TimeToLiveSpecification: [ttl]\n", "", "not a mapping"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmpl, err := samtemplate.Parse([]byte(table + tt.spec))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Parse error = %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tb, _ := tmpl.Table("T"); tb.TTLAttribute != tt.want {
+				t.Errorf("TTLAttribute = %q, want %q", tb.TTLAttribute, tt.want)
+			}
+		})
 	}
 }
 
@@ -210,6 +254,8 @@ func TestEnv(t *testing.T) {
 		"LOG_LEVEL":          "INFO",
 		// !Ref AllowPrivateTargets, default "false"
 		"ALLOW_PRIVATE_TARGETS": "false",
+		// !Ref TenantRate, a Number parameter, default 200
+		"TENANT_RATE": "200",
 	}
 	withEmail := maps.Clone(common)
 	withEmail["ERROR_EMAIL_FROM"] = ""                   // !Ref ErrorEmailFrom, default ""
@@ -231,7 +277,7 @@ func TestEnv(t *testing.T) {
 			}
 			return local[ref]
 		}, noQueue},
-		{"nil resolver keeps literals and parameters", "WikiContent", nil, map[string]string{"LOG_LEVEL": "INFO", "ALLOW_PRIVATE_TARGETS": "false"}},
+		{"nil resolver keeps literals and parameters", "WikiContent", nil, map[string]string{"LOG_LEVEL": "INFO", "ALLOW_PRIVATE_TARGETS": "false", "TENANT_RATE": "200"}},
 		{"unknown function", "Nope", resolve, nil},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reqtrace/reqtrace/shared/ratelimit"
 )
 
 // Lookup is os.LookupEnv's shape.
@@ -24,9 +26,12 @@ type Config struct {
 	ErrorEmailFrom   string // ERROR_EMAIL_FROM (empty: API error e-mails are logged)
 	LogLevel         slog.Level
 	AuthCacheTTL     time.Duration // AUTH_CACHE_TTL, default 30s
-	TenantRate       float64       // TENANT_RATE requests/s per tenant per instance, default 200
-	TenantBurst      float64       // TENANT_BURST, default 400
-	HTTPTimeout      time.Duration // HTTP_TIMEOUT for calls to the other application, default 10s
+	// TenantRate (TENANT_RATE, default 200) is how many requests per
+	// second a tenant may make to one application, counted across every
+	// function and instance of it (shared/ratelimit); a tenant's own rate,
+	// set with reqtrace-admin, replaces it.
+	TenantRate  int
+	HTTPTimeout time.Duration // HTTP_TIMEOUT for calls to the other application, default 10s
 	// AllowPrivateTargets (ALLOW_PRIVATE_TARGETS, default false) lets the
 	// two sides call loopback and private addresses: integration rpcUrls
 	// and applink urls on 127.0.0.1, 10.0.0.0/8, ... (the local stack sets
@@ -47,7 +52,6 @@ func Load(env Lookup) (Config, error) {
 		ErrorEmailFrom:   get("ERROR_EMAIL_FROM"),
 		AuthCacheTTL:     30 * time.Second,
 		TenantRate:       200,
-		TenantBurst:      400,
 		HTTPTimeout:      10 * time.Second,
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(orDefault(get("LOG_LEVEL"), "INFO"))); err != nil {
@@ -69,14 +73,12 @@ func Load(env Lookup) (Config, error) {
 		}
 		c.AllowPrivateTargets = v
 	}
-	for name, f := range map[string]*float64{"TENANT_RATE": &c.TenantRate, "TENANT_BURST": &c.TenantBurst} {
-		if s := get(name); s != "" {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v <= 0 {
-				return c, fmt.Errorf("%s: want a positive number, got %q", name, s)
-			}
-			*f = v
+	if s := get("TENANT_RATE"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || !ratelimit.ValidRate(v) {
+			return c, fmt.Errorf("TENANT_RATE: want requests per second, a whole number from 1 to %d, got %q", ratelimit.MaxRate, s)
 		}
+		c.TenantRate = v
 	}
 	return c, nil
 }

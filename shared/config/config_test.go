@@ -32,7 +32,11 @@ func TestLoad(t *testing.T) {
 			t.Errorf("ALLOW_PRIVATE_TARGETS=%q: %v %v", v, c.AllowPrivateTargets, err)
 		}
 	}
-	for _, bad := range []map[string]string{{"AUTH_CACHE_TTL": "soon"}, {"TENANT_RATE": "-1"}, {"LOG_LEVEL": "loud"}, {"ALLOW_PRIVATE_TARGETS": "yes"}} {
+	if c, err := Load(env(map[string]string{"TENANT_RATE": " 50 "})); err != nil || c.TenantRate != 50 {
+		t.Errorf("TENANT_RATE=50: %d %v", c.TenantRate, err)
+	}
+	for _, bad := range []map[string]string{{"AUTH_CACHE_TTL": "soon"}, {"TENANT_RATE": "-1"}, {"TENANT_RATE": "0"}, {"TENANT_RATE": "2.5"},
+		{"TENANT_RATE": "100001"}, {"LOG_LEVEL": "loud"}, {"ALLOW_PRIVATE_TARGETS": "yes"}} {
 		if _, err := Load(env(bad)); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

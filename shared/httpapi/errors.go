@@ -1,7 +1,8 @@
 // Package httpapi is the HTTP layer shared by every route group: routers with
 // per-route access rules, strict JSON decoding, the one mapping from
 // apperr codes to HTTP statuses with the JSON error body (docs/architecture.md, "Requests"),
-// request ids, structured logging, panic recovery and per-tenant throttling.
+// request ids, structured logging, panic recovery and the per-tenant rate
+// limit (a Limiter, shared/ratelimit).
 // Route groups are plain http.Handlers; Lambda is only an adapter around them.
 package httpapi
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -293,31 +294,82 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-func TestThrottle(t *testing.T) {
-	th := NewThrottle(1, 2)
-	now := time.Unix(0, 0)
-	for i := 0; i < 2; i++ {
-		if _, ok := th.Allow("demo", now); !ok {
-			t.Fatal("burst refused")
+// fakeLimiter lets through the first n requests of each tenant and
+// application and records who asked.
+type fakeLimiter struct {
+	n     int
+	asked []string
+}
+
+func (f *fakeLimiter) Allow(_ context.Context, tenant string, app auth.App) (time.Duration, bool) {
+	f.asked = append(f.asked, tenant+"/"+string(app))
+	used := 0
+	for _, a := range f.asked {
+		if a == tenant+"/"+string(app) {
+			used++
 		}
 	}
-	wait, ok := th.Allow("demo", now)
-	if ok || wait < time.Second {
-		t.Fatalf("third request allowed=%v wait=%v", ok, wait)
-	}
-	if _, ok := th.Allow("acme", now); !ok {
-		t.Fatal("other tenant throttled")
-	}
-	if _, ok := th.Allow("demo", now.Add(time.Second)); !ok {
-		t.Fatal("not refilled")
-	}
+	return 1500 * time.Millisecond, used <= f.n
+}
 
+func TestLimiter(t *testing.T) {
 	rt := testRouter()
-	rt.Throttle = NewThrottle(0.001, 1)
-	do(t, rt, "GET", "/member", "user", "", "")
-	rec, _ := do(t, rt, "GET", "/member", "user", "", "")
-	if rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
-		t.Fatalf("status %d retry-after %q", rec.Code, rec.Header().Get("Retry-After"))
+	lim := &fakeLimiter{n: 1}
+	rt.Limiter = lim
+	if rec, _ := do(t, rt, "GET", "/member", "user", "", ""); rec.Code != 200 {
+		t.Fatalf("first request: %d", rec.Code)
+	}
+	rec, eb := do(t, rt, "GET", "/member", "user", "", "")
+	if rec.Code != 429 || rec.Header().Get("Retry-After") != "2" {
+		t.Fatalf("past the limit: status %d retry-after %q, want 429 and 2 (1.5 s rounded up)", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if len(eb.ErrorMessages) != 1 || eb.ErrorMessages[0] != eb.Message || eb.Errors == nil {
+		t.Fatalf("429 body %q lacks errorMessages/errors", rec.Body.String())
+	}
+	// Requests without a tenant are not counted: an anonymous call, a
+	// missing or unknown token.
+	do(t, rt, "GET", "/open", "", "", "")
+	do(t, rt, "GET", "/member", "", "", "")
+	do(t, rt, "GET", "/member", "nope", "", "")
+	if want := []string{"demo/wiki", "demo/wiki"}; !slices.Equal(lim.asked, want) {
+		t.Fatalf("limiter asked for %v, want %v (tenant and the router's application)", lim.asked, want)
+	}
+	// An anonymous route called with a token counts against its tenant.
+	if rec, _ := do(t, rt, "GET", "/open", "user", "", ""); rec.Code != 429 {
+		t.Fatalf("anonymous route with the throttled tenant's token: %d, want 429", rec.Code)
+	}
+}
+
+// TestAccessLogNamesTheTenant: the one access line of a request carries the
+// tenant and user once the token is known (429s are counted per tenant
+// from it), and nothing of the kind without a token.
+func TestAccessLogNamesTheTenant(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	rt := testRouter()
+	rt.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
+	rt.Limiter = &fakeLimiter{n: 0}
+	access := func(token string) map[string]any {
+		t.Helper()
+		buf.Reset()
+		do(t, rt, "GET", "/member", token, "", "")
+		for l := range strings.Lines(buf.String()) {
+			var line map[string]any
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatalf("log %q: %v", l, err)
+			}
+			if line["msg"] == "request" {
+				return line
+			}
+		}
+		t.Fatalf("no access line in %q", buf.String())
+		return nil
+	}
+	if line := access("user"); line["status"] != float64(429) || line["tenant"] != "demo" || line["user"] != "u" {
+		t.Fatalf("access line of a throttled request: %v", line)
+	}
+	if line := access(""); line["status"] != float64(401) || line["tenant"] != nil || line["user"] != nil {
+		t.Fatalf("access line without a token: %v", line)
 	}
 }
 

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -49,12 +49,29 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
-// serve runs next with a request id, one access log line, and recovery from
-// panics (answered 500, logged with the stack).
+// caller is who a request turned out to be, filled in by authentication
+// for the access log line, which is set up before anyone knows.
+type caller struct{ tenant, user string }
+
+type callerKey struct{}
+
+// noteCaller records the authenticated tenant and user for the access log.
+func noteCaller(ctx context.Context, tenant, user string) {
+	if c, ok := ctx.Value(callerKey{}).(*caller); ok {
+		c.tenant, c.user = tenant, user
+	}
+}
+
+// serve runs next with a request id, one access log line (with the tenant
+// and user once authenticated, so that refusals such as 429s can be counted
+// per tenant), and recovery from panics (answered 500, logged with the
+// stack).
 func serve(base *slog.Logger, w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
 	start := time.Now()
 	id := requestID(r)
-	r = r.WithContext(withLogAttrs(r.Context(), base, "request_id", id, "method", r.Method, "path", r.URL.Path))
+	who := &caller{}
+	ctx := context.WithValue(r.Context(), callerKey{}, who)
+	r = r.WithContext(withLogAttrs(ctx, base, "request_id", id, "method", r.Method, "path", r.URL.Path))
 	logger := Logger(r.Context())
 	w.Header().Set("X-Request-Id", id)
 	rec := &statusRecorder{ResponseWriter: w}
@@ -65,46 +82,11 @@ func serve(base *slog.Logger, w http.ResponseWriter, r *http.Request, next http.
 				WriteError(rec, r, fmt.Errorf("panic: %v", v))
 			}
 		}
-		logger.Info("request", "status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+		attrs := []any{"status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+		if who.tenant != "" {
+			attrs = append(attrs, "tenant", who.tenant, "user", who.user)
+		}
+		logger.Info("request", attrs...)
 	}()
 	next(rec, r)
-}
-
-// Throttle is a per-tenant token bucket, per process (per warm Lambda).
-type Throttle struct {
-	rate  float64 // tokens per second
-	burst float64
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-// NewThrottle allows rate requests per second per tenant with bursts of burst.
-func NewThrottle(rate, burst float64) *Throttle {
-	return &Throttle{rate: rate, burst: burst, buckets: map[string]*bucket{}}
-}
-
-// Allow takes one token for tenant; when none is left it answers how long to
-// wait.
-func (t *Throttle) Allow(tenant string, now time.Time) (time.Duration, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b, ok := t.buckets[tenant]
-	if !ok {
-		b = &bucket{tokens: t.burst, last: now}
-		t.buckets[tenant] = b
-	}
-	b.tokens = min(t.burst, b.tokens+now.Sub(b.last).Seconds()*t.rate)
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
-	}
-	wait := time.Duration((1 - b.tokens) / t.rate * float64(time.Second))
-	return max(wait, time.Second), false
 }

@@ -66,10 +66,19 @@ type Router struct {
 	// access lists the access rules of each declared path, for the answer
 	// to a method no route of the path takes.
 	access map[string][]Access
-	// Throttle, when set, limits requests per tenant.
-	Throttle *Throttle
+	// Limiter, when set, limits each tenant's requests to the router's
+	// application (429 with Retry-After past the limit).
+	Limiter Limiter
 	// Logger is the base logger; slog.Default when nil.
 	Logger *slog.Logger
+}
+
+// Limiter decides whether a tenant may make one more request to an
+// application now (shared/ratelimit: one limit for every instance).
+type Limiter interface {
+	// Allow counts one request of tenant to app; when the tenant is past
+	// its limit it answers false and how long to wait.
+	Allow(ctx context.Context, tenant string, app auth.App) (wait time.Duration, ok bool)
 }
 
 // NewRouter returns a Router for app that authenticates with authn.
@@ -204,9 +213,10 @@ func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, *
 	}
 	ctx := auth.WithPrincipal(r.Context(), p)
 	ctx = withLogAttrs(ctx, Logger(ctx), "tenant", p.Tenant, "user", p.User)
+	noteCaller(ctx, p.Tenant, p.User)
 	r = r.WithContext(ctx)
-	if rt.Throttle != nil {
-		if wait, ok := rt.Throttle.Allow(p.Tenant, time.Now()); !ok {
+	if rt.Limiter != nil {
+		if wait, ok := rt.Limiter.Allow(ctx, p.Tenant, rt.app); !ok {
 			return r, nil, Throttled(wait)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/config"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/ratelimit"
 )
 
 // Deps are the clients a function builds once, before lambda.Start.
@@ -29,7 +30,10 @@ type Deps struct {
 	AWS      aws.Config
 	DynamoDB *dynamodb.Client
 	Auth     *auth.Authenticator
-	Logger   *slog.Logger
+	// Limiter is the per-tenant rate limit every router of the function
+	// shares (set with AUTH_TABLE: its counts live there).
+	Limiter *ratelimit.Limiter
+	Logger  *slog.Logger
 }
 
 // Setup loads the configuration (failing when a required variable is
@@ -57,15 +61,19 @@ func Setup(ctx context.Context, required ...string) (*Deps, error) {
 	d := &Deps{Config: cfg, AWS: awsCfg, DynamoDB: db, Logger: logger}
 	if cfg.AuthTable != "" {
 		d.Auth = auth.NewAuthenticator(authtable.NewAuthStore(db, cfg.AuthTable), cfg.AuthCacheTTL)
+		d.Limiter = ratelimit.New(authtable.NewRateStore(db, cfg.AuthTable),
+			ratelimit.Options{Rate: cfg.TenantRate, RateTTL: cfg.AuthCacheTTL})
 	}
 	return d, nil
 }
 
 // Router returns a route group router for app with the configured
-// authenticator, throttle and logger.
+// authenticator, per-tenant rate limit and logger.
 func (d *Deps) Router(app auth.App) *httpapi.Router {
 	rt := httpapi.NewRouter(app, d.Auth)
-	rt.Throttle = httpapi.NewThrottle(d.Config.TenantRate, d.Config.TenantBurst)
+	if d.Limiter != nil { // a nil *Limiter in the interface would not be nil
+		rt.Limiter = d.Limiter
+	}
 	rt.Logger = d.Logger
 	return rt
 }

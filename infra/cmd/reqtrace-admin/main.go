@@ -1,14 +1,20 @@
-// Command reqtrace-admin creates tenants and tokens against any reqtrace
-// stack (deployed or local). It talks to the AuthTable named by -auth-table
-// (or AUTH_TABLE) with the standard AWS configuration: credentials, region
-// and, for a local stack, AWS_ENDPOINT_URL_DYNAMODB.
+// Command reqtrace-admin creates tenants and tokens and sets tenants' rate
+// limits against any reqtrace stack (deployed or local). It talks to the
+// AuthTable named by -auth-table (or AUTH_TABLE) with the standard AWS
+// configuration: credentials, region and, for a local stack,
+// AWS_ENDPOINT_URL_DYNAMODB.
 //
 //	reqtrace-admin tenant create <tenant> [-name NAME]
+//	reqtrace-admin tenant limit <tenant> [<requests-per-second>|default]
 //	reqtrace-admin token create -tenant T -app wiki|tracker -user NAME [-admin]
 //	reqtrace-admin token revoke <token>
 //	reqtrace-admin seed-dev            (local stacks only: the development tokens)
 //
 // A created token is printed once on stdout; only its hash is stored.
+// "tenant limit" with a number gives the tenant its own rate (requests per
+// second to each application, across every function instance), with
+// "default" puts it back on the functions' TENANT_RATE, and alone shows
+// which applies; warm functions pick a change up within AUTH_CACHE_TTL.
 package main
 
 import (
@@ -19,13 +25,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/reqtrace/reqtrace/infra/devseed"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
+	"github.com/reqtrace/reqtrace/shared/ratelimit"
 )
 
 func main() {
@@ -39,6 +48,7 @@ func main() {
 
 var errUsage = errors.New(`usage:
   reqtrace-admin [-auth-table NAME] tenant create <tenant> [-name NAME]
+  reqtrace-admin [-auth-table NAME] tenant limit <tenant> [<requests-per-second>|default]
   reqtrace-admin [-auth-table NAME] token create -tenant T -app wiki|tracker -user NAME [-admin]
   reqtrace-admin [-auth-table NAME] token revoke <token>
   reqtrace-admin [-auth-table NAME] seed-dev`)
@@ -60,12 +70,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("load AWS config: %w", err)
 	}
-	store := authtable.NewAuthStore(dynamodb.NewFromConfig(cfg), *table)
-	return dispatch(ctx, store, args, out)
+	return dispatch(ctx, openStores(dynamodb.NewFromConfig(cfg), *table), args, out)
 }
 
-func dispatch(ctx context.Context, store *authtable.AuthStore, args []string, out io.Writer) error {
+// stores are the AuthTable's stores the commands use.
+type stores struct {
+	auth  *authtable.AuthStore
+	rates *authtable.RateStore
+}
+
+func openStores(db dynamo.API, table string) stores {
+	return stores{auth: authtable.NewAuthStore(db, table), rates: authtable.NewRateStore(db, table)}
+}
+
+func dispatch(ctx context.Context, st stores, args []string, out io.Writer) error {
+	store := st.auth
 	switch {
+	case (len(args) == 3 || len(args) == 4) && args[0] == "tenant" && args[1] == "limit":
+		return tenantLimit(ctx, st, args[2], args[3:], out)
 	case len(args) >= 3 && args[0] == "tenant" && args[1] == "create":
 		fs := flag.NewFlagSet("tenant create", flag.ContinueOnError)
 		name := fs.String("name", "", "display name")
@@ -123,5 +145,44 @@ func createToken(ctx context.Context, store *authtable.AuthStore, args []string,
 		return err
 	}
 	fmt.Fprintln(out, token)
+	return nil
+}
+
+// tenantLimit shows, sets or clears a tenant's own rate.
+func tenantLimit(ctx context.Context, st stores, tenant string, value []string, out io.Writer) error {
+	exists, err := st.auth.TenantExists(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("tenant %q does not exist: create it first", tenant)
+	}
+	switch {
+	case len(value) == 0:
+		rps, err := st.rates.TenantRate(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		if rps == 0 {
+			fmt.Fprintf(out, "tenant %s: the default rate (the functions' TENANT_RATE)\n", tenant)
+		} else {
+			fmt.Fprintf(out, "tenant %s: %d requests per second to each application (its own rate)\n", tenant, rps)
+		}
+		return nil
+	case value[0] == "default":
+		if err := st.rates.ClearTenantRate(ctx, tenant); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "tenant %s: back on the default rate (TENANT_RATE); warm functions apply it within AUTH_CACHE_TTL\n", tenant)
+		return nil
+	}
+	rps, err := strconv.Atoi(value[0])
+	if err != nil || !ratelimit.ValidRate(rps) {
+		return fmt.Errorf("requests per second: want a whole number from 1 to %d, or default; got %q", ratelimit.MaxRate, value[0])
+	}
+	if err := st.rates.SetTenantRate(ctx, tenant, rps); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "tenant %s: %d requests per second to each application; warm functions apply it within AUTH_CACHE_TTL\n", tenant, rps)
 	return nil
 }

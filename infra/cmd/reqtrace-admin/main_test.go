@@ -10,7 +10,6 @@ import (
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -18,10 +17,11 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestTenantAndTokenLifecycle(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
-	store := authtable.NewAuthStore(env.DynamoDB, env.AuthTable)
+	st := openStores(env.DynamoDB, env.AuthTable)
+	store := st.auth
 	admin := func(args ...string) (string, error) {
 		var out bytes.Buffer
-		err := dispatch(ctx, store, args, &out)
+		err := dispatch(ctx, st, args, &out)
 		return strings.TrimSpace(out.String()), err
 	}
 
@@ -62,17 +62,75 @@ func TestTenantAndTokenLifecycle(t *testing.T) {
 
 func TestSeedDevRefusesRemoteEndpoints(t *testing.T) {
 	env := testenv.AWS(t)
-	store := authtable.NewAuthStore(env.DynamoDB, env.AuthTable)
+	st := openStores(env.DynamoDB, env.AuthTable)
+	store := st.auth
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "https://dynamodb.eu-west-1.amazonaws.com")
-	if err := dispatch(context.Background(), store, []string{"seed-dev"}, new(bytes.Buffer)); err == nil {
+	if err := dispatch(context.Background(), st, []string{"seed-dev"}, new(bytes.Buffer)); err == nil {
 		t.Fatal("development tokens seeded into a non-loopback endpoint")
 	}
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", env.DynamoDBEndpoint)
-	if err := dispatch(context.Background(), store, []string{"seed-dev"}, new(bytes.Buffer)); err != nil {
+	if err := dispatch(context.Background(), st, []string{"seed-dev"}, new(bytes.Buffer)); err != nil {
 		t.Fatal(err)
 	}
 	p, err := store.LookupToken(context.Background(), auth.HashToken("acme-wiki-admin"))
 	if err != nil || p.Tenant != "acme" || !p.Admin || p.App != auth.Wiki {
 		t.Fatalf("seeded acme-wiki-admin = %+v, %v", p, err)
+	}
+}
+
+func TestTenantLimit(t *testing.T) {
+	env := testenv.AWS(t)
+	ctx := context.Background()
+	st := openStores(env.DynamoDB, env.AuthTable)
+	admin := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := dispatch(ctx, st, args, &out)
+		return strings.TrimSpace(out.String()), err
+	}
+	rate := func() int {
+		t.Helper()
+		rps, err := st.rates.TenantRate(ctx, "globex")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rps
+	}
+
+	for _, args := range [][]string{{"globex", "500"}, {"globex", "default"}, {"globex"}} {
+		if _, err := admin(append([]string{"tenant", "limit"}, args...)...); err == nil || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("tenant limit %v for a tenant never created: %v", args, err)
+		}
+	}
+	if _, err := admin("tenant", "create", "globex"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := admin("tenant", "limit", "globex"); err != nil || !strings.Contains(out, "default rate") {
+		t.Fatalf("show before any limit: %q, %v", out, err)
+	}
+	for _, bad := range []string{"0", "-3", "2.5", "lots", "100001"} {
+		if _, err := admin("tenant", "limit", "globex", bad); err == nil {
+			t.Errorf("tenant limit globex %s accepted", bad)
+		}
+	}
+	if rate() != 0 {
+		t.Fatal("a refused limit was stored")
+	}
+	if out, err := admin("tenant", "limit", "globex", "500"); err != nil || !strings.Contains(out, "500 requests per second") {
+		t.Fatalf("set: %q, %v", out, err)
+	}
+	if rate() != 500 {
+		t.Fatalf("stored rate %d, want 500", rate())
+	}
+	if out, err := admin("tenant", "limit", "globex"); err != nil || !strings.Contains(out, "500 requests per second") || !strings.Contains(out, "own rate") {
+		t.Fatalf("show: %q, %v", out, err)
+	}
+	if out, err := admin("tenant", "limit", "globex", "default"); err != nil || !strings.Contains(out, "default rate") {
+		t.Fatalf("clear: %q, %v", out, err)
+	}
+	if rate() != 0 {
+		t.Fatalf("rate after clear %d, want 0 (the default)", rate())
+	}
+	if _, err := admin("tenant", "limit", "globex", "5", "extra"); !errors.Is(err, errUsage) {
+		t.Fatalf("extra argument: %v, want the usage", err)
 	}
 }

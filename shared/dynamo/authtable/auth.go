@@ -1,6 +1,7 @@
-// Package authtable implements the authenticator's stores on the
-// AuthTable: tokens, kept as SHA-256 hashes with their principal (tenant,
-// application, user or link scope, admin, disabled), and tenants.
+// Package authtable implements the stores on the AuthTable: tokens, kept
+// as SHA-256 hashes with their principal (tenant, application, user or link
+// scope, admin, disabled), tenants, and the per-tenant rate limit (window
+// counters and tenants' own rates, ratelimit.go).
 package authtable
 
 import (
