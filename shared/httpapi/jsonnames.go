@@ -32,7 +32,7 @@ func checkJSON(body []byte, t reflect.Type) error {
 	if len(bytes.Trim(body, jsonSpace)) == 0 {
 		return apperr.Invalidf("malformed JSON: empty body")
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true))
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true)) // reads body in place
 	if err := checkValue(dec, t); err != nil {
 		return err
 	}
