@@ -14,6 +14,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
+	github.com/go-json-experiment/json v1.27.2
 	github.com/microcosm-cc/bluemonday v1.0.27
 	golang.org/x/net v0.62.0
 	gopkg.in/yaml.v3 v3.0.1

@@ -283,6 +283,20 @@ func TestDecode(t *testing.T) {
 		{"too large", "application/json", big, 413, "larger than"},
 		{"latin-1 bytes", "application/json", "{\"name\":\"caf\xe9\"}", 400, "not valid UTF-8"},
 		{"latin-1 charset", "application/json; charset=latin1", `{"name":"a"}`, 415, "charset"},
+		// Issue 15: duplicate names (also equal but for case), names in
+		// another case, trailing data.
+		{"duplicate name", "application/json", `{"name":"a","name":"b"}`, 400, `duplicate name "name"`},
+		{"duplicate name but for case", "application/json", `{"name":"a","Name":"b"}`, 400, `duplicate name "Name": equal but for case to "name"`},
+		{"escaped duplicate", "application/json", `{"name":"a","n\u0061me":"b"}`, 400, `duplicate name "name"`},
+		{"name in another case", "application/json", `{"Name":"a"}`, 400, `unknown field "Name": the name is "name"`},
+		{"all upper case", "application/json", `{"COUNT":1}`, 400, `unknown field "COUNT": the name is "count"`},
+		{"duplicate unknown names", "application/json", `{"x":1,"X":2}`, 400, `duplicate name "X"`},
+		{"trailing garbage", "application/json", `{"name":"a"}x`, 400, "unexpected data after the JSON value at byte 12"},
+		{"trailing value", "application/json", `{"name":"a"} "b"`, 400, "unexpected data after the JSON value at byte 13"},
+		{"trailing white space", "application/json", "{\"name\":\"a\"}\r\n\t ", 200, ""},
+		{"lone surrogate", "application/json", `{"name":"\ud800"}`, 400, "malformed JSON at byte"},
+		{"syntax offset", "application/json", `{"name" "a"}`, 400, "malformed JSON at byte 8"},
+		{"number out of range", "application/json", `{"count":99999999999999999999}`, 400, "number out of range for count"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,6 +14,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/reqtrace/reqtrace/shared/apperr"
 )
 
@@ -21,9 +24,7 @@ import (
 const MaxBody = 1 << 20
 
 // Decode reads a JSON request body into v. It requires a JSON content type
-// (415), at most MaxBody bytes (413), exactly one JSON value, and no fields
-// that v does not declare (400 naming the field): a misspelt field is a
-// client bug that silently losing data would hide.
+// (415), at most MaxBody bytes (413), and then the rules of Unmarshal (400).
 func Decode(r *http.Request, v any) error {
 	if err := requireContentType(r, "application/json"); err != nil {
 		return err
@@ -35,23 +36,45 @@ func Decode(r *http.Request, v any) error {
 	return Unmarshal(body, v)
 }
 
-// Unmarshal decodes one JSON value strictly, with the errors of Decode.
-// JSON must be UTF-8 (RFC 8259): invalid bytes are refused rather than
-// silently replaced with U+FFFD and stored.
-func Unmarshal(body []byte, v any) error {
+// Unmarshal decodes a request body into v strictly; every request body goes
+// through it (or UnmarshalIgnoringUnknown). Any failure is a 400 whose
+// message names the member or the byte offset at fault, and whose errors
+// names the member when there is one:
+//   - the body must be UTF-8 (RFC 8259): invalid bytes are refused rather
+//     than silently replaced with U+FFFD and stored (so is an escaped lone
+//     surrogate, "\ud800");
+//   - exactly one JSON value: trailing data is refused;
+//   - no object anywhere in the body may hold two names equal but for case
+//     ("title" twice, or "title" and "Title"), whatever it is decoded into;
+//   - members are matched to v's fields by their exact name, and a member v
+//     does not declare is refused ("Title" for "title" says so): a misspelt
+//     field is a client bug that silently losing data would hide;
+//   - a value of the wrong JSON kind names the kind wanted, never a Go type.
+//
+// An apperr error returned by a type's own UnmarshalJSON is answered as is
+// (with the member named in errors when it names none).
+func Unmarshal(body []byte, v any) error { return unmarshal(body, v, true) }
+
+// UnmarshalIgnoringUnknown is Unmarshal for a wire format that may gain
+// members (the messages a wiki sends, spec 2.5): members v does not declare
+// are skipped. Every other rule holds, so a member that v declares under
+// another case ("Type" for "type") is still refused.
+func UnmarshalIgnoringUnknown(body []byte, v any) error { return unmarshal(body, v, false) }
+
+func unmarshal(body []byte, v any, rejectUnknown bool) error {
 	if !utf8.Valid(body) {
 		return apperr.Invalidf("malformed JSON: the body is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := checkJSON(body, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	err := jsonv2.Unmarshal(body, v,
+		jsonv2.RejectUnknownMembers(rejectUnknown),
+		jsonv2.MatchCaseInsensitiveNames(false),
+		jsontext.AllowDuplicateNames(false),
+		jsontext.AllowInvalidUTF8(false))
+	if err != nil {
 		return jsonError(err)
-	}
-	if dec.More() {
-		return apperr.Invalidf("malformed JSON: unexpected data after the JSON value")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return apperr.Invalidf("malformed JSON: unexpected data after the JSON value")
 	}
 	return nil
 }
@@ -105,29 +128,126 @@ func requireContentType(r *http.Request, want ...string) error {
 	return nil
 }
 
+// jsonError translates an error of jsonv2.Unmarshal. checkJSON has already
+// refused malformed bodies, so these are about values: the messages are
+// built here from the error's fields, since its own text names Go types.
 func jsonError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
+	var sem *jsonv2.SemanticError
+	var syn *jsontext.SyntacticError
 	switch {
-	case errors.Is(err, io.EOF):
-		return apperr.Invalidf("malformed JSON: empty body")
+	case errors.As(err, &sem):
+		return semanticError(sem)
+	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		name := syn.JSONPointer.LastToken()
+		return fieldError(name, "duplicate name "+strconv.Quote(clip(name))+located(syn.JSONPointer), "duplicate name")
 	case errors.As(err, &syn):
-		return apperr.Invalidf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "the body"
-		}
-		return apperr.Invalidf("wrong JSON type for %s: got %s, want %s", field, typ.Value, JSONKind(typ.Type))
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return apperr.Invalidf("malformed JSON: unexpected end of body")
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return apperr.Invalidf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return syntaxError(syn)
 	}
 	if e := apperr.As(err); e != nil {
-		return e // from a custom UnmarshalJSON
+		return e
 	}
-	return apperr.Invalidf("malformed JSON: %s", err.Error())
+	return apperr.Wrap(apperr.Invalidf("malformed JSON: the body cannot be read"), err)
+}
+
+func semanticError(sem *jsonv2.SemanticError) error {
+	ptr := sem.JSONPointer
+	field := memberName(ptr)
+	var syn *jsontext.SyntacticError
+	switch e := apperr.As(sem.Err); {
+	case errors.Is(sem.Err, jsonv2.ErrUnknownName):
+		name := ptr.LastToken()
+		return fieldError(name, "unknown field "+strconv.Quote(clip(name))+located(ptr), "unknown field")
+	case e != nil: // from a custom UnmarshalJSON
+		if e.Field == "" && field != "" {
+			c := *e
+			c.Field, c.Detail = clip(field), e.Message
+			return &c
+		}
+		return e
+	case errors.As(sem.Err, &syn):
+		return syntaxError(syn)
+	case sem.JSONKind != 0 && sem.GoType != nil && (sem.Err == nil || errors.Is(sem.Err, strconv.ErrSyntax) || errors.Is(sem.Err, strconv.ErrRange)):
+		got, want := jsonKindOf(sem.JSONKind, sem.JSONValue), JSONKind(sem.GoType)
+		detail := "wrong JSON type: got " + got + ", want " + want
+		if errors.Is(sem.Err, strconv.ErrRange) {
+			detail = "number out of range: got " + got + ", want " + want + " that fits"
+		}
+		msg := strings.Replace(detail, ":", " for "+describeValue(ptr)+":", 1)
+		if field == "" {
+			return apperr.Invalidf("%s", msg)
+		}
+		return fieldError(field, msg, detail)
+	}
+	// A custom UnmarshalJSON's own error, or one this code does not know:
+	// the cause goes to the log, never to the client (it names Go types).
+	e := apperr.Invalidf("invalid value for %s", describeValue(ptr))
+	if field != "" {
+		e = fieldError(field, e.Message, "invalid value")
+	}
+	return apperr.Wrap(e, sem)
+}
+
+// describeValue names the value at p in a message: "the body", the
+// member's name ("count"), followed by where it is when below the top level
+// ("baselineNumber at /0/baselineNumber"), or "the item at /tags/0".
+func describeValue(p jsontext.Pointer) string {
+	switch last := p.LastToken(); {
+	case p == "":
+		return "the body"
+	case isIndex(last):
+		return "the item at " + clip(string(p))
+	case p.Parent() == "":
+		return clip(last)
+	default:
+		return clip(last) + " at " + clip(string(p))
+	}
+}
+
+// memberName is the name of the innermost member holding the value at p
+// ("tags" for /tags/0), "" when none (the body, or an item of a top-level
+// array).
+func memberName(p jsontext.Pointer) string {
+	for ; p != ""; p = p.Parent() {
+		if last := p.LastToken(); !isIndex(last) {
+			return last
+		}
+	}
+	return ""
+}
+
+func isIndex(tok string) bool {
+	if tok == "" {
+		return false
+	}
+	for _, c := range tok {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonKindOf names a JSON value's kind for an error message, with the
+// number when it is one ("number 2.5"): never a Go type.
+func jsonKindOf(k jsontext.Kind, v jsontext.Value) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		if len(v) > 0 {
+			return "number " + clip(string(v))
+		}
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "another JSON value"
 }
 
 // FormatTime renders a time as every answer sends it: RFC 3339 in UTC with

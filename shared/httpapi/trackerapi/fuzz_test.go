@@ -3,6 +3,7 @@ package trackerapi
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -10,7 +11,8 @@ import (
 )
 
 // FuzzDecodeMessages checks that any body is either a list of messages, one
-// per array element, or a 400; and that judging a decoded message never
+// per array element, or a 400; that no accepted message holds two names
+// equal but for case (issue 15); and that judging a decoded message never
 // panics. The seed corpus is in testdata/fuzz/FuzzDecodeMessages.
 func FuzzDecodeMessages(f *testing.F) {
 	f.Add([]byte(`[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"REQ-1","baseline":null,"estate":"_","objectKey":"PROJ-1","relationship":"implements"}]`))
@@ -29,6 +31,27 @@ func FuzzDecodeMessages(f *testing.F) {
 		}
 		if len(msgs) > tracker.MaxBatch {
 			t.Fatalf("accepted %d messages", len(msgs))
+		}
+		for i, raw := range raws { // the top-level names of each message
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			if _, err := dec.Token(); err != nil {
+				t.Fatalf("message %d of %q: %v", i, body, err)
+			}
+			var names []string
+			for dec.More() {
+				tok, err := dec.Token()
+				name, _ := tok.(string)
+				var value json.RawMessage
+				if err != nil || dec.Decode(&value) != nil {
+					t.Fatalf("message %d of %q: %v", i, body, err)
+				}
+				for _, prev := range names {
+					if strings.EqualFold(prev, name) {
+						t.Fatalf("accepted %q: message %d has %q and %q", body, i, prev, name)
+					}
+				}
+				names = append(names, name)
+			}
 		}
 		for _, m := range msgs {
 			if err := m.Validate("wiki-1"); err != nil && apperr.CodeOf(err) != apperr.Invalid {

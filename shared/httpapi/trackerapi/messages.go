@@ -2,8 +2,10 @@ package trackerapi
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
@@ -14,7 +16,8 @@ import (
 // messageInDTO is a message on the wire (spec 2.5, and version 5's LINKS and
 // UPDATED fields). Unknown fields are ignored: the wire format is the
 // wiki's, and the spec allows it to gain fields; the required fields of
-// each type catch a misspelt one.
+// each type catch a misspelt one, and a declared field sent under another
+// case ("Type") is a 400 (httpapi.UnmarshalIgnoringUnknown).
 type messageInDTO struct {
 	ID             *int64  `json:"id"`
 	Type           string  `json:"type"`
@@ -48,8 +51,8 @@ type linkRefDTO struct {
 // originDTO is the page defining a LINKS message's links. pageId is a
 // string; a number is accepted too.
 type originDTO struct {
-	PageID json.RawMessage `json:"pageId"`
-	Title  string          `json:"title"`
+	PageID jsontext.Value `json:"pageId"`
+	Title  string         `json:"title"`
 }
 
 func (o *originDTO) entity() (tracker.PageOrigin, error) {
@@ -57,16 +60,20 @@ func (o *originDTO) entity() (tracker.PageOrigin, error) {
 		return tracker.PageOrigin{}, nil
 	}
 	out := tracker.PageOrigin{Title: o.Title}
-	if len(o.PageID) > 0 && string(o.PageID) != "null" {
-		var s string
-		if err := json.Unmarshal(o.PageID, &s); err == nil {
-			out.PageID = s
-		} else if n := json.Number(o.PageID); n.String() != "" {
-			if _, err := n.Int64(); err != nil {
-				return tracker.PageOrigin{}, apperr.Invalidf("origin.pageId must be a string or an integer")
-			}
-			out.PageID = n.String()
+	switch o.PageID.Kind() {
+	case 'n', 0: // null or absent
+	case '"':
+		if err := httpapi.Unmarshal(o.PageID, &out.PageID); err != nil {
+			return tracker.PageOrigin{}, err
 		}
+	case '0':
+		n := string(bytes.Trim(o.PageID, jsonSpace))
+		if _, err := strconv.ParseInt(n, 10, 64); err != nil {
+			return tracker.PageOrigin{}, apperr.Invalidf("origin.pageId must be a string or an integer")
+		}
+		out.PageID = n
+	default:
+		return tracker.PageOrigin{}, apperr.Invalidf("origin.pageId must be a string or an integer")
 	}
 	return out, nil
 }
@@ -93,39 +100,52 @@ func (d messageInDTO) entity() tracker.Message {
 const jsonSpace = " \t\r\n"
 
 // decodeMessages reads the body of POST /rest/reqs/1/api: a JSON array of
-// message objects. A body that is not such an array, or a field of the
-// wrong JSON type, is a 400 for the whole request (the sender is broken);
-// whether each message makes sense is judged later, message by message.
+// message objects, through the strict decoder (httpapi.Unmarshal; a message
+// through httpapi.UnmarshalIgnoringUnknown, as its format may gain fields).
+// A body that is not such an array, or a field of the wrong JSON type, is a
+// 400 for the whole request (the sender is broken); whether each message
+// makes sense is judged later, message by message.
 func decodeMessages(body []byte) ([]tracker.Message, error) {
 	if start := bytes.TrimLeft(body, jsonSpace); len(start) == 0 || start[0] != '[' {
 		return nil, apperr.Invalidf("the body must be a JSON array of messages")
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(body, &raws); err != nil {
-		return nil, apperr.Invalidf("malformed JSON: %s", err.Error())
+	var raws []jsontext.Value
+	if err := httpapi.Unmarshal(body, &raws); err != nil {
+		return nil, err
 	}
 	if len(raws) > tracker.MaxBatch {
 		return nil, apperr.Invalidf("too many messages: at most %d per request", tracker.MaxBatch)
 	}
 	msgs := make([]tracker.Message, len(raws))
 	for i, raw := range raws {
-		if len(raw) == 0 || raw[0] != '{' {
+		if raw.Kind() != '{' {
 			return nil, apperr.Invalidf("message %d is not a JSON object", i)
 		}
 		var d messageInDTO
-		if err := json.Unmarshal(raw, &d); err != nil {
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &typ) {
-				return nil, apperr.Invalidf("message %d: wrong JSON type for %s: got %s, want %s", i, typ.Field, typ.Value, httpapi.JSONKind(typ.Type))
-			}
-			return nil, apperr.Invalidf("message %d: malformed JSON: %s", i, err.Error())
+		if err := httpapi.UnmarshalIgnoringUnknown(raw, &d); err != nil {
+			return nil, inMessage(i, err)
 		}
 		msgs[i] = d.entity()
 		origin, err := d.Origin.entity()
 		if err != nil {
-			return nil, apperr.Invalidf("message %d: %s", i, apperr.As(err).Message)
+			return nil, inMessage(i, err)
 		}
 		msgs[i].Origin = origin
 	}
 	return msgs, nil
+}
+
+// inMessage prefixes a 400 about message i with "message i: ", keeping the
+// field it names.
+func inMessage(i int, err error) error {
+	e := apperr.As(err)
+	if e == nil {
+		return err
+	}
+	c := *e
+	c.Message = fmt.Sprintf("message %d: %s", i, e.Message)
+	if c.Field != "" {
+		c.Detail = fmt.Sprintf("message %d: %s", i, e.Detail)
+	}
+	return &c
 }

@@ -7,8 +7,9 @@ package trackerapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -85,7 +86,7 @@ func toResultDTO(res tracker.Result) resultDTO {
 }
 
 func (h *Handler) receive(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	var raw json.RawMessage
+	var raw jsontext.Value
 	if err := httpapi.Decode(r, &raw); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/trackerapi"
@@ -428,4 +429,62 @@ func TestLinkDialogNeedsWikiToken(t *testing.T) {
 	// A wrong token: the wiki refuses it, the user learns why.
 	h.JSON("PUT", "/rest/reqs/1/api/bare", demoAdmin, `{"url":"`+h.Wiki.URL+`","token":"wrong"}`, 200, nil)
 	h.Expect("GET", "/rest/reqs/1/api/bare/requirements", demoUser, "", 502, "refused the tracker's credential")
+}
+
+// TestStrictJSON checks the input rules of issue 15 on the group's bodies
+// (messages, applink registration, mode, version): a duplicate name (also
+// one equal but for case), a field name in another case and trailing data
+// are each a 400 naming the member, and nothing changes. Messages still
+// skip members they do not know (their format may gain fields), but not a
+// declared one in another case.
+func TestStrictJSON(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	state := func() string {
+		views, err := h.Svc.IssueLinks(ctx, "demo", "PROJ-1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := h.Do("GET", "/rest/reqs/1/api/wiki-1", demoAdmin, "").Body.String()
+		return fmt.Sprint(views, back)
+	}
+	first := state()
+	const link = `[{"id":1,"type":"LINK","spaceKey":"DEMO","key":"REQ-1","baseline":null,"estate":"_","objectKey":"PROJ-1","relationship":"implements"}]`
+	type routeCase struct {
+		method, path, token string
+		httpapitest.StrictJSONCase
+	}
+	var cases []routeCase
+	for _, name := range []string{"type", "objectKey", "relationship"} {
+		for _, c := range httpapitest.StrictJSONCases(link, name, `"x"`) {
+			cases = append(cases, routeCase{"POST", "/rest/reqs/1/api", h.Link, c})
+		}
+	}
+	for _, c := range httpapitest.StrictJSONCases(`{"name":"Wiki","url":"https://wiki.example.com","mode":"MANUAL"}`, "mode", `"DISABLED"`) {
+		cases = append(cases, routeCase{"PUT", "/rest/reqs/1/api/wiki-1", demoAdmin, c})
+	}
+	cases = append(cases, []routeCase{
+		{"POST", "/rest/reqs/1/api", h.Link, httpapitest.StrictJSONCase{Name: "Type alone",
+			Body: strings.Replace(link, `"type"`, `"Type"`, 1), Message: `message 0: unknown field "Type": the name is "type"`, Field: "Type"}},
+		{"POST", "/rest/reqs/1/api", h.Link, httpapitest.StrictJSONCase{Name: "unknown member in another case twice",
+			Body: strings.Replace(link, `"id":1,`, `"id":1,"future":1,"FUTURE":2,`, 1), Message: `duplicate name "FUTURE" (at /0/FUTURE): equal but for case to "future"`, Field: "FUTURE"}},
+		{"PUT", "/rest/reqs/1/api/wiki-1/mode", demoAdmin, httpapitest.StrictJSONCase{Name: "mode: trailing value",
+			Body: `"DISABLED" "AUTO"`, Message: "unexpected data after the JSON value at byte 11"}},
+		{"PUT", "/rest/reqs/1/api/wiki-1/version", demoAdmin, httpapitest.StrictJSONCase{Name: "version: trailing value",
+			Body: `3,4`, Message: "unexpected data after the JSON value at byte 1"}},
+	}...)
+	for _, c := range cases {
+		rec := h.DoType(c.method, c.path, c.token, "application/json", c.Body)
+		httpapitest.CheckStrictJSON(t, c.StrictJSONCase, rec.Code, rec.Body.Bytes())
+	}
+	if got := state(); got != first {
+		t.Fatalf("refused bodies changed the state:\n%s\nwas\n%s", got, first)
+	}
+	// An unknown member in one case only is still skipped.
+	var res results
+	h.JSON("POST", "/rest/reqs/1/api", h.Link, strings.Replace(link, `"id":1,`, `"id":1,"futureField":{"a":1,"b":[]},`, 1), 200, &res)
+	if res.statuses() != "O" {
+		t.Fatalf("message with an unknown member: %+v", res)
+	}
 }

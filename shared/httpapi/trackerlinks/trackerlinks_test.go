@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/trackertest"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
@@ -487,4 +488,30 @@ func TestLinkOrigins(t *testing.T) {
 	if err != nil || rep.Sent < 1 || len(h.Wiki.LinkCalls()) <= n {
 		t.Errorf("outbox run: %+v, %v", rep, err)
 	}
+}
+
+// TestIssueLinksStrictJSON checks the input rules of issue 15 on POST and
+// PUT issuelinks: a duplicate name (also one equal but for case), a field
+// name in another case and trailing data are each a 400 naming the member,
+// and no link is written.
+func TestIssueLinksStrictJSON(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	wikiHas(h, "REQ-1", "REQ-2")
+	path := "/rest/reqs/1/issuelinks/PROJ-1"
+	valid := "[" + item("REQ-1", "implements", "") + "," + item("REQ-2", "tests", `,"baselineNumber":null`) + "]"
+	var cases []httpapitest.StrictJSONCase
+	for _, name := range []string{"key", "relationship", "applinkId"} {
+		cases = append(cases, httpapitest.StrictJSONCases(valid, name, `"x"`)...)
+	}
+	cases = append(cases, httpapitest.StrictJSONCases(valid, "baselineNumber", "2")...)
+	for _, method := range []string{"POST", "PUT"} {
+		for _, c := range cases {
+			rec := h.DoType(method, path, demoUser, "application/json", c.Body)
+			c.Name = method + " " + c.Name
+			httpapitest.CheckStrictJSON(t, c, rec.Code, rec.Body.Bytes())
+		}
+	}
+	h.Expect("GET", path, demoUser, "", 200, "[]")
+	h.Expect("POST", path, demoUser, valid, 200, "REQ-1", "REQ-2")
 }

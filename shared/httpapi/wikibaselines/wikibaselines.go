@@ -10,9 +10,11 @@ package wikibaselines
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -117,29 +119,29 @@ func toPageCountDTO(pg baseline.PageCount) pageCountDTO {
 // (Confluence page ids are numbers); null leaves it unset.
 type pageID string
 
-// UnmarshalJSON implements json.Unmarshaler.
+// UnmarshalJSON implements json.Unmarshaler (httpapi.Unmarshal calls it
+// with the member's value, already checked to be well-formed JSON).
 func (p *pageID) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	switch {
-	case string(data) == "null":
+	v := jsontext.Value(bytes.TrimSpace(data))
+	switch v.Kind() {
+	case 'n':
 		return nil
-	case len(data) > 0 && data[0] == '"':
+	case '"':
 		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
+		if err := httpapi.Unmarshal(v, &s); err != nil {
 			return apperr.Invalidf("a page id must be a string or an integer")
 		}
 		*p = pageID(s)
 		return nil
+	case '0':
+		n := string(v)
+		if _, err := strconv.ParseInt(n, 10, 64); err != nil || strings.HasPrefix(n, "-") {
+			return apperr.Invalidf("a page id must be a string or a non-negative integer, got %.32s", n)
+		}
+		*p = pageID(n)
+		return nil
 	}
-	var n json.Number
-	if err := json.Unmarshal(data, &n); err != nil {
-		return apperr.Invalidf("a page id must be a string or an integer")
-	}
-	if _, err := n.Int64(); err != nil || strings.HasPrefix(n.String(), "-") {
-		return apperr.Invalidf("a page id must be a string or a non-negative integer, got %s", n)
-	}
-	*p = pageID(n.String())
-	return nil
+	return apperr.Invalidf("a page id must be a string or an integer")
 }
 
 // createInDTO is the body of POST .../1/create.

@@ -339,3 +339,43 @@ func TestRoutesAreMemberOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateStrictJSON checks the input rules of issue 15 on both
+// creations: a duplicate name (also one equal but for case), a field name
+// in another case and trailing data are each a 400 naming the member, and
+// no baseline is made. The page id's own UnmarshalJSON keeps its errors,
+// now with the member named.
+func TestCreateStrictJSON(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	const user, js = "demo-wiki-user", "application/json"
+	type routeCase struct {
+		path string
+		httpapitest.StrictJSONCase
+	}
+	var cases []routeCase
+	for _, c := range httpapitest.StrictJSONCases(`{"name": "n", "ceo": "200"}`, "ceo", `"200"`) {
+		cases = append(cases, routeCase{"DEMO/1/create", c})
+	}
+	for _, c := range httpapitest.StrictJSONCases(`{"name": "n", "fromCeo": "100", "fromCeoWithChildren": true}`, "fromCeoWithChildren", "false") {
+		cases = append(cases, routeCase{"DEMO/1/create-instant", c})
+	}
+	for _, c := range []httpapitest.StrictJSONCase{
+		{Name: "CEO", Body: `{"name": "n", "CEO": "200"}`, Message: `unknown field "CEO": the name is "ceo"`, Field: "CEO"},
+		{Name: "boolean ceo", Body: `{"name": "n", "ceo": true}`, Message: "a page id must be a string or an integer", Field: "ceo"},
+		{Name: "negative ceo", Body: `{"name": "n", "ceo": -5}`, Message: "non-negative integer, got -5", Field: "ceo"},
+	} {
+		cases = append(cases, routeCase{"DEMO/1/create", c})
+	}
+	for _, c := range cases {
+		rec := httpapitest.Do(s, "POST", base+c.path, user, js, c.Body)
+		httpapitest.CheckStrictJSON(t, c.StrictJSONCase, rec.Code, rec.Body.Bytes())
+	}
+	if a := do(t, s, "GET", base+"DEMO", user, "", ""); a.code != 200 || len(a.list) != 0 {
+		t.Fatalf("baselines after refusals: %s", a.raw)
+	}
+	// A page id sent as a number is kept.
+	if a := do(t, s, "POST", base+"DEMO/1/create", user, js, `{"name": "n", "ceo": 200}`); a.code != 200 || a.obj["ceo"] != "200" {
+		t.Fatalf("numeric ceo: %d %s", a.code, a.raw)
+	}
+}

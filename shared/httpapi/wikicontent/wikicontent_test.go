@@ -281,3 +281,31 @@ func TestContentBadInput(t *testing.T) {
 		t.Fatalf("text/plain: %d", rec.Code)
 	}
 }
+
+// TestPageSaveStrictJSON checks the input rules of issue 15 on the page
+// save: a duplicate name (also one equal but for case), a field name in
+// another case and trailing data are each a 400 naming the member, and
+// nothing is stored.
+func TestPageSaveStrictJSON(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	valid := pageJSON(t, map[string]any{"spaceKey": "DEMO", "title": "Specs", "body": specs(wt.TR(wt.Def("REQ-1"), "One", "High"))})
+	cases := httpapitest.StrictJSONCases(valid, "title", `"Other"`)
+	cases = append(cases, httpapitest.StrictJSONCases(valid, "spaceKey", `"DEMO"`)...)
+	cases = append(cases, httpapitest.StrictJSONCase{Name: "body in upper case", Body: strings.Replace(valid, `"body":`, `"BODY":`, 1),
+		Message: `unknown field "BODY": the name is "body"`, Field: "BODY"})
+	for _, c := range cases {
+		rec := httpapitest.Do(s, "PUT", "/rest/reqs/1/content/100", "demo-wiki-user", "application/json", c.Body)
+		httpapitest.CheckStrictJSON(t, c, rec.Code, rec.Body.Bytes())
+	}
+	if a := do(t, s, "GET", "/rest/reqs/1/content/100", "demo-wiki-user", ""); a.code != 404 {
+		t.Fatalf("page stored: %s", a.raw)
+	}
+	if _, err := s.reqs.Get(context.Background(), "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"}); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("requirement stored: %v", err)
+	}
+	// The valid body itself is saved.
+	if a := do(t, s, "PUT", "/rest/reqs/1/content/100", "demo-wiki-user", valid); a.code != 200 {
+		t.Fatalf("valid body: %d %s", a.code, a.raw)
+	}
+}

@@ -1047,3 +1047,59 @@ func TestLinksCallbackHolds(t *testing.T) {
 		t.Fatalf("a refused callback wrote: %s", got)
 	}
 }
+
+// TestStrictJSON checks the input rules of issue 15 on every body of the
+// group (integration create and update, version, links callback, settings):
+// a duplicate name (also one equal but for case), a field name in another
+// case and trailing data are each a 400 naming the member, and nothing
+// changes.
+func TestStrictJSON(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	incoming := s.createIntegration(t, demoAdmin, "jira-1")
+	ctx := context.Background()
+	if err := s.reqs.Put(ctx, "demo", []*requirement.Requirement{{SpaceKey: "DEMO", Key: "REQ-1", Status: requirement.Active}}); err != nil {
+		t.Fatal(err)
+	}
+	before := func() string {
+		_, d := s.do(t, "GET", "/rest/reqs/1/integration/jira-1", demoAdmin, "")
+		_, st := s.do(t, "GET", "/rest/reqs/1/admin/settings", demoAdmin, "")
+		_, v := s.do(t, "GET", "/rest/reqs/1/integration/jira-1/version", demoAdmin, "")
+		r, err := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(d, st, v, r.Issues)
+	}
+	state := before()
+	type routeCase struct {
+		method, path, token string
+		httpapitest.StrictJSONCase
+	}
+	var cases []routeCase
+	add := func(method, path, token, valid, name, value string) {
+		for _, c := range httpapitest.StrictJSONCases(valid, name, value) {
+			cases = append(cases, routeCase{method, path, token, c})
+		}
+	}
+	add("POST", "/rest/reqs/1/integration", demoAdmin, `{"serviceId":"jira-2","rpcUrl":"https://j.example.com"}`, "rpcUrl", `"https://k.example.com"`)
+	add("PUT", "/rest/reqs/1/integration/jira-1", demoAdmin, `{"label":"Jira prod","status":"DISABLED"}`, "status", `"ACTIVE"`)
+	add("PUT", "/rest/reqs/1/integration/jira-1/links", incoming,
+		`[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"links":[{"issueKey":"PROJ-1","relationship":"implements"}]}]`, "key", `"REQ-1"`)
+	add("PUT", "/rest/reqs/1/integration/jira-1/links", incoming,
+		`[{"spaceKey":"DEMO","key":"REQ-1","links":[{"issueKey":"PROJ-1","relationship":"implements"}]}]`, "relationship", `"tests"`)
+	add("PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{"isolateSpaces":true}`, "isolateSpaces", "false")
+	cases = append(cases,
+		routeCase{"PUT", "/rest/reqs/1/integration/jira-1/version", demoAdmin,
+			httpapitest.StrictJSONCase{Name: "version: trailing value", Body: "5 4", Message: "unexpected data after the JSON value at byte 2"}},
+		routeCase{"PUT", "/rest/reqs/1/integration/jira-1", demoAdmin,
+			httpapitest.StrictJSONCase{Name: "RPCURL", Body: `{"RPCURL":"https://k.example.com"}`, Message: `unknown field "RPCURL": the name is "rpcUrl"`, Field: "RPCURL"}},
+	)
+	for _, c := range cases {
+		rec := httpapitest.Do(s.router, c.method, c.path, c.token, "application/json", c.Body)
+		httpapitest.CheckStrictJSON(t, c.StrictJSONCase, rec.Code, rec.Body.Bytes())
+	}
+	if got := before(); got != state {
+		t.Fatalf("state changed by refused bodies:\n%s\nwas\n%s", got, state)
+	}
+}

@@ -353,3 +353,21 @@ func TestEmittedLinksStayOnSafeTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestMustNotUseRoutesReadNoBody: no route of this group reads a request
+// body (requirements change only when their page is saved), so a body that
+// breaks the input rules of issue 15 on the must-not-use methods is still
+// answered by the method's 405, never decoded.
+func TestMustNotUseRoutesReadNoBody(t *testing.T) {
+	t.Parallel()
+	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
+	(&wikirequirements.Handler{}).Register(rt)
+	for _, c := range httpapitest.StrictJSONCases(`{"key":"REQ-1","text":"t"}`, "key", `"REQ-2"`) {
+		for _, m := range []struct{ method, path string }{{"POST", "/rest/reqs/1/requirement2/DEMO"}, {"PUT", "/rest/reqs/1/requirement2/DEMO/REQ-1"}} {
+			rec := httpapitest.Do(rt, m.method, m.path, "demo-wiki-user", "application/json", c.Body)
+			if rec.Code != 405 || rec.Header().Get("Allow") != "GET" {
+				t.Errorf("%s %s %s: %d %s", m.method, m.path, c.Body, rec.Code, rec.Body)
+			}
+		}
+	}
+}
