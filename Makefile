@@ -83,11 +83,19 @@ lint: ## gofmt, go vet, cfn-lint, OpenAPI validation
 
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME each (default 30s); their seed corpora run in make test
-	@grep -rl --include='*_test.go' '^func Fuzz' shared infra | while read f; do \
+	@failed=""; \
+	for f in $$(grep -rl --include='*_test.go' '^func Fuzz' shared infra); do \
 	  for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
-	    echo "== $$t ./$$(dirname $$f)"; \
-	    $(GO) test -run XXX -fuzz "^$$t$$" -fuzztime $${FUZZTIME:-30s} ./$$(dirname $$f) || exit 1; \
-	  done; done
+	    pkg=./$$(dirname $$f); echo "== $$t $$pkg"; \
+	    before=$$( (ls $$pkg/testdata/fuzz/$$t 2>/dev/null || true) | wc -l); \
+	    if $(GO) test -run XXX -fuzz "^$$t$$" -fuzztime $${FUZZTIME:-30s} $$pkg; then continue; fi; \
+	    after=$$( (ls $$pkg/testdata/fuzz/$$t 2>/dev/null || true) | wc -l); \
+	    if [ "$$after" -gt "$$before" ]; then failed="$$failed $$t($$pkg)"; continue; fi; \
+	    echo "-- $$t failed without a failing input (the fuzzing engine, not the code): once more"; \
+	    $(GO) test -run XXX -fuzz "^$$t$$" -fuzztime $${FUZZTIME:-30s} $$pkg || failed="$$failed $$t($$pkg)"; \
+	  done; done; \
+	if [ -n "$$failed" ]; then echo "fuzz failures:$$failed (inputs in each package's testdata/fuzz/)"; exit 1; fi; \
+	echo "every fuzz target passed"
 
 .PHONY: bench
 bench: deps build ## measure against DESIGN.md §9 and write docs/benchmarks.md

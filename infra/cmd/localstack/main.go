@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -71,7 +70,7 @@ func run(ctx context.Context, args []string) error {
 		opts.SyncInterval = d
 	}
 	if *invoke != "" {
-		if running, ok := readState(filepath.Join(*buildDir, "localstack.json")); ok {
+		if running, ok := localstack.Running(*buildDir); ok {
 			logger.Info("invoking against the running make run stack", "prefix", running.Prefix)
 			opts.DynamoDBEndpoint, opts.SQSEndpoint, opts.Prefix = running.DynamoDB, running.SQS, running.Prefix
 		}
@@ -92,11 +91,11 @@ func run(ctx context.Context, args []string) error {
 	if err := ready(ctx, st.TrackerURL+"/rest/reqs/1/api"); err != nil {
 		return err
 	}
-	stateFile := filepath.Join(*buildDir, "localstack.json")
-	if err := writeState(stateFile, state{DynamoDB: st.DynamoDBEndpoint, SQS: st.SQSEndpoint, Prefix: st.Prefix, PID: os.Getpid()}); err != nil {
+	remove, err := localstack.Record(*buildDir, localstack.State{DynamoDB: st.DynamoDBEndpoint, SQS: st.SQSEndpoint, Prefix: st.Prefix, PID: os.Getpid()})
+	if err != nil {
 		return err
 	}
-	defer os.Remove(stateFile)
+	defer remove()
 	data := "in memory: everything is lost when it stops"
 	if *dataDir != "" {
 		data = *dataDir + " (kept across restarts; `make run FRESH=1` starts empty)"
@@ -159,42 +158,6 @@ func envOr(k, d string) string {
 		return v
 	}
 	return d
-}
-
-// state is what a running stack records for -invoke.
-type state struct {
-	DynamoDB string `json:"dynamodb"`
-	SQS      string `json:"sqs"`
-	Prefix   string `json:"prefix"`
-	PID      int    `json:"pid"`
-}
-
-func writeState(path string, st state) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o600)
-}
-
-// readState returns the recorded stack when its process is still alive and
-// its DynamoDB endpoint answers.
-func readState(path string) (state, bool) {
-	var st state
-	b, err := os.ReadFile(path)
-	if err != nil || json.Unmarshal(b, &st) != nil || st.PID <= 0 {
-		return st, false
-	}
-	if syscall.Kill(st.PID, 0) != nil {
-		return st, false
-	}
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(st.DynamoDB)
-	if err != nil {
-		return st, false
-	}
-	resp.Body.Close()
-	return st, true
 }
 
 // portFree fails with advice when addr cannot be listened on.

@@ -5,10 +5,18 @@
 // AWS_ENDPOINT_URL_DYNAMODB.
 //
 //	reqtrace-admin tenant create <tenant> [-name NAME]
+//	reqtrace-admin tenant list
+//	reqtrace-admin tenant delete <tenant>   (its record, own rate and tokens; not its data)
 //	reqtrace-admin tenant limit <tenant> [<requests-per-second>|default]
 //	reqtrace-admin token create -tenant T -app wiki|tracker -user NAME [-admin]
+//	reqtrace-admin token list <tenant>      (hashes and principals; tokens are never stored)
 //	reqtrace-admin token revoke <token>
+//	reqtrace-admin token revoke-hash <hash> (a token listed by token list)
 //	reqtrace-admin seed-dev            (local stacks only: the development tokens)
+//
+// Without -auth-table and AUTH_TABLE, it uses the stack `make run` is
+// running (recorded in .build/localstack.json), so `make admin ARGS=...`
+// needs no environment.
 //
 // A created token is printed once on stdout; only its hash is stored.
 // "tenant limit" with a number gives the tenant its own rate (requests per
@@ -25,14 +33,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/reqtrace/reqtrace/infra/devseed"
+	"github.com/reqtrace/reqtrace/infra/localaws"
+	"github.com/reqtrace/reqtrace/infra/localstack"
 	"github.com/reqtrace/reqtrace/shared/auth"
-	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/ratelimit"
 )
@@ -48,9 +58,13 @@ func main() {
 
 var errUsage = errors.New(`usage:
   reqtrace-admin [-auth-table NAME] tenant create <tenant> [-name NAME]
+  reqtrace-admin [-auth-table NAME] tenant list
+  reqtrace-admin [-auth-table NAME] tenant delete <tenant>
   reqtrace-admin [-auth-table NAME] tenant limit <tenant> [<requests-per-second>|default]
   reqtrace-admin [-auth-table NAME] token create -tenant T -app wiki|tracker -user NAME [-admin]
+  reqtrace-admin [-auth-table NAME] token list <tenant>
   reqtrace-admin [-auth-table NAME] token revoke <token>
+  reqtrace-admin [-auth-table NAME] token revoke-hash <hash>
   reqtrace-admin [-auth-table NAME] seed-dev`)
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -64,7 +78,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return errUsage
 	}
 	if *table == "" {
-		return errors.New("no AuthTable: pass -auth-table or set AUTH_TABLE (stack output AuthTableName)")
+		// No table named: the stack make run is running, if there is one.
+		st, ok := localstack.Running(filepath.Join(localstackRoot(), ".build"))
+		if !ok {
+			return errors.New("no AuthTable: pass -auth-table or set AUTH_TABLE (stack output AuthTableName), or start make run to use the local stack")
+		}
+		cfg, err := localaws.AWSConfig(ctx, st.DynamoDB, st.SQS)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "using the local stack (make run): DynamoDB %s, table %s\n", st.DynamoDB, st.Prefix+"-AuthTable")
+		return dispatch(ctx, openStores(dynamodb.NewFromConfig(cfg), st.Prefix+"-AuthTable"), args, out)
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -73,14 +97,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	return dispatch(ctx, openStores(dynamodb.NewFromConfig(cfg), *table), args, out)
 }
 
+// localstackRoot is the module root when found (make admin runs from it),
+// else the working directory.
+func localstackRoot() string {
+	if root, err := localaws.ModuleRoot(); err == nil {
+		return root
+	}
+	return "."
+}
+
 // stores are the AuthTable's stores the commands use.
 type stores struct {
+	db    authtable.Scanner
+	table string
 	auth  *authtable.AuthStore
 	rates *authtable.RateStore
 }
 
-func openStores(db dynamo.API, table string) stores {
-	return stores{auth: authtable.NewAuthStore(db, table), rates: authtable.NewRateStore(db, table)}
+func openStores(db authtable.Scanner, table string) stores {
+	return stores{db: db, table: table, auth: authtable.NewAuthStore(db, table), rates: authtable.NewRateStore(db, table)}
 }
 
 func dispatch(ctx context.Context, st stores, args []string, out io.Writer) error {
@@ -94,15 +129,54 @@ func dispatch(ctx context.Context, st stores, args []string, out io.Writer) erro
 		if err := fs.Parse(args[3:]); err != nil {
 			return err
 		}
-		if err := store.PutTenant(ctx, args[2], *name); err != nil {
+		if err := store.CreateTenant(ctx, args[2], *name); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "tenant %s created\n", args[2])
 		return nil
+	case len(args) == 2 && args[0] == "tenant" && args[1] == "list":
+		tenants, err := authtable.ListTenants(ctx, st.db, st.table)
+		if err != nil {
+			return err
+		}
+		for _, t := range tenants {
+			fmt.Fprintf(out, "%s\t%s\t%s\n", t.ID, t.Name, t.CreatedAt)
+		}
+		return nil
+	case len(args) == 3 && args[0] == "tenant" && args[1] == "delete":
+		n, err := authtable.DeleteTenant(ctx, st.db, st.table, args[2])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "tenant %s deleted with its %d token(s); its pages, requirements and links stay until erased by their key prefix T#%s# (docs/operations.md, Data)\n", args[2], n, args[2])
+		return nil
+	case len(args) == 3 && args[0] == "token" && args[1] == "list":
+		tokens, err := authtable.ListTokens(ctx, st.db, st.table, args[2])
+		if err != nil {
+			return err
+		}
+		for _, t := range tokens {
+			p := t.Principal
+			role := "user"
+			if p.Admin {
+				role = "admin"
+			}
+			if p.Kind == auth.Link {
+				role = "link " + p.Scope
+			}
+			fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\n", t.Hash, p.App, role, p.User, t.CreatedAt)
+		}
+		return nil
+	case len(args) == 3 && args[0] == "token" && args[1] == "revoke-hash":
+		if err := store.RevokeToken(ctx, args[2]); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "token revoked (warm functions may accept it for up to AUTH_CACHE_TTL)")
+		return nil
 	case len(args) >= 2 && args[0] == "token" && args[1] == "create":
 		return createToken(ctx, store, args[2:], out)
 	case len(args) == 3 && args[0] == "token" && args[1] == "revoke":
-		if err := store.DeleteToken(ctx, auth.HashToken(args[2])); err != nil {
+		if err := store.RevokeToken(ctx, auth.HashToken(args[2])); err != nil {
 			return err
 		}
 		fmt.Fprintln(out, "token revoked (warm functions may accept it for up to AUTH_CACHE_TTL)")

@@ -134,3 +134,73 @@ func TestTenantLimit(t *testing.T) {
 		t.Fatalf("extra argument: %v, want the usage", err)
 	}
 }
+
+// TestAdminSaysWhatHappened: creating a tenant twice and revoking a token
+// that does not exist are errors (nothing is claimed that did not
+// happen); tenants and tokens can be listed and a tenant deleted with its
+// tokens.
+func TestAdminSaysWhatHappened(t *testing.T) {
+	env := testenv.AWS(t)
+	ctx := context.Background()
+	st := openStores(env.DynamoDB, env.AuthTable)
+	admin := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := dispatch(ctx, st, args, &out)
+		return strings.TrimSpace(out.String()), err
+	}
+	if _, err := admin("tenant", "create", "initech", "-name", "Initech"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := admin("tenant", "create", "initech", "-name", "Other"); !errors.Is(err, apperr.ErrConflict) || out != "" {
+		t.Fatalf("second create: %q %v, want a conflict and no output", out, err)
+	}
+	if _, err := admin("tenant", "create", "umbrella"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := admin("tenant", "list"); err != nil || !strings.Contains(out, "initech\tInitech\t") || !strings.Contains(out, "umbrella\t") {
+		t.Fatalf("tenant list: %q %v (the name must be the first one's)", out, err)
+	}
+	if _, err := admin("token", "revoke", "no-such-token"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("revoking a token that does not exist: %v", err)
+	}
+	tok1, err := admin("token", "create", "-tenant", "initech", "-app", "wiki", "-user", "peter", "-admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin("token", "create", "-tenant", "initech", "-app", "tracker", "-user", "milton"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := admin("token", "create", "-tenant", "umbrella", "-app", "wiki", "-user", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := admin("token", "list", "initech")
+	lines := strings.Split(out, "\n")
+	if err != nil || len(lines) != 2 || !strings.Contains(lines[0], "\ttracker\tuser\tmilton\t") || !strings.HasPrefix(lines[1], auth.HashToken(tok1)+"\twiki\tadmin\tpeter\t") {
+		t.Fatalf("token list: %q %v", out, err)
+	}
+	if strings.Contains(out, tok1) {
+		t.Fatal("a token itself is listed")
+	}
+	if _, err := admin("token", "revoke-hash", auth.HashToken(tok1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.auth.LookupToken(ctx, auth.HashToken(tok1)); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatal("revoked by hash, yet it resolves")
+	}
+	if out, err := admin("tenant", "delete", "initech"); err != nil || !strings.Contains(out, "1 token(s)") {
+		t.Fatalf("tenant delete: %q %v", out, err)
+	}
+	if out, _ := admin("token", "list", "initech"); out != "" {
+		t.Fatalf("tokens left after the tenant's delete: %q", out)
+	}
+	if ok, _ := st.auth.TenantExists(ctx, "initech"); ok {
+		t.Fatal("deleted tenant exists")
+	}
+	if _, err := admin("tenant", "delete", "initech"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("deleting it again: %v", err)
+	}
+	if _, err := st.auth.LookupToken(ctx, auth.HashToken(other)); err != nil {
+		t.Fatalf("another tenant's token went too: %v", err)
+	}
+}
