@@ -381,14 +381,16 @@ func (s *Service) message(ctx context.Context, tenant, serviceID, id string) (*o
 // Queue lists an integration's outbound messages oldest first: NEW ones,
 // and DONE ones too when includeDone; limit is clamped to QueueMaxLimit.
 // after, when not empty, is the id of the last message of the previous
-// page: the listing continues strictly after it (keyset paging).
-func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, error) {
+// page: the listing continues strictly after it (keyset paging). hasMore
+// says whether a next page (after the last message answered) has messages:
+// the listing reads one message more than the page to know it.
+func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) (msgs []*outbox.Message, hasMore bool, err error) {
 	if after != "" && !messageIDPattern.MatchString(after) {
-		return nil, apperr.Invalidf("after must be a message id (hex digits), got %q", after)
+		return nil, false, apperr.InvalidField("after", "must be a message id (hex digits), got %q", after)
 	}
 	d, err := s.get(ctx, tenant, serviceID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	limit = min(max(limit, 1), QueueMaxLimit)
 	from := d.SweepFrom
@@ -398,11 +400,14 @@ func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int
 	if after != "" && after+"\x00" > from {
 		from = after + "\x00" // ids have one length: this is the first id after it
 	}
-	msgs, err := s.d.Outbox.List(ctx, tenant, serviceID, from, limit, includeDone)
+	msgs, err = s.d.Outbox.List(ctx, tenant, serviceID, from, limit+1, includeDone)
 	if err != nil {
-		return nil, fmt.Errorf("list the queue of integration %s: %w", serviceID, err)
+		return nil, false, fmt.Errorf("list the queue of integration %s: %w", serviceID, err)
 	}
-	return msgs, nil
+	if len(msgs) > limit {
+		msgs, hasMore = msgs[:limit], true
+	}
+	return msgs, hasMore, nil
 }
 
 // Push delivers one message now, whatever its state. On success the

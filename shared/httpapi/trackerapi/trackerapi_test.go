@@ -391,10 +391,11 @@ func TestLinkDialog(t *testing.T) {
 		Results []struct {
 			Key string `json:"key"`
 		} `json:"results"`
-		Count int `json:"count"`
+		Count   int   `json:"count"`
+		HasMore *bool `json:"hasMore"`
 	}
 	h.JSON("GET", path, demoUser, "", 200, &out)
-	if out.Count != 1 || out.Results[0].Key != "REQ-1" {
+	if out.Count != 1 || out.Results[0].Key != "REQ-1" || out.HasMore == nil || *out.HasMore {
 		t.Errorf("search answer %+v", out)
 	}
 	if s := h.Wiki.Searches(); len(s) != 1 || s[0] != "limit=10&q=key+~+%27REQ-%25%27" {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -31,7 +32,7 @@ type Service interface {
 	Update(ctx context.Context, tenant, serviceID string, p integration.Patch) (integration.View, string, error)
 	Version(ctx context.Context, tenant, serviceID string) (int, error)
 	SetVersion(ctx context.Context, tenant, serviceID string, v int) (int, error)
-	Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, error)
+	Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, bool, error)
 	Push(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error)
 	DeleteMessage(ctx context.Context, tenant, serviceID, id string) error
 	ReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error)
@@ -263,7 +264,7 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal
 			return err
 		}
 	}
-	msgs, err := h.Service.Queue(r.Context(), p.Tenant, r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
+	msgs, more, err := h.Service.Queue(r.Context(), p.Tenant, r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
 	if err != nil {
 		return err
 	}
@@ -271,9 +272,18 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal
 	for i, m := range msgs {
 		out[i] = toMessageDTO(m, withResponse)
 	}
+	// The answer is a JSON array (the spec's shape, which existing clients
+	// read), so whether a next page has messages is a header: X-Has-More.
+	// The next page is ?after=<the last id answered>.
+	w.Header().Set(HasMoreHeader, strconv.FormatBool(more))
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// HasMoreHeader is the header of the queue listing that says, "true" or
+// "false", whether the next page (after the last message answered) has
+// messages: the listing is a JSON array, which has no room for hasMore.
+const HasMoreHeader = "X-Has-More"
 
 // pushDTO answers a push: 200 when the tracker took the message, 502 with
 // the tracker's failure (status and message as every error body). A 502

@@ -509,6 +509,65 @@ func TestSettings(t *testing.T) {
 	}
 }
 
+// TestQueueHasMore: the queue listing says in X-Has-More whether the page
+// after it has messages, at exact page boundaries too, for NEW messages and
+// with includeDone.
+func TestQueueHasMore(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.createIntegration(t, demoAdmin, "jira-1")
+	msgs := s.write(t, 4, time.Now(), false)
+	base := "/rest/reqs/1/integration/jira-1/queue/outbound"
+	page := func(query string) ([]string, string) {
+		t.Helper()
+		rec := httpapitest.Do(s.router, "GET", base+query, demoAdmin, "", "")
+		var q []map[string]any
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &q) != nil {
+			t.Fatalf("GET %s = %d %s", query, rec.Code, rec.Body)
+		}
+		ids := []string{}
+		for _, m := range q {
+			ids = append(ids, m["id"].(string))
+		}
+		return ids, rec.Header().Get(wikiintegrations.HasMoreHeader)
+	}
+	id := func(ms ...*outbox.Message) []string {
+		out := []string{}
+		for _, m := range ms {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		query string
+		ids   []string
+		more  string
+	}{
+		{"", id(msgs...), "false"},
+		{"?limit=4", id(msgs...), "false"}, // a full last page
+		{"?limit=3", id(msgs[:3]...), "true"},
+		{"?limit=2", id(msgs[:2]...), "true"},
+		{"?limit=2&after=" + msgs[1].ID, id(msgs[2:]...), "false"},
+		{"?limit=1&after=" + msgs[2].ID, id(msgs[3]), "false"},
+		{"?limit=1&after=" + msgs[1].ID, id(msgs[2]), "true"},
+		{"?after=" + msgs[3].ID, []string{}, "false"},
+	} {
+		if ids, more := page(tc.query); !slices.Equal(ids, tc.ids) || more != tc.more {
+			t.Errorf("GET %s: %v, X-Has-More %q; want %v, %q", tc.query, ids, more, tc.ids, tc.more)
+		}
+	}
+	// DONE messages count with includeDone only.
+	if err := s.outbox.MarkDone(context.Background(), []integration.Outcome{{Ref: integration.RefOf("demo", msgs[3]), LastResponse: "OK"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, more := page("?limit=3"); !slices.Equal(ids, id(msgs[:3]...)) || more != "false" {
+		t.Errorf("NEW only, limit 3: %v, %q", ids, more)
+	}
+	if ids, more := page("?limit=3&includeDone=true"); !slices.Equal(ids, id(msgs[:3]...)) || more != "true" {
+		t.Errorf("includeDone, limit 3: %v, %q", ids, more)
+	}
+}
+
 func TestQueueListingPushAndDelete(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
