@@ -86,6 +86,18 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// MediaType returns the media type of the request's Content-Type in lower
+// case, without parameters ("" when absent or unparsable): for a route
+// that takes more than one type. Decode and ReadText still check it (and
+// its charset) in full.
+func MediaType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(mt)
+}
+
 func requireContentType(r *http.Request, want string) error {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
