@@ -1,8 +1,8 @@
 // Package wikiintegrations is the WikiIntegrations route group: the
-// integration descriptors of spec 2.3 (list, create, detail, update), the
-// outbound queue of each integration (list, push now, delete), the version
-// and links callbacks a tracker calls with its incomingToken (docs/integrations.md),
-// and the admin settings. Every route needs a wiki administrator,
+// integration descriptors of spec 2.3 (list, create, detail, update) and
+// their deletion, the outbound queue of each integration (list, push now,
+// delete), the version and links callbacks a tracker calls with its
+// incomingToken (docs/integrations.md), and the admin settings. Every route needs a wiki administrator,
 // except version and links, which also take the integration's own Link
 // credential. docs/integrations.md describes the behaviour.
 package wikiintegrations
@@ -30,6 +30,7 @@ type Service interface {
 	Get(ctx context.Context, tenant, serviceID string) (integration.View, error)
 	Create(ctx context.Context, tenant string, p integration.Patch) (integration.View, string, error)
 	Update(ctx context.Context, tenant, serviceID string, p integration.Patch) (integration.View, string, error)
+	Delete(ctx context.Context, tenant, serviceID string) error
 	Version(ctx context.Context, tenant, serviceID string) (int, error)
 	SetVersion(ctx context.Context, tenant, serviceID string, v int) (int, error)
 	Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, bool, error)
@@ -55,6 +56,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("POST /rest/reqs/1/integration", httpapi.Admin, h.create)
 	rt.Handle("GET /rest/reqs/1/integration/{serviceId}", httpapi.Admin, h.get)
 	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}", httpapi.Admin, h.update)
+	rt.Handle("DELETE /rest/reqs/1/integration/{serviceId}", httpapi.Admin, h.delete)
 	rt.Handle("GET /rest/reqs/1/integration/{serviceId}/queue/outbound", httpapi.Admin, h.queue)
 	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}/queue/outbound/{messageId}", httpapi.Admin, h.push)
 	rt.Handle("DELETE /rest/reqs/1/integration/{serviceId}/queue/outbound/{messageId}", httpapi.Admin, h.deleteMessage)
@@ -180,6 +182,16 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, p auth.Principa
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toDescriptorDTO(v, incoming))
+	return nil
+}
+
+// delete removes an integration with its queue and incoming credential:
+// 204 (docs/integrations.md, "Deleting an integration").
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	if err := h.Service.Delete(r.Context(), p.Tenant, r.PathValue("serviceId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
