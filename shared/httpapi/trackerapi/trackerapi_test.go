@@ -24,6 +24,8 @@ func TestRouteAccess(t *testing.T) {
 		"POST /rest/reqs/1/api":                         httpapi.LinkOnly,
 		"PUT /rest/reqs/1/api/{applinkId}":              httpapi.Admin,
 		"GET /rest/reqs/1/api/{applinkId}":              httpapi.Admin,
+		"DELETE /rest/reqs/1/api/{applinkId}":           httpapi.Admin,
+		"GET /rest/reqs/1/applinks":                     httpapi.Admin,
 		"PUT /rest/reqs/1/api/{applinkId}/mode":         httpapi.Admin,
 		"PUT /rest/reqs/1/api/{applinkId}/version":      httpapi.AdminOrOwnLink,
 		"GET /rest/reqs/1/api/{applinkId}/requirements": httpapi.Member,
