@@ -293,15 +293,18 @@ func (h *Handler) pages(w http.ResponseWriter, r *http.Request, p auth.Principal
 func readLabel(r *http.Request) (string, error) {
 	switch httpapi.MediaType(r) {
 	case "application/json":
-		var raw json.RawMessage
-		if err := httpapi.Decode(r, &raw); err != nil {
+		var label *string
+		err := httpapi.Decode(r, &label)
+		if e := apperr.As(err); e != nil && e.Code == apperr.Invalid {
+			return "", apperr.InvalidField("label", "the body must be a JSON string, the label (%s)", e.Message)
+		}
+		if err != nil {
 			return "", err
 		}
-		var label string
-		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '"' || json.Unmarshal(t, &label) != nil {
-			return "", apperr.InvalidField("label", "must be a JSON string, the label (got %s)", jsonKindOf(t))
+		if label == nil {
+			return "", apperr.InvalidField("label", "the body must be a JSON string, the label, not null")
 		}
-		return label, nil
+		return *label, nil
 	case "text/plain":
 		text, err := httpapi.ReadText(r)
 		if err != nil {
@@ -330,21 +333,4 @@ func jsonStringLiteral(text string) (string, bool) {
 		return "", false
 	}
 	return s, true
-}
-
-// jsonKindOf names the kind of a JSON value for an error message.
-func jsonKindOf(v []byte) string {
-	switch {
-	case len(v) == 0:
-		return "nothing"
-	case v[0] == '{':
-		return "an object"
-	case v[0] == '[':
-		return "an array"
-	case string(v) == "null":
-		return "null"
-	case string(v) == "true" || string(v) == "false":
-		return "a boolean"
-	}
-	return "a number"
 }
