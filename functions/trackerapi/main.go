@@ -1,15 +1,17 @@
 // Command trackerapi is the TrackerApiFunction Lambda: the issue tracker's
 // resource information and message receipt (GET|POST /rest/reqs/1/api),
-// application link registration, mode and version
-// (/rest/reqs/1/api/{applinkId}[/mode|/version]), the link dialog's search
+// application link registration, deletion, mode and version
+// (/rest/reqs/1/api/{applinkId}[/mode|/version]) and listing
+// (GET /rest/reqs/1/applinks), the link dialog's search
 // (GET /rest/reqs/1/api/{applinkId}/requirements) and the tracker's OpenAPI
 // document (GET /rest/reqs/1/openapi).
 //
 // Trigger: the TrackerApi HTTP API (payload 2.0). Environment:
 // TRACKER_TABLE, AUTH_TABLE (required); HTTP_TIMEOUT (calls to wikis),
 // LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE. Writes: applinks, issue links,
-// requirement excerpts and pending messages in TRACKER_TABLE; applinks'
-// incoming tokens and the rate limit's window counters in AUTH_TABLE. Calls each applink's wiki over
+// requirement excerpts and pending messages in TRACKER_TABLE (and deletes
+// an applink's with it); applinks' incoming tokens and the rate limit's
+// window counters in AUTH_TABLE. Calls each applink's wiki over
 // HTTP (version negotiation, search, and the links callback when a MOVED
 // message merges TRACKER links). PUT .../mode "AUTO" applies the applink's
 // pending messages.

@@ -1,5 +1,5 @@
 // Command wikiintegrations is the WikiIntegrations Lambda: integration
-// descriptors (GET|POST /rest/reqs/1/integration, GET|PUT
+// descriptors (GET|POST /rest/reqs/1/integration, GET|PUT|DELETE
 // /rest/reqs/1/integration/{serviceId}), the outbound queue of each
 // integration (GET .../queue/outbound, PUT|DELETE
 // .../queue/outbound/{messageId}), the version and links callbacks of the
@@ -9,10 +9,10 @@
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
 // AUTH_TABLE, OUTBOUND_QUEUE_URL (required); HTTP_TIMEOUT (POSTs to
 // trackers, default 10s), LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE. Writes to
-// WIKI_TABLE: integration items, outbox message states, settings,
-// requirement issue links and their jira search index items; to
-// AUTH_TABLE: the hashes of the integrations' incoming tokens and the rate
-// limit's window counters.
+// WIKI_TABLE: integration items, outbox message states (and their deletion
+// with an integration's), settings, requirement issue links and their jira
+// search index items; to AUTH_TABLE: the hashes of the integrations'
+// incoming tokens and the rate limit's window counters.
 // Sends to OUTBOUND_QUEUE_URL: a reference to the oldest NEW message of an
 // integration that is set ACTIVE again. docs/integrations.md describes it.
 package main

@@ -227,7 +227,7 @@ func (w *Wiki) serve(rw http.ResponseWriter, r *http.Request) {
 				results = append(results, q)
 			}
 		}
-		answer(rw, http.StatusOK, map[string]any{"results": results, "offset": 0, "limit": 50, "count": len(results)})
+		answer(rw, http.StatusOK, map[string]any{"results": results, "offset": 0, "limit": 50, "count": len(results), "hasMore": false})
 	case len(parts) == 3 && parts[0] == "integration" && parts[1] == w.serviceID && parts[2] == "version":
 		switch r.Method {
 		case http.MethodGet:

@@ -110,6 +110,18 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// MediaType returns the media type of the request's Content-Type in lower
+// case, without parameters ("" when absent or unparsable): for a route
+// that takes more than one type. Decode and ReadText still check it (and
+// its charset) in full.
+func MediaType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(mt)
+}
+
 // requireContentType answers 415 unless the request's media type is one of
 // want, in UTF-8 when it names a charset.
 func requireContentType(r *http.Request, want ...string) error {

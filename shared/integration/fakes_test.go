@@ -147,6 +147,16 @@ func (f *fakeStore) SetSweepFrom(_ context.Context, tenant, id, from string) err
 }
 
 // fakeOutbox is an in-memory Outbox.
+func (f *fakeStore) Delete(_ context.Context, tenant, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.items[fk(tenant, id)]; !ok {
+		return apperr.ErrNotFound
+	}
+	delete(f.items, fk(tenant, id))
+	return nil
+}
+
 type fakeOutbox struct {
 	mu   sync.Mutex
 	msgs map[Ref]*outbox.Message
@@ -247,6 +257,19 @@ func (f *fakeOutbox) Delete(_ context.Context, tenant, sid, id string) error {
 	}
 	delete(f.msgs, r)
 	return nil
+}
+
+func (f *fakeOutbox) Purge(_ context.Context, tenant, sid, before string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for r := range f.msgs {
+		if r.Tenant == tenant && r.ServiceID == sid && (before == "" || r.ID < before) {
+			delete(f.msgs, r)
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (f *fakeOutbox) ScanNew(_ context.Context, tenant, sid, from string, fn func([]*outbox.Message) (bool, error)) error {

@@ -171,10 +171,60 @@ func (s *Service) Create(ctx context.Context, tenant string, p Patch) (View, str
 		}
 		return View{}, "", fmt.Errorf("create integration %s: %w", d.ServiceID, err)
 	}
+	// A deleted integration of this id may have left messages behind (a
+	// page save that wrote one while it was being deleted): they were for
+	// the old one. Those created before this one are removed.
+	s.purge(ctx, tenant, d.ServiceID, outbox.IDPrefix(now))
 	// Pages may already hold links to it (their saves warned of it): the
 	// next sync run queues them.
 	s.flagReconcile(ctx, tenant, d.ServiceID)
 	return View{Descriptor: d}, token, nil
+}
+
+// purge deletes an integration's messages below the id prefix before,
+// logging a failure: what is left is only read through an integration of
+// that id, whose own creation purges it again.
+func (s *Service) purge(ctx context.Context, tenant, serviceID, before string) {
+	if _, err := s.d.Outbox.Purge(ctx, tenant, serviceID, before); err != nil {
+		s.d.logger().WarnContext(ctx, "cannot purge the messages a deleted integration left",
+			"service_id", serviceID, "error", err.Error())
+	}
+}
+
+// Delete removes an integration: its incoming credential first (from then
+// on the tracker's calls are refused), then its whole outbound queue (NEW
+// and DONE messages; copies still in SQS are settled by the sync run as
+// messages of an integration that does not exist), then the descriptor
+// with its tracker credential, sync bookkeeping and reconcile flag, then
+// the messages a concurrent page save wrote meanwhile. Every step is
+// idempotent and the descriptor goes last, so a DELETE that fails half way
+// is repeated until it answers 204. The requirements keep their issue
+// links: PAGE links stay as the pages define them (a page save lists each
+// as a warning while no integration has that id; an integration created
+// again with it gets them through its reconcile), and links the tracker
+// made stay as last reported.
+func (s *Service) Delete(ctx context.Context, tenant, serviceID string) error {
+	d, err := s.get(ctx, tenant, serviceID)
+	if err != nil {
+		return err
+	}
+	if d.IncomingTokenHash != "" {
+		if err := s.d.Tokens.DeleteToken(ctx, d.IncomingTokenHash); err != nil && !errors.Is(err, apperr.ErrNotFound) {
+			return fmt.Errorf("delete the incoming token of integration %s: %w", serviceID, err)
+		}
+	}
+	if _, err := s.d.Outbox.Purge(ctx, tenant, serviceID, ""); err != nil {
+		return fmt.Errorf("delete the queue of integration %s: %w", serviceID, err)
+	}
+	err = s.d.Store.Delete(ctx, tenant, serviceID)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return notFound(serviceID) // deleted concurrently
+	}
+	if err != nil {
+		return fmt.Errorf("delete integration %s: %w", serviceID, err)
+	}
+	s.purge(ctx, tenant, serviceID, "")
+	return nil
 }
 
 // flagReconcile flags an integration for the next sync run's reconcile; a
@@ -381,14 +431,16 @@ func (s *Service) message(ctx context.Context, tenant, serviceID, id string) (*o
 // Queue lists an integration's outbound messages oldest first: NEW ones,
 // and DONE ones too when includeDone; limit is clamped to QueueMaxLimit.
 // after, when not empty, is the id of the last message of the previous
-// page: the listing continues strictly after it (keyset paging).
-func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, error) {
+// page: the listing continues strictly after it (keyset paging). hasMore
+// says whether a next page (after the last message answered) has messages:
+// the listing reads one message more than the page to know it.
+func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) (msgs []*outbox.Message, hasMore bool, err error) {
 	if after != "" && !messageIDPattern.MatchString(after) {
-		return nil, apperr.InvalidNamed("after", "after must be a message id (hex digits), got %q", after)
+		return nil, false, apperr.InvalidNamed("after", "after must be a message id (hex digits), got %q", after)
 	}
 	d, err := s.get(ctx, tenant, serviceID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	limit = min(max(limit, 1), QueueMaxLimit)
 	from := d.SweepFrom
@@ -398,11 +450,14 @@ func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int
 	if after != "" && after+"\x00" > from {
 		from = after + "\x00" // ids have one length: this is the first id after it
 	}
-	msgs, err := s.d.Outbox.List(ctx, tenant, serviceID, from, limit, includeDone)
+	msgs, err = s.d.Outbox.List(ctx, tenant, serviceID, from, limit+1, includeDone)
 	if err != nil {
-		return nil, fmt.Errorf("list the queue of integration %s: %w", serviceID, err)
+		return nil, false, fmt.Errorf("list the queue of integration %s: %w", serviceID, err)
 	}
-	return msgs, nil
+	if len(msgs) > limit {
+		msgs, hasMore = msgs[:limit], true
+	}
+	return msgs, hasMore, nil
 }
 
 // Push delivers one message now, whatever its state. On success the

@@ -39,6 +39,9 @@ type Store interface {
 	ReleaseLease(ctx context.Context, tenant, serviceID, owner string) error
 	// SetSweepFrom stores the outbox id prefix the next sweep starts at.
 	SetSweepFrom(ctx context.Context, tenant, serviceID, from string) error
+	// Delete removes an integration (its descriptor, credentials, sync
+	// bookkeeping and reconcile flag); apperr.ErrNotFound when absent.
+	Delete(ctx context.Context, tenant, serviceID string) error
 }
 
 // Ref names one outbox message.
@@ -91,6 +94,11 @@ type Outbox interface {
 	// ScanNew calls fn with pages of the NEW messages of an integration,
 	// oldest first, from an id prefix, until fn returns false or an error.
 	ScanNew(ctx context.Context, tenant, serviceID, from string, fn func([]*outbox.Message) (bool, error)) error
+	// Purge deletes the messages of an integration whose id is below
+	// before ("" = every message), NEW and DONE alike, and answers how
+	// many it deleted. It is idempotent: a purge cut short is finished by
+	// the next one.
+	Purge(ctx context.Context, tenant, serviceID, before string) (int, error)
 	// MarkDone sets messages DONE with their last response (absent ones
 	// are skipped).
 	MarkDone(ctx context.Context, outcomes []Outcome) error

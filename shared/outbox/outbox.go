@@ -88,6 +88,10 @@ func NewID(now time.Time) string {
 	return fmt.Sprintf("%016x%s", now.UnixNano(), hex.EncodeToString(b[:]))
 }
 
+// IDPrefix returns the prefix of the ids of messages created at t: every
+// id of a message created before t sorts below it.
+func IDPrefix(t time.Time) string { return fmt.Sprintf("%016x", t.UnixNano()) }
+
 // LinksOf returns the LINKS message that tells integration serviceID the
 // page links of r as they are now: those naming it and those of macros
 // naming none, each issue and relationship once.

@@ -35,6 +35,7 @@ func checkPlans(t *testing.T, svc *search.Service, all []*requirement.Requiremen
 	t.Helper()
 	ctx := context.Background()
 	want := names(bruteForce(all, req, scope))
+	wantMore := bruteHasMore(all, req, scope)
 	n, err := svc.PlanCount(ctx, req)
 	if err != nil {
 		t.Fatalf("%s: %v", desc, err)
@@ -47,7 +48,22 @@ func checkPlans(t *testing.T, svc *search.Service, all []*requirement.Requiremen
 		if got := names(res.Requirements); !slices.Equal(got, want) {
 			t.Fatalf("%s\nplan %d (%s):\n got  %v\n want %v", desc, i, res.Plan, got, want)
 		}
+		if res.HasMore != wantMore {
+			t.Fatalf("%s\nplan %d (%s): hasMore %v, want %v", desc, i, res.Plan, res.HasMore, wantMore)
+		}
 	}
+}
+
+// bruteHasMore is the reference hasMore: whether the page after req's has
+// a result, by asking the brute-force evaluator for it.
+func bruteHasMore(rows []*requirement.Requirement, req search.Request, scope []string) bool {
+	limit := req.Limit
+	if limit == 0 {
+		limit = search.DefaultLimit
+	}
+	next := req
+	next.Offset, next.Limit = req.Offset+min(limit, search.MaxLimit), 1
+	return len(bruteForce(rows, next, scope)) > 0
 }
 
 // bruteForce is the reference evaluator: every row of the tenant, the

@@ -172,6 +172,10 @@ type Result struct {
 	Requirements []*requirement.Requirement
 	// Offset and Limit are the ones applied (Limit after clamping).
 	Offset, Limit int
+	// HasMore reports whether the next page (offset+limit on) has at least
+	// one result. The search finds it by collecting one match more than
+	// the page (offset+limit+1), which it then leaves out: no second read.
+	HasMore bool
 	// Plan describes how the search was run, for logs and tests, e.g.
 	// "property[PRIORITY] IN ('High') via index, key order, stopped early".
 	Plan string
@@ -267,12 +271,16 @@ func (s *Service) run(ctx context.Context, req Request, scope []string, force in
 	keep := func(r *requirement.Requirement) bool {
 		return p.admits(r) && vis.visible(ctx, r) && query.Match(req.Query, r, env)
 	}
-	rows, early, err := collect(ctx, pl, keep, req.Order, req.Offset, req.Limit)
+	// One match past the page says whether a next page has results.
+	rows, early, err := collect(ctx, pl, keep, req.Order, req.Offset, req.Limit+1)
 	if err == nil {
 		err = vis.err
 	}
 	if err != nil {
 		return nil, err
+	}
+	if len(rows) > req.Limit {
+		rows, res.HasMore = rows[:req.Limit], true
 	}
 	res.Requirements = rows
 	res.Plan = pl.describe()

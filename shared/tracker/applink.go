@@ -131,6 +131,15 @@ func (s *Service) Register(ctx context.Context, tenant, id string, reg Registrat
 		}
 		out.IncomingToken = token
 	}
+	if out.Created {
+		// A deleted applink of this id may have left links behind (an
+		// edit that wrote them while it was being deleted): a new applink
+		// starts with none.
+		if _, err := s.applinks.PurgeApplink(ctx, tenant, id); err != nil {
+			_ = s.tokens.DeleteToken(ctx, a.IncomingTokenHash) // best effort: the token is unusable anyway
+			return Registered{}, fmt.Errorf("register applink %s: %w", id, err)
+		}
+	}
 	if err := s.applinks.PutApplink(ctx, tenant, a, prevp); err != nil {
 		if out.IncomingToken != "" {
 			_ = s.tokens.DeleteToken(ctx, a.IncomingTokenHash) // best effort: the token is unusable anyway
@@ -144,6 +153,55 @@ func (s *Service) Register(ctx context.Context, tenant, id string, reg Registrat
 	}
 	out.Applink = a
 	return out, nil
+}
+
+// Applinks returns the tenant's applinks ordered by id.
+func (s *Service) Applinks(ctx context.Context, tenant string) ([]Applink, error) {
+	all, err := s.applinks.ListApplinks(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("list applinks: %w", err)
+	}
+	return all, nil
+}
+
+// DeleteApplink deletes applink id of a tenant with everything it owns:
+// its incoming credential first (the wiki's calls with it are refused from
+// then on), then its links, requirement excerpts and link states, tracker
+// outbox marks and pending messages, then the applink itself with its
+// wiki credential, then once more what a concurrent edit wrote meanwhile.
+// Every step is idempotent and the applink goes last, so a deletion that
+// fails half way is finished by repeating it. Not found: a missing applink
+// or another tenant's.
+func (s *Service) DeleteApplink(ctx context.Context, tenant, id string) error {
+	a, err := s.Applink(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	if a.IncomingTokenHash != "" {
+		if err := s.tokens.DeleteToken(ctx, a.IncomingTokenHash); err != nil {
+			return fmt.Errorf("delete applink %s: its incoming token: %w", id, err)
+		}
+	}
+	if _, err := s.applinks.PurgeApplink(ctx, tenant, id); err != nil {
+		return fmt.Errorf("delete applink %s: %w", id, err)
+	}
+	err = s.applinks.DeleteApplink(ctx, tenant, id)
+	if errors.Is(err, apperr.ErrNotFound) {
+		return apperr.NotFoundf("application link %s not found", id) // deleted concurrently
+	}
+	if err != nil {
+		return fmt.Errorf("delete applink %s: %w", id, err)
+	}
+	s.purge(ctx, tenant, id)
+	return nil
+}
+
+// purge deletes what applink id owns, logging a failure: what is left is
+// only read through an applink of that id, whose creation purges again.
+func (s *Service) purge(ctx context.Context, tenant, id string) {
+	if _, err := s.applinks.PurgeApplink(ctx, tenant, id); err != nil {
+		s.logger.WarnContext(ctx, "cannot purge what a deleted applink left", "applinkId", id, "error", err.Error())
+	}
 }
 
 // Applink returns applink id of a tenant, or a not-found error.

@@ -206,3 +206,48 @@ func TestRecognize(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteApplinkRetried: a deletion that fails half way (the purge)
+// leaves the applink, without its credential, and repeating it finishes
+// it; a failed purge when creating an applink creates nothing.
+func TestDeleteApplinkRetried(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	a, err := f.svc.Applink(ctx, tenant, "wiki-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	f.store.fail = func(op string) error {
+		if op == "PurgeApplink" {
+			return boom
+		}
+		return nil
+	}
+	if err := f.svc.DeleteApplink(ctx, tenant, "wiki-1"); !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := f.svc.Applink(ctx, tenant, "wiki-1"); err != nil {
+		t.Fatalf("the applink went before its links: %v", err)
+	}
+	if _, ok := f.tokens.Token(a.IncomingTokenHash); ok {
+		t.Error("the incoming token outlived a deletion that started")
+	}
+	if _, err := f.svc.Register(ctx, tenant, "wiki-3", tracker.Registration{URL: "http://w"}); !errors.Is(err, boom) {
+		t.Fatalf("register with a failing purge: %v", err)
+	}
+	if f.tokens.Len() != 0 {
+		t.Errorf("%d tokens stored, want none", f.tokens.Len())
+	}
+	f.store.fail = nil
+	if err := f.svc.DeleteApplink(ctx, tenant, "wiki-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.DeleteApplink(ctx, tenant, "wiki-1"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+	if all, err := f.svc.Applinks(ctx, tenant); err != nil || len(all) != 0 {
+		t.Errorf("applinks after delete: %+v, %v", all, err)
+	}
+}

@@ -79,7 +79,10 @@ func (s *Service) SearchRequirements(ctx context.Context, tenant, applinkID stri
 //
 //   - The answer must be a JSON object with a "results" array (502
 //     otherwise). offset and limit are the wiki's when they are numbers of
-//     0 or more, else those asked; count is the number of results answered.
+//     0 or more, else those asked; count is the number of results answered
+//     (results dropped below are not counted). hasMore is the wiki's when
+//     it is true or false; a wiki that does not say (one older than
+//     hasMore) is taken to have more when its page was full.
 //   - A result is dropped unless it is an object with a spaceKey and a key
 //     the requirement package accepts and a baseline that is null, absent
 //     or a positive integer.
@@ -105,11 +108,20 @@ func (s *Service) dialogAnswer(raw json.RawMessage, asked WikiSearch) (json.RawM
 			results = append(results, r)
 		}
 	}
+	limit := count(top["limit"], asked.Limit)
+	more := len(items) > 0 && len(items) >= limit
+	if b, ok := top["hasMore"]; ok {
+		var wiki *bool
+		if json.Unmarshal(b, &wiki) == nil && wiki != nil {
+			more = *wiki
+		}
+	}
 	return marshalNoEscape(map[string]any{
 		"results": results,
 		"offset":  count(top["offset"], asked.Offset),
-		"limit":   count(top["limit"], asked.Limit),
+		"limit":   limit,
 		"count":   len(results),
+		"hasMore": more,
 	})
 }
 

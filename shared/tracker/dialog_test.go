@@ -60,7 +60,7 @@ func TestSearchNegotiatesVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(res.Results) != `{"count":0,"limit":5,"offset":0,"results":[]}` || asked.Q != "key ~ 'REQ-%'" || asked.Limit != 5 {
+			if string(res.Results) != `{"count":0,"hasMore":false,"limit":5,"offset":0,"results":[]}` || asked.Q != "key ~ 'REQ-%'" || asked.Limit != 5 {
 				t.Errorf("search passed %+v, answered %s", asked, res.Results)
 			}
 			if set != tc.wantSet {
@@ -112,7 +112,7 @@ func TestSearchAnswersOnlyCheckedFields(t *testing.T) {
 	f.wiki.version = func(tracker.WikiEndpoint, string) (tracker.WikiVersion, error) {
 		return tracker.WikiVersion{Version: 4, Max: 4}, nil
 	}
-	const head = `{"count":1,"limit":10,"offset":0,"results":[`
+	const head = `{"count":1,"hasMore":false,"limit":10,"offset":0,"results":[`
 	for _, tc := range []struct{ name, answer, want string }{
 		{"a whole requirement",
 			`{"results":[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"status":"ACTIVE","text":"Log in.","htmlExcerpt":"<p>Log in.</p>",
@@ -142,7 +142,7 @@ func TestSearchAnswersOnlyCheckedFields(t *testing.T) {
 			`{"results":[{"key":"REQ-1"},{"spaceKey":"DEMO","key":"REQ 1"},{"spaceKey":"DE/MO","key":"R"},{"spaceKey":"D","key":"R","baseline":"2"},
 			{"spaceKey":"D","key":"R","baseline":-1},{"spaceKey":"D","key":"R","baseline":1.5},1,null,"x",{"spaceKey":"D","key":"R","baseline":3},
 			{"spaceKey":"D","key":"R0","baseline":0}],"count":11,"offset":-4,"limit":"ten"}`,
-			`{"count":2,"limit":10,"offset":0,"results":[{"baseline":3,"key":"R","spaceKey":"D"},{"baseline":null,"key":"R0","spaceKey":"D"}]}`},
+			`{"count":2,"hasMore":true,"limit":10,"offset":0,"results":[{"baseline":3,"key":"R","spaceKey":"D"},{"baseline":null,"key":"R0","spaceKey":"D"}]}`},
 		{"links: relative paths and http(s) only",
 			`{"results":[{"spaceKey":"D","key":"A","genericUrl":"https://wiki.example.com/requirements/D/A"},{"spaceKey":"D","key":"B","genericUrl":"//evil.example.com/x"},
 			{"spaceKey":"D","key":"C","genericUrl":"/\\evil.example.com"},{"spaceKey":"D","key":"E","genericUrl":"javascript:alert(1)"},
@@ -153,7 +153,7 @@ func TestSearchAnswersOnlyCheckedFields(t *testing.T) {
 			{"spaceKey":"D","key":"N","genericUrl":"https://user:pw@wiki.example.com/"},{"spaceKey":"D","key":"O","genericUrl":"data:text/html,<script>"},
 			{"spaceKey":"D","key":"P","genericUrl":"/requirements/D/P%201"},{"spaceKey":"D","key":"Q","genericUrl":"\u0000javascript:alert(1)"},
 			{"spaceKey":"D","key":"S","genericUrl":"/%5Cevil.example.com"},{"spaceKey":"D","key":"T","genericUrl":"https:evil.example.com"}],"limit":10}`,
-			`{"count":18,"limit":10,"offset":0,"results":[{"baseline":null,"genericUrl":"https://wiki.example.com/requirements/D/A","key":"A","spaceKey":"D"},` +
+			`{"count":18,"hasMore":true,"limit":10,"offset":0,"results":[{"baseline":null,"genericUrl":"https://wiki.example.com/requirements/D/A","key":"A","spaceKey":"D"},` +
 				`{"baseline":null,"key":"B","spaceKey":"D"},{"baseline":null,"key":"C","spaceKey":"D"},{"baseline":null,"key":"E","spaceKey":"D"},` +
 				`{"baseline":null,"key":"F","spaceKey":"D"},{"baseline":null,"key":"G","spaceKey":"D"},{"baseline":null,"key":"H","spaceKey":"D"},` +
 				`{"baseline":null,"key":"I","spaceKey":"D"},{"baseline":null,"key":"J","spaceKey":"D"},{"baseline":null,"key":"K","spaceKey":"D"},` +
@@ -165,11 +165,21 @@ func TestSearchAnswersOnlyCheckedFields(t *testing.T) {
 		{"duplicate excerpt", `{"results":[{"spaceKey":"D","key":"R","htmlExcerpt":"<img src=x onerror=alert(1)>","htmlExcerpt":"ok"}],"limit":10}`,
 			head + `{"baseline":null,"htmlExcerpt":"<p>ok</p>","key":"R","spaceKey":"D"}]}`},
 		{"duplicate results", `{"results":[{"spaceKey":"D","key":"R","htmlExcerpt":"<img src=x onerror=alert(1)>"}],"results":[]}`,
-			`{"count":0,"limit":10,"offset":0,"results":[]}`},
+			`{"count":0,"hasMore":false,"limit":10,"offset":0,"results":[]}`},
 		{"excerpt in another case", `{"results":[{"spaceKey":"D","key":"R","HtmlExcerpt":"<img src=x onerror=alert(1)>"}]}`,
 			head + `{"baseline":null,"key":"R","spaceKey":"D"}]}`},
 		{"results in another case", `{"Results":[{"htmlExcerpt":"<script>x</script>"}],"results":[]}`,
-			`{"count":0,"limit":10,"offset":0,"results":[]}`},
+			`{"count":0,"hasMore":false,"limit":10,"offset":0,"results":[]}`},
+		// hasMore is the wiki's when it says; a wiki that does not (or not
+		// as true or false) has more when its page was full.
+		{"hasMore from the wiki", `{"results":[{"spaceKey":"D","key":"R"}],"offset":0,"limit":10,"count":1,"hasMore":true}`,
+			`{"count":1,"hasMore":true,"limit":10,"offset":0,"results":[{"baseline":null,"key":"R","spaceKey":"D"}]}`},
+		{"no more from the wiki", `{"results":[{"spaceKey":"D","key":"R"}],"offset":0,"limit":1,"count":1,"hasMore":false}`,
+			`{"count":1,"hasMore":false,"limit":1,"offset":0,"results":[{"baseline":null,"key":"R","spaceKey":"D"}]}`},
+		{"hasMore not a boolean, full page", `{"results":[{"spaceKey":"D","key":"R"}],"offset":0,"limit":1,"count":1,"hasMore":"no"}`,
+			`{"count":1,"hasMore":true,"limit":1,"offset":0,"results":[{"baseline":null,"key":"R","spaceKey":"D"}]}`},
+		{"hasMore null, page not full", `{"results":[{"spaceKey":"D","key":"R"}],"offset":0,"limit":2,"count":1,"hasMore":null}`,
+			`{"count":1,"hasMore":false,"limit":2,"offset":0,"results":[{"baseline":null,"key":"R","spaceKey":"D"}]}`},
 	} {
 		f.wiki.search = func(tracker.WikiEndpoint, tracker.WikiSearch) (json.RawMessage, error) {
 			return json.RawMessage(tc.answer), nil

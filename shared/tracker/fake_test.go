@@ -97,6 +97,52 @@ func (m *memStore) PutApplink(_ context.Context, tenant string, a tracker.Applin
 	return nil
 }
 
+func (m *memStore) DeleteApplink(_ context.Context, tenant, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("DeleteApplink"); err != nil {
+		return err
+	}
+	if _, ok := m.applinks[tenant+"/"+id]; !ok {
+		return apperr.ErrNotFound
+	}
+	delete(m.applinks, tenant+"/"+id)
+	return nil
+}
+
+func (m *memStore) PurgeApplink(_ context.Context, tenant, id string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("PurgeApplink"); err != nil {
+		return 0, err
+	}
+	n := 0
+	for r, st := range m.states[tenant] {
+		if r.ApplinkID == id {
+			n += 1 + len(st.Links())
+			delete(m.states[tenant], r)
+		}
+	}
+	for r := range m.reqs[tenant] {
+		if r.ApplinkID == id {
+			delete(m.reqs[tenant], r)
+		}
+	}
+	for r := range m.marks[tenant] {
+		if r.ApplinkID == id {
+			delete(m.marks[tenant], r)
+			n++
+		}
+	}
+	for k, p := range m.pending[tenant] {
+		if p.ApplinkID == id {
+			delete(m.pending[tenant], k)
+			n++
+		}
+	}
+	return n, nil
+}
+
 func (m *memStore) IssueLinks(_ context.Context, tenant, issueKey string) ([]tracker.HeldLink, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

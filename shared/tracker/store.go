@@ -20,6 +20,14 @@ type ApplinkStore interface {
 	// answering apperr.ErrConflict if the stored applink is no longer prev
 	// (optimistic locking on UpdatedAt).
 	PutApplink(ctx context.Context, tenant string, a Applink, prev *Applink) error
+	// DeleteApplink deletes an applink of the tenant, or answers
+	// apperr.ErrNotFound.
+	DeleteApplink(ctx context.Context, tenant, id string) error
+	// PurgeApplink deletes what applink id owns in the store: its links,
+	// its requirements (excerpts and link states), its tracker outbox
+	// marks and its pending messages; it answers how many items it
+	// deleted. Idempotent: a purge cut short is finished by the next one.
+	PurgeApplink(ctx context.Context, tenant, id string) (int, error)
 }
 
 // TokenStore stores the hashes of the credentials wikis use to call the

@@ -34,6 +34,12 @@ func reqPK(tenant string, r tracker.ReqRef) string {
 	return dynamo.TenantPrefix(tenant) + "REQ#" + refPart(r)
 }
 
+// applinkReqsPK is the gsi1 partition of an applink's requirement items:
+// what deleting the applink reads to find its links.
+func applinkReqsPK(tenant, applinkID string) string {
+	return dynamo.TenantPrefix(tenant) + "AREQ#" + applinkID
+}
+
 func linkSK(l tracker.Link) string { return linkPrefix + refPart(l.Req) + "#" + l.Relationship }
 
 func itemKey(pk, sk string) map[string]types.AttributeValue {

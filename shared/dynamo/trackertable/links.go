@@ -300,7 +300,7 @@ func (s *TrackerStore) PutRequirements(ctx context.Context, tenant string, reqs 
 		}
 	}
 	return dynamo.Each(ctx, todo, 8, func(ctx context.Context, r tracker.Requirement) error {
-		upd := refSet(expression.UpdateBuilder{}, r.Ref).
+		upd := reqSet(expression.UpdateBuilder{}, tenant, r.Ref).
 			Set(expression.Name("htmlExcerpt"), expression.Value(r.HTMLExcerpt)).
 			Set(expression.Name("genericUrl"), expression.Value(r.GenericURL)).
 			Set(expression.Name("deleted"), expression.Value(r.Deleted)).
@@ -317,12 +317,22 @@ func (s *TrackerStore) PutRequirements(ctx context.Context, tenant string, reqs 
 	})
 }
 
-// refSet sets the identity attributes of a requirement item.
+// refSet sets the identity attributes of a requirement item (and of an
+// outbox mark).
 func refSet(u expression.UpdateBuilder, r tracker.ReqRef) expression.UpdateBuilder {
 	return u.Set(expression.Name("applinkId"), expression.Value(r.ApplinkID)).
 		Set(expression.Name("spaceKey"), expression.Value(r.SpaceKey)).
 		Set(expression.Name("key"), expression.Value(r.Key)).
 		Set(expression.Name("baseline"), expression.Value(r.Baseline))
+}
+
+// reqSet sets the identity attributes of a requirement item and its place
+// in its applink's gsi1 partition (every write of a requirement item goes
+// through it, so that deleting the applink finds every requirement).
+func reqSet(u expression.UpdateBuilder, tenant string, r tracker.ReqRef) expression.UpdateBuilder {
+	return refSet(u, r).
+		Set(expression.Name("gsi1pk"), expression.Value(applinkReqsPK(tenant, r.ApplinkID))).
+		Set(expression.Name("gsi1sk"), expression.Value(refPart(r)))
 }
 
 // Link state writes.
@@ -381,7 +391,7 @@ func (s *TrackerStore) WriteLinks(ctx context.Context, tenant string, writes []t
 // requirement item first, then its mark, then its link items.
 func (s *TrackerStore) linkWriteItems(tenant string, w tracker.LinkWrite, now time.Time) ([]types.TransactWriteItem, error) {
 	ref := w.New.Ref
-	upd := refSet(expression.UpdateBuilder{}, ref).Set(expression.Name("rev"), expression.Value(w.Old.Rev+1))
+	upd := reqSet(expression.UpdateBuilder{}, tenant, ref).Set(expression.Name("rev"), expression.Value(w.Old.Rev+1))
 	for name, set := range map[string]map[tracker.IssueRelationship]bool{"pageLinks": w.New.Page, "trackerLinks": w.New.Tracker} {
 		if len(set) == 0 {
 			upd = upd.Remove(expression.Name(name))

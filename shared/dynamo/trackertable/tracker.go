@@ -7,6 +7,7 @@
 //	link         pk T#t#ISSUE#<issueKey>              sk L#<applinkId>#<space>#<key>#<baseline|->#<relationship>
 //	             gsi1pk T#t#REQ#<applinkId>#<space>#<key>#<baseline|->   gsi1sk <issueKey>#<relationship>
 //	requirement  pk T#t#REQ#<applinkId>#<space>#<key>#<baseline|->     sk REQ
+//	             gsi1pk T#t#AREQ#<applinkId>   gsi1sk <applinkId>#<space>#<key>#<baseline|->
 //	issue lease  pk T#t#ISSUE#<issueKey>              sk LOCK
 //	outbox mark  pk T#t#TOUTBOX                       sk <applinkId>#<space>#<key>#<baseline|->
 //	             gsi1pk TOUTBOX#PENDING (sparse)      gsi1sk <tenant>#<sk>
@@ -16,7 +17,8 @@
 // holds the excerpt and the link state (PAGE and TRACKER sets, LINKS
 // version, origin page, rev); link items mirror it (holds) and are written
 // in the same transactions, conditional on rev. gsi1 (links by requirement)
-// is read only for requirements whose state was never written. A link's key
+// is read only for requirements whose state was never written, and (an
+// applink's requirements) only when the applink is deleted. A link's key
 // holds its whole identity, so the same link can never be stored twice.
 // Key components never contain '#' (the tracker package refuses it), so
 // keys cannot collide.

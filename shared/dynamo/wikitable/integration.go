@@ -202,6 +202,20 @@ func (s *IntegrationStore) Update(ctx context.Context, tenant string, d *integra
 	return nil
 }
 
+// Delete removes an integration item (descriptor, credentials, sync
+// bookkeeping and reconcile flag are attributes of it) on condition that it
+// exists; apperr.ErrNotFound otherwise.
+func (s *IntegrationStore) Delete(ctx context.Context, tenant, serviceID string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.table, Key: integrationKey(tenant, serviceID), ConditionExpression: aws.String("attribute_exists(pk)"),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return apperr.ErrNotFound
+	}
+	return dynamo.Translate(err, "delete integration")
+}
+
 // integrationConditional runs a conditional update and reports whether the
 // condition held.
 func (s *IntegrationStore) integrationConditional(ctx context.Context, tenant, serviceID string, u expression.UpdateBuilder, cond expression.ConditionBuilder, what string) (bool, error) {

@@ -465,3 +465,60 @@ func TestRequeueEnqueued(t *testing.T) {
 		t.Fatalf("a second requeue moved %d (%v)", n, err)
 	}
 }
+
+// TestOutboxPurgeAndIntegrationDelete: Purge deletes an integration's
+// messages below an id (or all of them) across Query pages of 1,000, and
+// never another integration's or tenant's; Delete removes the descriptor
+// once (then not found).
+func TestOutboxPurgeAndIntegrationDelete(t *testing.T) {
+	t.Parallel()
+	e := integrationNew(t)
+	ctx := context.Background()
+	start := time.Now().Add(-time.Hour)
+	msgs := outboxMessages("j", 1200, start)
+	if err := e.outbox.Put(ctx, "demo", msgs); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []struct{ tenant, sid string }{{"acme", "j"}, {"demo", "j2"}} {
+		if err := e.outbox.Put(ctx, other.tenant, outboxMessages(other.sid, 3, start)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Below an id: exactly the messages before it.
+	n, err := e.outbox.Purge(ctx, "demo", "j", msgs[1100].ID)
+	if err != nil || n != 1100 {
+		t.Fatalf("Purge below message 1100 = %d, %v", n, err)
+	}
+	left, err := e.outbox.List(ctx, "demo", "j", "", 1000, true)
+	if err != nil || len(left) != 100 || left[0].ID != msgs[1100].ID {
+		t.Fatalf("left %d, %v", len(left), err)
+	}
+	if n, err := e.outbox.Purge(ctx, "demo", "j", ""); err != nil || n != 100 {
+		t.Fatalf("Purge all = %d, %v", n, err)
+	}
+	if n, err := e.outbox.Purge(ctx, "demo", "j", ""); err != nil || n != 0 {
+		t.Fatalf("Purge again = %d, %v", n, err)
+	}
+	for _, other := range []struct{ tenant, sid string }{{"acme", "j"}, {"demo", "j2"}} {
+		if list, err := e.outbox.List(ctx, other.tenant, other.sid, "", 10, true); err != nil || len(list) != 3 {
+			t.Fatalf("%s/%s after the purge: %d, %v", other.tenant, other.sid, len(list), err)
+		}
+	}
+
+	d := integrationDescriptor("jira-1")
+	if err := e.integ.Create(ctx, "demo", d); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.integ.Delete(ctx, "acme", "jira-1"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("Delete of another tenant's = %v", err)
+	}
+	if err := e.integ.Delete(ctx, "demo", "jira-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.integ.Get(ctx, "demo", "jira-1"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("Get after Delete = %v", err)
+	}
+	if err := e.integ.Delete(ctx, "demo", "jira-1"); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("second Delete = %v", err)
+	}
+}

@@ -189,6 +189,52 @@ func (s *OutboxStore) Delete(ctx context.Context, tenant, serviceID, id string) 
 	return nil
 }
 
+// outboxPurgePage is the Limit of each keys-only Query of a purge.
+const outboxPurgePage = 1000
+
+// Purge deletes the messages of an integration's partition whose id is
+// below before ("" = all): one keys-only Query per 1,000 messages, each
+// page deleted (BatchWriteItem of 25, 8 at a time) before the next is
+// read, so memory stays bounded whatever the partition's size. A message
+// deleted also leaves the pending partition (it is the same item).
+func (s *OutboxStore) Purge(ctx context.Context, tenant, serviceID, before string) (int, error) {
+	kc := expression.Key("pk").Equal(expression.Value(outboxPK(tenant, serviceID)))
+	if before == "" {
+		kc = kc.And(expression.Key("sk").BeginsWith("M#"))
+	} else {
+		kc = kc.And(expression.Key("sk").Between(expression.Value("M#"), expression.Value("M#"+before)))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).
+		WithProjection(expression.NamesList(expression.Name("pk"), expression.Name("sk"))).Build()
+	if err != nil {
+		return 0, fmt.Errorf("build outbox purge query: %w", err)
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		Limit: aws.Int32(outboxPurgePage), ConsistentRead: aws.Bool(true),
+	})
+	n := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return n, dynamo.Errorf("list outbox messages to purge", err)
+		}
+		keys := make([]map[string]types.AttributeValue, 0, len(page.Items))
+		for _, av := range page.Items {
+			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok && before != "" && sk.Value >= "M#"+before {
+				continue // BETWEEN includes its upper bound
+			}
+			keys = append(keys, map[string]types.AttributeValue{"pk": av["pk"], "sk": av["sk"]})
+		}
+		if err := dynamo.BatchWrite(ctx, s.db, s.table, dynamo.Deletes(keys)); err != nil {
+			return n, fmt.Errorf("purge outbox messages: %w", err)
+		}
+		n += len(keys)
+	}
+	return n, nil
+}
+
 // ScanNew calls fn with the NEW messages of each page (up to 1 MB read) of
 // an integration's partition from an id prefix, oldest first.
 func (s *OutboxStore) ScanNew(ctx context.Context, tenant, serviceID, from string, fn func([]*outbox.Message) (bool, error)) error {

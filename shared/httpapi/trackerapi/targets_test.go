@@ -92,7 +92,7 @@ func TestLinkDialogChecksTheWikisAnswer(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"count":3,"limit":10,"offset":0,"results":[` +
+	want := `{"count":3,"hasMore":false,"limit":10,"offset":0,"results":[` +
 		`{"baseline":null,"htmlExcerpt":"<p>one</p>","issues":[{"issueKey":"PROJ-1","origin":"PAGE","relationship":"implements","serviceId":null}],"key":"REQ-1","spaceKey":"DEMO","status":"ACTIVE"},` +
 		`{"baseline":null,"key":"REQ-2","properties":[{"key":"P","value":"v"}],"spaceKey":"DEMO","text":"two"},` +
 		`{"baseline":2,"genericUrl":"/requirements/DEMO/REQ-3","key":"REQ-3","spaceKey":"DEMO"}]}`
@@ -104,6 +104,10 @@ func TestLinkDialogChecksTheWikisAnswer(t *testing.T) {
 			t.Errorf("the answer carries %q", absent)
 		}
 	}
+
+	// The wiki's hasMore is answered as it said it.
+	h.Wiki.SetSearchAnswer(200, "application/json", `{"results":[{"spaceKey":"DEMO","key":"REQ-1"}],"offset":0,"limit":1,"count":1,"hasMore":true}`)
+	h.Expect("GET", "/rest/reqs/1/api/wiki-1/requirements?limit=1", demoUser, "", 200, `"hasMore":true`)
 
 	// No results array: the wiki failed.
 	for _, body := range []string{`{"count":0}`, `{"results":null}`, `{"Results":[]}`, `[]`, `<html>login</html>`} {

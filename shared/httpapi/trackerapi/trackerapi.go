@@ -1,7 +1,8 @@
 // Package trackerapi is the TrackerApi route group: the tracker's resource
 // information (GET /rest/reqs/1/api), the receipt of wiki messages (POST
-// /rest/reqs/1/api), application link registration, mode and version, the
-// link dialog's search, and the tracker's OpenAPI document. It speaks JSON
+// /rest/reqs/1/api), application link registration, listing, deletion,
+// mode and version, the link dialog's search, and the tracker's OpenAPI
+// document. It speaks JSON
 // and leaves the behaviour to shared/tracker.
 package trackerapi
 
@@ -28,8 +29,10 @@ type Handler struct {
 func (h *Handler) Register(rt *httpapi.Router) {
 	rt.HandleAnonymous("GET /rest/reqs/1/api", h.info)
 	rt.Handle("POST /rest/reqs/1/api", httpapi.LinkOnly, h.receive)
+	rt.Handle("GET /rest/reqs/1/applinks", httpapi.Admin, h.listApplinks)
 	rt.Handle("GET /rest/reqs/1/api/{applinkId}", httpapi.Admin, h.getApplink)
 	rt.Handle("PUT /rest/reqs/1/api/{applinkId}", httpapi.Admin, h.putApplink)
+	rt.Handle("DELETE /rest/reqs/1/api/{applinkId}", httpapi.Admin, h.deleteApplink)
 	rt.Handle("PUT /rest/reqs/1/api/{applinkId}/mode", httpapi.Admin, h.putMode)
 	// The wiki may also set the version with its own credential, as the
 	// tracker does on the wiki's version endpoint.
@@ -154,6 +157,32 @@ func (h *Handler) getApplink(w http.ResponseWriter, r *http.Request, p auth.Prin
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toApplinkDTO(a))
+	return nil
+}
+
+// listApplinks answers the tenant's applinks as GET .../api/{applinkId}
+// answers each: never a token.
+func (h *Handler) listApplinks(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	all, err := h.Tracker.Applinks(r.Context(), p.Tenant)
+	if err != nil {
+		return err
+	}
+	out := make([]applinkDTO, 0, len(all))
+	for _, a := range all {
+		out = append(out, toApplinkDTO(a))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// deleteApplink deletes an applink with its links, excerpts, pending
+// messages and credentials: 204 (docs/tracker.md, "Deleting an
+// application link").
+func (h *Handler) deleteApplink(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	if err := h.Tracker.DeleteApplink(r.Context(), p.Tenant, r.PathValue("applinkId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

@@ -25,6 +25,8 @@ func TestRouteAccess(t *testing.T) {
 		"POST /rest/reqs/1/api":                         httpapi.LinkOnly,
 		"PUT /rest/reqs/1/api/{applinkId}":              httpapi.Admin,
 		"GET /rest/reqs/1/api/{applinkId}":              httpapi.Admin,
+		"DELETE /rest/reqs/1/api/{applinkId}":           httpapi.Admin,
+		"GET /rest/reqs/1/applinks":                     httpapi.Admin,
 		"PUT /rest/reqs/1/api/{applinkId}/mode":         httpapi.Admin,
 		"PUT /rest/reqs/1/api/{applinkId}/version":      httpapi.AdminOrOwnLink,
 		"GET /rest/reqs/1/api/{applinkId}/requirements": httpapi.Member,
@@ -392,10 +394,11 @@ func TestLinkDialog(t *testing.T) {
 		Results []struct {
 			Key string `json:"key"`
 		} `json:"results"`
-		Count int `json:"count"`
+		Count   int   `json:"count"`
+		HasMore *bool `json:"hasMore"`
 	}
 	h.JSON("GET", path, demoUser, "", 200, &out)
-	if out.Count != 1 || out.Results[0].Key != "REQ-1" {
+	if out.Count != 1 || out.Results[0].Key != "REQ-1" || out.HasMore == nil || *out.HasMore {
 		t.Errorf("search answer %+v", out)
 	}
 	if s := h.Wiki.Searches(); len(s) != 1 || s[0] != "limit=10&q=key+~+%27REQ-%25%27" {

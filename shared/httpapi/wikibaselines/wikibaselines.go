@@ -55,7 +55,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("POST /rest/reqs/1/baseline/{spaceKey}/1/create", httpapi.Member, h.create)
 	rt.Handle("POST /rest/reqs/1/baseline/{spaceKey}/1/create-instant", httpapi.Member, h.createInstant)
 	rt.Handle("DELETE /rest/reqs/1/baseline/{spaceKey}/{baseline}", httpapi.Member, h.delete)
-	rt.Handle("PUT /rest/reqs/1/baseline/{spaceKey}/{baseline}/label", httpapi.Member, h.label, httpapi.Accepts("text/plain"))
+	rt.Handle("PUT /rest/reqs/1/baseline/{spaceKey}/{baseline}/label", httpapi.Member, h.label, httpapi.Accepts("text/plain", "application/json"))
 	rt.Handle("GET /rest/reqs/1/baseline/{spaceKey}/{baseline}/pages", httpapi.Member, h.pages)
 }
 
@@ -253,7 +253,7 @@ func (h *Handler) label(w http.ResponseWriter, r *http.Request, p auth.Principal
 	if err != nil {
 		return err
 	}
-	label, err := httpapi.ReadText(r)
+	label, err := readLabel(r)
 	if err != nil {
 		return err
 	}
@@ -280,4 +280,59 @@ func (h *Handler) pages(w http.ResponseWriter, r *http.Request, p auth.Principal
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// readLabel reads the body of PUT .../label: text/plain (the spec's type)
+// or application/json holding a JSON string. A text/plain body that is
+// exactly one JSON string literal, surrounding white space aside, is
+// decoded: a widely used Python client of the original sends the label
+// JSON-encoded ("v1.0" with its quotes) whatever the content type, and
+// storing those quotes is never what its user meant. A label that really
+// starts and ends with a quote is then sent as application/json
+// ("\"Approved\""); a text/plain body that is not one valid JSON string
+// literal ("a" and "b", "C:\path") is the label as sent. Anything else is
+// 415. docs/baselines.md states the rule.
+func readLabel(r *http.Request) (string, error) {
+	switch httpapi.MediaType(r) {
+	case "application/json":
+		var label *string
+		err := httpapi.Decode(r, &label)
+		if e := apperr.As(err); e != nil && e.Code == apperr.Invalid {
+			return "", apperr.InvalidField("label", "the body must be a JSON string, the label (%s)", e.Message)
+		}
+		if err != nil {
+			return "", err
+		}
+		if label == nil {
+			return "", apperr.InvalidField("label", "the body must be a JSON string, the label, not null")
+		}
+		return *label, nil
+	case "text/plain":
+		text, err := httpapi.ReadText(r)
+		if err != nil {
+			return "", err
+		}
+		if label, ok := jsonStringLiteral(text); ok {
+			return label, nil
+		}
+		return text, nil
+	case "":
+		return "", apperr.UnsupportedMediaf("missing Content-Type: send the label as text/plain or as a JSON string (application/json)")
+	}
+	return "", apperr.UnsupportedMediaf("unsupported Content-Type %q: send the label as text/plain or as a JSON string (application/json)",
+		r.Header.Get("Content-Type"))
+}
+
+// jsonStringLiteral returns the string that text holds when text,
+// surrounding white space aside, is exactly one valid JSON string literal.
+func jsonStringLiteral(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
+		return "", false
+	}
+	var s string
+	if httpapi.Unmarshal([]byte(t), &s) != nil { // also refuses trailing data: "a" "b"
+		return "", false
+	}
+	return s, true
 }

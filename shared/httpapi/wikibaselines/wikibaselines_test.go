@@ -190,6 +190,57 @@ func TestBaselines(t *testing.T) {
 	}
 }
 
+// TestLabelBodies: a label is text/plain, or a JSON string sent as
+// application/json; a text/plain body that is exactly one JSON string
+// literal (what a widely used Python client sends) is decoded, anything
+// else in text/plain is the label as sent.
+func TestLabelBodies(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	const user = "demo-wiki-user"
+	if a := do(t, s, "POST", base+"DEMO/1/create-instant", user, "application/json", `{"name": "n", "fromCeo": "100"}`); a.code != 200 {
+		t.Fatalf("setup: %d %s", a.code, a.raw)
+	}
+	for _, tc := range []struct{ name, ctype, body, want string }{
+		{"text", "text/plain", "v1.0", "v1.0"},
+		{"text with a newline", "text/plain; charset=utf-8", "Approved by QA\n", "Approved by QA"},
+		{"JSON string", "application/json", `"v1.0"`, "v1.0"},
+		{"JSON string, charset", "application/json; charset=UTF-8", ` "Release \u00e9t\u00e9" `, "Release été"},
+		{"JSON string with quotes kept", "application/json", `"\"Approved\""`, `"Approved"`},
+		{"JSON empty string clears", "application/json", `""`, ""},
+		{"text holding a JSON literal", "text/plain", `"v1.0"`, "v1.0"},
+		{"text holding a JSON literal and a newline", "text/plain", "\"v2.0\"\n", "v2.0"},
+		{"text holding a literal with escapes", "text/plain", `"say \"hi\" \u2713"`, `say "hi" ✓`},
+		{"text holding an empty literal clears", "text/plain", `""`, ""},
+		{"text quotes but two literals", "text/plain", `"a" and "b"`, `"a" and "b"`},
+		{"text quotes, not a valid literal", "text/plain", `"C:\path"`, `"C:\path"`},
+		{"text one quote", "text/plain", `"`, `"`},
+		{"text quote inside", "text/plain", `5" floppy`, `5" floppy`},
+		{"text single quotes", "text/plain", `'v1.0'`, `'v1.0'`},
+	} {
+		a := do(t, s, "PUT", base+"DEMO/1/label", user, tc.ctype, tc.body)
+		if a.code != 200 || a.obj["label"] != tc.want {
+			t.Errorf("%s: %d %s, want label %q", tc.name, a.code, a.raw, tc.want)
+			continue
+		}
+		if a = do(t, s, "GET", base+"DEMO", user, "", ""); a.list[0]["label"] != tc.want {
+			t.Errorf("%s: stored %v, want %q", tc.name, a.list[0]["label"], tc.want)
+		}
+	}
+	// A bad JSON label names the field.
+	a := do(t, s, "PUT", base+"DEMO/1/label", user, "application/json", `42`)
+	if errs, _ := a.obj["errors"].(map[string]any); a.code != 400 || errs["label"] == nil {
+		t.Errorf("JSON number: %d %s, want 400 naming label", a.code, a.raw)
+	}
+	// Another tenant's baseline: 404, whatever the body.
+	if a := do(t, s, "PUT", base+"DEMO/1/label", "acme-wiki-user", "application/json", `"x"`); a.code != 404 {
+		t.Errorf("acme: %d %s", a.code, a.raw)
+	}
+	if a := do(t, s, "PUT", base+"DEMO/1/label", "", "application/json", `"x"`); a.code != 401 {
+		t.Errorf("anonymous: %d %s", a.code, a.raw)
+	}
+}
+
 // TestBadRequests checks every refusal, then that nothing was written:
 // the next baseline is number 1 and the only one.
 func TestBadRequests(t *testing.T) {
@@ -231,7 +282,16 @@ func TestBadRequests(t *testing.T) {
 		{"delete negative", "DELETE", "DEMO/-1", user, "", "", 400},
 		{"delete unknown", "DELETE", "DEMO/7", user, "", "", 404},
 		{"delete other tenant's", "DELETE", "DEMO/1", "acme-wiki-user", "", "", 404},
-		{"label JSON", "PUT", "DEMO/1/label", user, js, `"x"`, 415},
+		// A JSON string is a label (TestLabelBodies); other JSON is not.
+		{"label JSON number", "PUT", "DEMO/1/label", user, js, `5`, 400},
+		{"label JSON null", "PUT", "DEMO/1/label", user, js, `null`, 400},
+		{"label JSON object", "PUT", "DEMO/1/label", user, js, `{"label":"x"}`, 400},
+		{"label JSON trailing data", "PUT", "DEMO/1/label", user, js, `"x" "y"`, 400},
+		{"label JSON too long", "PUT", "DEMO/1/label", user, js, `"` + strings.Repeat("x", 256) + `"`, 400},
+		{"label JSON control character", "PUT", "DEMO/1/label", user, js, `"ab"`, 400},
+		{"label text literal with a control character", "PUT", "DEMO/1/label", user, text, `"a
+b"`, 400},
+		{"label XML", "PUT", "DEMO/1/label", user, "application/xml", `<label>x</label>`, 415},
 		{"label no type", "PUT", "DEMO/1/label", user, "", `x`, 415},
 		{"label too long", "PUT", "DEMO/1/label", user, text, strings.Repeat("x", 256), 400},
 		{"label non-numeric", "PUT", "DEMO/x/label", user, text, "x", 400},

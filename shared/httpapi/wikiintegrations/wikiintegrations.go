@@ -1,8 +1,8 @@
 // Package wikiintegrations is the WikiIntegrations route group: the
-// integration descriptors of spec 2.3 (list, create, detail, update), the
-// outbound queue of each integration (list, push now, delete), the version
-// and links callbacks a tracker calls with its incomingToken (docs/integrations.md),
-// and the admin settings. Every route needs a wiki administrator,
+// integration descriptors of spec 2.3 (list, create, detail, update) and
+// their deletion, the outbound queue of each integration (list, push now,
+// delete), the version and links callbacks a tracker calls with its
+// incomingToken (docs/integrations.md), and the admin settings. Every route needs a wiki administrator,
 // except version and links, which also take the integration's own Link
 // credential. docs/integrations.md describes the behaviour.
 package wikiintegrations
@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -29,9 +30,10 @@ type Service interface {
 	Get(ctx context.Context, tenant, serviceID string) (integration.View, error)
 	Create(ctx context.Context, tenant string, p integration.Patch) (integration.View, string, error)
 	Update(ctx context.Context, tenant, serviceID string, p integration.Patch) (integration.View, string, error)
+	Delete(ctx context.Context, tenant, serviceID string) error
 	Version(ctx context.Context, tenant, serviceID string) (int, error)
 	SetVersion(ctx context.Context, tenant, serviceID string, v int) (int, error)
-	Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, error)
+	Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) ([]*outbox.Message, bool, error)
 	Push(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error)
 	DeleteMessage(ctx context.Context, tenant, serviceID, id string) error
 	ReplaceLinks(ctx context.Context, tenant, serviceID string, sets []integration.LinkSet) (int, error)
@@ -54,6 +56,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("POST /rest/reqs/1/integration", httpapi.Admin, h.create)
 	rt.Handle("GET /rest/reqs/1/integration/{serviceId}", httpapi.Admin, h.get)
 	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}", httpapi.Admin, h.update)
+	rt.Handle("DELETE /rest/reqs/1/integration/{serviceId}", httpapi.Admin, h.delete)
 	rt.Handle("GET /rest/reqs/1/integration/{serviceId}/queue/outbound", httpapi.Admin, h.queue)
 	rt.Handle("PUT /rest/reqs/1/integration/{serviceId}/queue/outbound/{messageId}", httpapi.Admin, h.push)
 	rt.Handle("DELETE /rest/reqs/1/integration/{serviceId}/queue/outbound/{messageId}", httpapi.Admin, h.deleteMessage)
@@ -182,6 +185,16 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request, p auth.Principa
 	return nil
 }
 
+// delete removes an integration with its queue and incoming credential:
+// 204 (docs/integrations.md, "Deleting an integration").
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	if err := h.Service.Delete(r.Context(), p.Tenant, r.PathValue("serviceId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // messageDTO is one outbound queue message (shared/openapi/wiki.yaml).
 type messageDTO struct {
 	ID             string  `json:"id"`
@@ -263,7 +276,7 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal
 			return err
 		}
 	}
-	msgs, err := h.Service.Queue(r.Context(), p.Tenant, r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
+	msgs, more, err := h.Service.Queue(r.Context(), p.Tenant, r.PathValue("serviceId"), limit, includeDone, r.URL.Query().Get("after"))
 	if err != nil {
 		return err
 	}
@@ -271,9 +284,18 @@ func (h *Handler) queue(w http.ResponseWriter, r *http.Request, p auth.Principal
 	for i, m := range msgs {
 		out[i] = toMessageDTO(m, withResponse)
 	}
+	// The answer is a JSON array (the spec's shape, which existing clients
+	// read), so whether a next page has messages is a header: X-Has-More.
+	// The next page is ?after=<the last id answered>.
+	w.Header().Set(HasMoreHeader, strconv.FormatBool(more))
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// HasMoreHeader is the header of the queue listing that says, "true" or
+// "false", whether the next page (after the last message answered) has
+// messages: the listing is a JSON array, which has no room for hasMore.
+const HasMoreHeader = "X-Has-More"
 
 // pushDTO answers a push: 200 when the tracker took the message, 502 with
 // the tracker's failure (status and message as every error body). A 502

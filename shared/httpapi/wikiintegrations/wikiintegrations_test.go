@@ -7,6 +7,7 @@ package wikiintegrations_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -28,6 +29,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 	"github.com/reqtrace/reqtrace/infra/testenv"
+	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
@@ -506,6 +508,65 @@ func TestSettings(t *testing.T) {
 	}
 	if code, _ := s.do(t, "PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{"isolateSpaces":"yes"}`); code != 400 {
 		t.Fatalf("bad PUT = %d", code)
+	}
+}
+
+// TestQueueHasMore: the queue listing says in X-Has-More whether the page
+// after it has messages, at exact page boundaries too, for NEW messages and
+// with includeDone.
+func TestQueueHasMore(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.createIntegration(t, demoAdmin, "jira-1")
+	msgs := s.write(t, 4, time.Now(), false)
+	base := "/rest/reqs/1/integration/jira-1/queue/outbound"
+	page := func(query string) ([]string, string) {
+		t.Helper()
+		rec := httpapitest.Do(s.router, "GET", base+query, demoAdmin, "", "")
+		var q []map[string]any
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &q) != nil {
+			t.Fatalf("GET %s = %d %s", query, rec.Code, rec.Body)
+		}
+		ids := []string{}
+		for _, m := range q {
+			ids = append(ids, m["id"].(string))
+		}
+		return ids, rec.Header().Get(wikiintegrations.HasMoreHeader)
+	}
+	id := func(ms ...*outbox.Message) []string {
+		out := []string{}
+		for _, m := range ms {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		query string
+		ids   []string
+		more  string
+	}{
+		{"", id(msgs...), "false"},
+		{"?limit=4", id(msgs...), "false"}, // a full last page
+		{"?limit=3", id(msgs[:3]...), "true"},
+		{"?limit=2", id(msgs[:2]...), "true"},
+		{"?limit=2&after=" + msgs[1].ID, id(msgs[2:]...), "false"},
+		{"?limit=1&after=" + msgs[2].ID, id(msgs[3]), "false"},
+		{"?limit=1&after=" + msgs[1].ID, id(msgs[2]), "true"},
+		{"?after=" + msgs[3].ID, []string{}, "false"},
+	} {
+		if ids, more := page(tc.query); !slices.Equal(ids, tc.ids) || more != tc.more {
+			t.Errorf("GET %s: %v, X-Has-More %q; want %v, %q", tc.query, ids, more, tc.ids, tc.more)
+		}
+	}
+	// DONE messages count with includeDone only.
+	if err := s.outbox.MarkDone(context.Background(), []integration.Outcome{{Ref: integration.RefOf("demo", msgs[3]), LastResponse: "OK"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, more := page("?limit=3"); !slices.Equal(ids, id(msgs[:3]...)) || more != "false" {
+		t.Errorf("NEW only, limit 3: %v, %q", ids, more)
+	}
+	if ids, more := page("?limit=3&includeDone=true"); !slices.Equal(ids, id(msgs[:3]...)) || more != "true" {
+		t.Errorf("includeDone, limit 3: %v, %q", ids, more)
 	}
 }
 
@@ -1101,5 +1162,159 @@ func TestStrictJSON(t *testing.T) {
 	}
 	if got := before(); got != state {
 		t.Fatalf("state changed by refused bodies:\n%s\nwas\n%s", got, state)
+	}
+}
+
+// TestDeleteIntegration: DELETE /rest/reqs/1/integration/{serviceId} (wiki
+// admin) removes the integration, its whole queue (NEW and DONE messages,
+// those never enqueued included) and its incoming credential; copies of
+// its messages still in SQS are settled by the sync run without a POST;
+// the requirements keep their page links, which page saves list as
+// warnings until an integration of that id exists again, and which that
+// new integration gets through its reconcile. Another tenant's integration
+// of the same id is untouched.
+func TestDeleteIntegration(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	ctx := context.Background()
+	body := `<table><tbody><tr><th>Key</th><th>Description</th><th>Implements</th></tr><tr>` +
+		`<td><ac:structured-macro ac:name="requirement"><ac:parameter ac:name="key">REQ-1</ac:parameter></ac:structured-macro></td>` +
+		`<td><p>One</p></td><td><ac:structured-macro ac:name="jira"><ac:parameter ac:name="key">PROJ-1</ac:parameter>` +
+		`<ac:parameter ac:name="serverId">jira-1</ac:parameter></ac:structured-macro></td></tr></tbody></table>`
+	incoming := s.createIntegration(t, demoAdmin, "jira-1")
+	res, err := s.wiki.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "Specs", Body: body})
+	if err != nil || len(res.Warnings) != 0 {
+		t.Fatalf("save = %+v, %v", res, err)
+	}
+	published := s.write(t, 3, time.Now(), true)                    // in SQS
+	pending := s.write(t, 2, time.Now().Add(-2*time.Minute), false) // never enqueued
+	if err := s.outbox.MarkDone(ctx, []integration.Outcome{{Ref: integration.RefOf("demo", published[0]), LastResponse: "OK"}}); err != nil {
+		t.Fatal(err)
+	}
+	// acme's integration of the same id, with a message of its own.
+	s.createIntegration(t, acmeAdmin, "jira-1")
+	acmeMsg := &outbox.Message{ID: outbox.NewID(time.Now()), ServiceID: "jira-1", State: outbox.New, CreatedAt: time.Now(),
+		Type: outbox.Updated, SpaceKey: "ACME", Key: "A-1", NewHTMLExcerpt: "<p>a</p>", NewURL: "/requirements/ACME/A-1"}
+	if err := s.outbox.Put(ctx, "acme", []*outbox.Message{acmeMsg}); err != nil {
+		t.Fatal(err)
+	}
+
+	before, err := s.outbox.List(ctx, "demo", "jira-1", "", 100, true)
+	if err != nil || len(before) != 6 { // the page's LINK, 3 published, 2 never enqueued
+		t.Fatalf("demo's queue: %d, %v", len(before), err)
+	}
+	path := "/rest/reqs/1/integration/jira-1"
+	for _, c := range []struct {
+		token, path string
+		want        int
+	}{
+		{"", path, 401},
+		{"not-a-token", path, 401},
+		{demoUser, path, 403},
+		{incoming, path, 403}, // its own credential may not delete it
+		{demoAdmin, "/rest/reqs/1/integration/nope", 404},
+		{demoAdmin, "/rest/reqs/1/integration/a%20b", 404},
+	} {
+		if code, out := s.do(t, "DELETE", c.path, c.token, ""); code != c.want {
+			t.Fatalf("DELETE %s as %q = %d %s, want %d", c.path, c.token, code, out, c.want)
+		}
+	}
+	// acme's admin deletes acme's jira-1, never demo's.
+	if code, out := s.do(t, "DELETE", path, acmeAdmin, ""); code != 204 || out != "" {
+		t.Fatalf("acme DELETE = %d %q", code, out)
+	}
+	s.json(t, "GET", path, demoAdmin, "", 200, nil)
+	if all, err := s.outbox.List(ctx, "demo", "jira-1", "", 100, true); err != nil || len(all) != len(before) {
+		t.Fatalf("demo's queue after acme's delete: %d, %v", len(all), err)
+	}
+	if m, err := s.outbox.Get(ctx, "acme", "jira-1", acmeMsg.ID); !errors.Is(err, apperr.ErrNotFound) {
+		t.Fatalf("acme's message after acme's delete: %+v, %v", m, err)
+	}
+
+	// Demo deletes its jira-1.
+	if code, out := s.do(t, "DELETE", path, demoAdmin, ""); code != 204 || out != "" {
+		t.Fatalf("DELETE = %d %q", code, out)
+	}
+	for _, p := range []string{path, path + "/queue/outbound", path + "/version"} {
+		if code, out := s.do(t, "GET", p, demoAdmin, ""); code != 404 {
+			t.Fatalf("GET %s after delete = %d %s", p, code, out)
+		}
+	}
+	var list []map[string]any
+	s.json(t, "GET", "/rest/reqs/1/integration", demoAdmin, "", 200, &list)
+	if len(list) != 0 {
+		t.Fatalf("list after delete = %v", list)
+	}
+	if code, out := s.do(t, "DELETE", path, demoAdmin, ""); code != 404 {
+		t.Fatalf("second DELETE = %d %s", code, out)
+	}
+	// The incoming credential is gone: refused everywhere, as unknown.
+	if code, out := s.do(t, "GET", path+"/version", incoming, ""); code != 401 {
+		t.Fatalf("incoming token after delete = %d %s", code, out)
+	}
+	// The queue went with it: NEW, DONE and never-enqueued messages.
+	if all, err := s.outbox.List(ctx, "demo", "jira-1", "", 100, true); err != nil || len(all) != 0 {
+		t.Fatalf("queue after delete: %d messages, %v", len(all), err)
+	}
+	var left []integration.Pending
+	if err := s.outbox.Pending(ctx, time.Now().Add(time.Minute), func(p []integration.Pending) (bool, error) {
+		left = append(left, p...)
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range left {
+		if p.Tenant == "demo" && (p.Message.ID == pending[0].ID || p.Message.ID == pending[1].ID) {
+			t.Fatalf("a deleted message is still pending: %+v", p.Message)
+		}
+	}
+	// Its envelopes in SQS are settled without a POST.
+	if rep := s.run(t); rep.Posts != 0 || len(s.tracker.posts()) != 0 || rep.Settled == 0 {
+		t.Fatalf("sync after delete: %+v, posts %v", rep, s.tracker.posts())
+	}
+
+	// The page's link stays on the requirement; page saves warn about it.
+	r, err := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"})
+	if err != nil || len(r.Issues) != 1 || r.Issues[0].IssueKey != "PROJ-1" || r.Issues[0].ServiceID != "jira-1" || !r.Issues[0].Page {
+		t.Fatalf("requirement after delete: %+v, %v", r, err)
+	}
+	res, err = s.wiki.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "100", SpaceKey: "DEMO", Title: "Specs", Body: body})
+	if err != nil || len(res.Warnings) != 1 || res.Warnings[0].Message != "no integration 'jira-1' for issue PROJ-1" {
+		t.Fatalf("save after delete = %+v, %v", res, err)
+	}
+
+	// Created again: an empty queue, and its reconcile sends the link.
+	var d map[string]any
+	s.json(t, "POST", "/rest/reqs/1/integration", demoAdmin, fmt.Sprintf(`{"applinkId":"jira-1","rpcUrl":%q}`, s.trackerURL), 200, &d)
+	if d["countMessagesInQueue"] != 0.0 || d["incomingToken"] == incoming {
+		t.Fatalf("created again: %v", d)
+	}
+	if rep := s.run(t); rep.Reconciled != 1 || rep.Delivered != 1 {
+		t.Fatalf("run after re-creation: %+v", rep)
+	}
+	posts := s.tracker.posts()
+	if len(posts) != 1 || len(posts[0]) != 1 || posts[0][0]["type"] != "LINK" || posts[0][0]["objectKey"] != "PROJ-1" {
+		t.Fatalf("posted after re-creation: %v", posts)
+	}
+}
+
+// TestCreatePurgesLeftovers: messages a deleted integration left (written
+// while it was being deleted) are removed when an integration of that id
+// is created, and never delivered to it.
+func TestCreatePurgesLeftovers(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	ctx := context.Background()
+	left := s.write(t, 2, time.Now().Add(-time.Minute), true) // no integration jira-1 yet
+	s.createIntegration(t, demoAdmin, "jira-1")
+	if all, err := s.outbox.List(ctx, "demo", "jira-1", "", 100, true); err != nil || len(all) != 0 {
+		t.Fatalf("queue of the new integration: %d messages (%v), want none of %s, %s", len(all), err, left[0].ID, left[1].ID)
+	}
+	s.write(t, 1, time.Now(), true)
+	if rep := s.run(t); rep.Delivered != 1 {
+		t.Fatalf("run: %+v", rep)
+	}
+	if posts := s.tracker.posts(); len(posts) != 1 || len(posts[0]) != 1 {
+		t.Fatalf("posted %v, want the new message alone", posts)
 	}
 }

@@ -3,7 +3,8 @@ package wikirequirements
 // The requirement search, GET /rest/reqs/1/requirement2/{spaceKey} (spec
 // §4.1; docs/search.md and shared/openapi/wiki.yaml): read and check the
 // query parameters, run the search with the Searcher and answer {"results",
-// "offset", "limit", "count"} with the requirement JSON of this group.
+// "offset", "limit", "count", "hasMore"} with the requirement JSON of this
+// group.
 
 import (
 	"context"
@@ -35,12 +36,14 @@ type searchDTO struct {
 	Limit  int `json:"limit"`
 	// Count is the number of results on this page.
 	Count int `json:"count"`
+	// HasMore says whether the next page (offset+limit) has results.
+	HasMore bool `json:"hasMore"`
 }
 
 // toSearchDTO converts a search result to its JSON answer; Results is never
 // null.
 func toSearchDTO(res *search.Result) searchDTO {
-	out := searchDTO{Results: toRequirementDTOs(res.Requirements), Offset: res.Offset, Limit: res.Limit}
+	out := searchDTO{Results: toRequirementDTOs(res.Requirements), Offset: res.Offset, Limit: res.Limit, HasMore: res.HasMore}
 	out.Count = len(out.Results)
 	return out
 }

@@ -40,6 +40,7 @@ type searchAnswer struct {
 		Offset   *int   `json:"offset"`
 		Limit    *int   `json:"limit"`
 		Count    *int   `json:"count"`
+		HasMore  *bool  `json:"hasMore"`
 		Status   int    `json:"status"`
 		Message  string `json:"message"`
 		Position *int   `json:"position"`
@@ -82,7 +83,8 @@ func search2(t *testing.T, h http.Handler, token, pathSpace string, params url.V
 	if a.code >= 400 && (a.body.Status != a.code || a.body.Message == "") {
 		t.Fatalf("%s: error body %s", target, a.raw)
 	}
-	if a.code == 200 && (a.body.Count == nil || *a.body.Count != len(a.body.Results) || a.body.Offset == nil || a.body.Limit == nil) {
+	if a.code == 200 && (a.body.Count == nil || *a.body.Count != len(a.body.Results) || a.body.Offset == nil || a.body.Limit == nil ||
+		a.body.HasMore == nil) {
 		t.Fatalf("%s: answer %s", target, a.raw)
 	}
 	return a
@@ -235,7 +237,7 @@ func TestSearchJSON(t *testing.T) {
 	 "htmlExcerpt":"<p>Log out users.</p>","htmlNeedsUpdating":false,"properties":[{"key":"Priority","value":"Low"}],
 	 "origin":{"pageId":"1","title":"Page 1"},"dependencies":[{"spaceKey":"DEMO","key":"REQ-1","relationship":"refines"}],
 	 "reverseDependencies":[{"spaceKey":"OTHER","key":"O-1","relationship":"refines"}],"issues":[],
-	 "genericUrl":"/requirements/DEMO/REQ-2"}],"offset":0,"limit":50,"count":1}`
+	 "genericUrl":"/requirements/DEMO/REQ-2"}],"offset":0,"limit":50,"count":1,"hasMore":false}`
 	var wantBody map[string]any
 	if err := json.Unmarshal([]byte(want), &wantBody); err != nil {
 		t.Fatal(err)
@@ -349,7 +351,11 @@ func TestPagingStability(t *testing.T) {
 			for off := 0; ; off += 7 {
 				a := search2(t, s, "demo-wiki-user", "A", params("q", q, "order", order, "limit", "7", "offset", fmt.Sprint(off)))
 				paged = append(paged, a.keys()...)
-				if len(a.keys()) < 7 {
+				// hasMore is true exactly when a next page has results.
+				if more := off+7 < len(full.keys()); *a.body.HasMore != more {
+					t.Fatalf("q=%q order=%q offset %d: hasMore %v, want %v", q, order, off, *a.body.HasMore, more)
+				}
+				if !*a.body.HasMore {
 					break
 				}
 			}
@@ -357,6 +363,50 @@ func TestPagingStability(t *testing.T) {
 				t.Fatalf("q=%q order=%q: pages %v, one page %v", q, order, paged, full.keys())
 			}
 		}
+	}
+}
+
+// TestSearchHasMore: hasMore says whether the next page has results, at
+// exact page boundaries too (a last page that is full), in key order (read
+// in order, stopped early), through an index and sorted in memory.
+func TestSearchHasMore(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	rows := []string{}
+	for i := range 6 {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("REQ-%02d", i)), "<p>Text.</p>", []string{"High", "Low"}[i%2], "", ""))
+	}
+	s.save(t, "demo", "1", "A", specs(rows...))
+	for _, q := range []string{"", "@Priority = 'High' OR @Priority = 'Low'", "key ~ 'REQ-%'", "text ~ '%Text%'"} {
+		for _, order := range []string{"", "TEXT", "REQKEY DESC"} {
+			for _, tc := range []struct {
+				offset, limit, results int
+				more                   bool
+			}{
+				{0, 6, 6, false}, // the whole answer in one full page
+				{0, 5, 5, true},  // one left
+				{0, 3, 3, true},  // two full pages
+				{3, 3, 3, false}, // the second of them
+				{4, 2, 2, false},
+				{5, 1, 1, false},
+				{4, 1, 1, true},
+				{6, 1, 0, false}, // just past the end
+				{9, 50, 0, false},
+				{0, 500, 6, false},
+			} {
+				a := search2(t, s, "demo-wiki-user", "A", params("q", q, "order", order,
+					"offset", fmt.Sprint(tc.offset), "limit", fmt.Sprint(tc.limit)))
+				if a.code != 200 || len(a.body.Results) != tc.results || *a.body.HasMore != tc.more {
+					t.Errorf("q=%q order=%q offset=%d limit=%d: %d, %d results, hasMore %v; want %d results, hasMore %v",
+						q, order, tc.offset, tc.limit, a.code, len(a.body.Results), *a.body.HasMore, tc.results, tc.more)
+				}
+			}
+		}
+	}
+	// A tenant's hasMore never counts another tenant's requirements.
+	s.save(t, "acme", "1", "A", specs(rows...))
+	if a := search2(t, s, "demo-wiki-user", "A", params("limit", "6")); a.code != 200 || *a.body.HasMore {
+		t.Errorf("demo with acme's rows: %s", a.raw)
 	}
 }
 

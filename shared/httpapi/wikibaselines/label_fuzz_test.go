@@ -1,0 +1,32 @@
+package wikibaselines
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// FuzzJSONStringLiteral checks the rule of a text/plain label: a body is
+// decoded exactly when, surrounding white space aside, it is one valid
+// JSON string literal, and then to what a JSON decoder reads.
+func FuzzJSONStringLiteral(f *testing.F) {
+	for _, s := range []string{`"v1.0"`, "\"v1.0\"\n", `v1.0`, `""`, `"`, `"a" "b"`, `"a" and "b"`, `"C:\path"`,
+		`"\u00e9"`, `"\ud800"`, `null`, `"x`, ` "x" `, `"a\nb"`, "\"a\x00b\"", `'x'`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, ok := jsonStringLiteral(text)
+		trimmed := strings.TrimSpace(text)
+		isLiteral := strings.HasPrefix(trimmed, `"`) && json.Valid([]byte(trimmed))
+		if ok != isLiteral {
+			t.Fatalf("%q: decoded %v, want %v", text, ok, isLiteral)
+		}
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.NewDecoder(strings.NewReader(trimmed)).Decode(&want); err != nil || got != want {
+			t.Fatalf("%q: %q, want %q (%v)", text, got, want, err)
+		}
+	})
+}
