@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -87,18 +88,28 @@ func TestTemplateRoutersAndOpenAPIAgree(t *testing.T) {
 }
 
 // TestDefaultRouteAnswersJSON checks what the $default route's function
-// answers for requests no route matches: the JSON 404,
-// or 405 with Allow for a known path and another method.
+// answers for requests no route matches: the JSON 404, or 405 with Allow
+// for a known path and another method, to a caller with a valid token; a
+// caller without one gets 401 first, except on a path whose every route is
+// anonymous (the OpenAPI document).
 func TestDefaultRouteAnswersJSON(t *testing.T) {
 	for _, name := range []string{"WikiRequirements", "TrackerApiFunction"} {
 		g := groups[name]
-		rt := httpapi.NewRouter(g.app, nil)
+		tokens := httpapitest.Tokens{"valid": {Tenant: "demo", App: g.app, Kind: auth.User, User: "u"}}
+		rt := httpapi.NewRouter(g.app, auth.NewAuthenticator(tokens, time.Minute))
 		g.group.Register(rt)
-		for path, want := range map[string]int{"/nowhere": 404, "/rest/reqs/2/api": 404, "/rest/reqs/1/openapi": 405} {
-			rec := httpapitest.Do(rt, "PATCH", path, "", "", "")
+		for _, c := range []struct {
+			path, token string
+			want        int
+		}{
+			{"/nowhere", "valid", 404}, {"/rest/reqs/2/api", "valid", 404}, {"/rest/reqs/1/openapi", "valid", 405},
+			{"/nowhere", "", 401}, {"/rest/reqs/2/api", "", 401}, {"/rest/reqs/1/openapi", "", 405},
+			{"/nowhere", "bogus", 401}, {"/rest/reqs/1/openapi", "bogus", 401},
+		} {
+			rec := httpapitest.Do(rt, "PATCH", c.path, c.token, "", "")
 			var body httpapi.ErrorBody
-			if rec.Code != want || json.Unmarshal(rec.Body.Bytes(), &body) != nil || body.Status != want {
-				t.Errorf("%s: PATCH %s = %d %s, want JSON %d", name, path, rec.Code, rec.Body, want)
+			if rec.Code != c.want || json.Unmarshal(rec.Body.Bytes(), &body) != nil || body.Status != c.want {
+				t.Errorf("%s: PATCH %s with token %q = %d %s, want JSON %d", name, c.path, c.token, rec.Code, rec.Body, c.want)
 			}
 		}
 	}
