@@ -155,12 +155,18 @@ func TestDisabledLinkForbiddenEverywhere(t *testing.T) {
 }
 
 func TestMalformedAuthorizationHeader(t *testing.T) {
-	req := httptest.NewRequest("GET", "/member", nil)
-	req.Header.Set("Authorization", "Basic dXNlcjpwYXNz")
-	rec := httptest.NewRecorder()
-	testRouter().ServeHTTP(rec, req)
-	if rec.Code != 401 {
-		t.Fatalf("status %d", rec.Code)
+	for _, h := range []string{"Basic dXNlcjpwYXNz", "user", "Bearer", "Bearer "} {
+		req := httptest.NewRequest("GET", "/member", nil)
+		req.Header.Set("Authorization", h)
+		rec := httptest.NewRecorder()
+		testRouter().ServeHTTP(rec, req)
+		// The hint says how to send a token, never what was sent.
+		if rec.Code != 401 || !strings.Contains(rec.Body.String(), `must be \"Bearer \u003ctoken\u003e\"`) && !strings.Contains(rec.Body.String(), `must be \"Bearer <token>\"`) {
+			t.Errorf("Authorization %q: %d %s", h, rec.Code, rec.Body)
+		}
+		if h != "Bearer" && h != "Bearer " && strings.Contains(rec.Body.String(), h) {
+			t.Errorf("Authorization %q is repeated in the answer", h)
+		}
 	}
 }
 

@@ -199,6 +199,10 @@ func (rt *Router) authenticate(r *http.Request, access Access) (*http.Request, *
 	if !hasToken {
 		return r, nil, missingToken()
 	}
+	if token == "" {
+		// The header's value is never repeated: it may be a token.
+		return r, nil, apperr.Unauthorizedf("the Authorization header must be \"Bearer <token>\": the Bearer scheme and one space before the token")
+	}
 	p, err := rt.authn.Authenticate(r.Context(), token)
 	if err != nil {
 		return r, nil, err

@@ -218,7 +218,11 @@ func (l *lexer) op() (token, error) {
 
 func unexpectedChar(src string, pos int) error {
 	_, n := utf8.DecodeRuneInString(src[pos:])
-	return apperr.InvalidAt(pos, "unexpected character %s at position %d", show(src[pos:pos+n]), pos)
+	hint := ""
+	if src[pos] == '"' {
+		hint = ": strings take single quotes, such as 'High'"
+	}
+	return apperr.InvalidAt(pos, "unexpected character %s at position %d%s", show(src[pos:pos+n]), pos, hint)
 }
 
 func isSpace(c byte) bool {

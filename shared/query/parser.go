@@ -274,8 +274,14 @@ func (p *parser) value(after token) (Value, error) {
 	case tokNumber:
 		return Value{Text: t.val, Number: true}, nil
 	}
-	return Value{}, apperr.InvalidAt(t.pos, "expected a value after %s at position %d, found %s",
-		show(after.text), t.pos, describe(t))
+	hint := ""
+	if t.kind == tokWord {
+		// @Priority = High: a word where a value goes is almost always a
+		// string without its quotes.
+		hint = ": values are quoted strings, such as 'High', or numbers"
+	}
+	return Value{}, apperr.InvalidAt(t.pos, "expected a value after %s at position %d, found %s%s",
+		show(after.text), t.pos, describe(t), hint)
 }
 
 func unexpected(t token) error {

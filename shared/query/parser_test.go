@@ -158,6 +158,8 @@ func TestParseErrors(t *testing.T) {
 		{`key =`, 5, "expected a value after '=' at position 5, found end of query"},
 		{`key = )`, 6, "expected a value after '=' at position 6, found ')'"},
 		{`key = key`, 6, "expected a value after '=' at position 6, found 'key'"},
+		{`@Priority = High`, 12, "found 'High': values are quoted strings, such as 'High', or numbers"},
+		{`@Priority = "High"`, 12, `unexpected character '"' at position 12: strings take single quotes, such as 'High'`},
 		{`(key = 'a'`, 10, "expected ')' to close the '(' at position 0, found end of query at position 10"},
 		{`key 'a'`, 4, "expected an operator, IN or IS after 'key' at position 4, found string 'a'"},
 		{`key = 'a' AND`, 13, "expected a field, NOT or '(' at position 13, found end of query"},
