@@ -74,7 +74,7 @@ func (o SyncOptions) withDefaults() SyncOptions {
 	return o
 }
 
-// Sync is the scheduled delivery of outbound messages (DESIGN §6).
+// Sync is the scheduled delivery of outbound messages (docs/integrations.md).
 //
 // An SQS message (an Envelope of outbox ids) is a wake-up call for its
 // integration, not the unit of delivery. When an envelope arrives for an

@@ -981,7 +981,7 @@ func TestInputRefusesControlCharacters(t *testing.T) {
 	}
 }
 
-// TestSyncTenThousandMessages is DESIGN §9's target: 10,000 NEW messages
+// TestSyncTenThousandMessages is the sync's performance target (docs/benchmarks.md): 10,000 NEW messages
 // delivered in one run with at most ⌈N/100⌉ POSTs per tracker.
 func TestSyncTenThousandMessages(t *testing.T) {
 	t.Parallel()
