@@ -53,7 +53,7 @@ func Setup(ctx context.Context, required ...string) (*Deps, error) {
 	// slog.*Context) adds the request's id, route, tenant and user; the
 	// request's own logger (httpapi.Logger) already has them.
 	slog.SetDefault(slog.New(httpapi.ContextHandler{Handler: logger.Handler()}))
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithLogger(sdkLogger{log: logger}))
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
