@@ -27,7 +27,7 @@ func fixture() []*requirement.Requirement {
 	req001 := func(baseline int, status requirement.Status) *requirement.Requirement {
 		return &requirement.Requirement{
 			SpaceKey: "DEMO", Key: "REQ-001", Baseline: baseline, Status: status,
-			Text:         "The system shall log in users.",
+			Text: "The system shall log in users.",
 			Properties: []requirement.Property{prop("Category", "Functional"), prop("Main Category", "Security"),
 				ext("Cost", "12"), ext("Main Owner", "bob")},
 			Origin:       requirement.PageRef{PageID: "123", Title: "Specs"},
