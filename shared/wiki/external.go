@@ -101,6 +101,9 @@ func checkExternalChanges(changes []requirement.ExternalChange) error {
 	seen := make(map[string]bool, len(changes))
 	for _, c := range changes {
 		if detail := requirement.CheckPropertyName(c.Name); detail != "" {
+			if c.Name == "" {
+				return apperr.Invalidf("%s", detail) // no name to put in errors
+			}
 			return apperr.InvalidField(c.Name, "%s", detail)
 		}
 		if c.Value != nil {
