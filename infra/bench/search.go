@@ -26,7 +26,8 @@ type SearchCase struct {
 }
 
 // SearchCases are the searches of the performance targets (key prefix, property
-// equality), a NOT/OR mix driven by the property index, all over every
+// equality, external property equality through its own index), a NOT/OR
+// mix driven by the property index, all over every
 // space, and property equality within one space: the large one, and the
 // small one whose keys interleave with the large one's (its matches are a
 // fiftieth of the tenant's: a search of that space must not read the
@@ -37,6 +38,7 @@ var SearchCases = []SearchCase{
 	{Name: "NOT/OR mix", Q: "@Priority = 'High' AND NOT (status = 'DELETED' OR key ~ 'X%')"},
 	{Name: "property equality in one space", Q: "@Priority = 'High'", Space: Space},
 	{Name: "property equality in a small space", Q: "@Priority = 'High'", Space: SmallSpace},
+	{Name: "external property equality", Q: "ext@Tier = 'Gold'"},
 }
 
 // SearchOptions size the search measurement.

@@ -50,6 +50,15 @@ func seedDeleted(i int) bool { return i%50 == 49 }
 
 var seedCategories = []string{"Functional", "Security", "Performance", "Usability", "Legal"}
 
+// seedTier is the external property Tier of seeded requirement i: Gold for
+// one in four (not the same ones as Priority High), then Silver.
+func seedTier(i int) string {
+	if i%4 == 1 {
+		return "Gold"
+	}
+	return "Silver"
+}
+
 // seedRequirement returns seeded requirement i, about 600 bytes, defined by
 // page p (in p's space).
 func seedRequirement(i int, p *wiki.Page) *requirement.Requirement {
@@ -61,6 +70,9 @@ func seedRequirement(i int, p *wiki.Page) *requirement.Requirement {
 		Properties: []requirement.Property{
 			{Key: "Priority", Value: seedPriority(i)},
 			{Key: "Category", Value: seedCategories[i%len(seedCategories)]},
+			// An external property (set through the API, not on the
+			// page): Tier Gold for one in four, as Priority High.
+			{Key: "Tier", Value: seedTier(i), Type: requirement.External},
 		},
 		Origin: p.Ref(),
 	}
@@ -162,7 +174,7 @@ func SeedSmall(ctx context.Context, store *wikitable.WikiStore, n int) error {
 // seedSummary describes the data set of n requirements for the report.
 func seedSummary(n int) string {
 	return fmt.Sprintf("%d requirements in space %s of tenant %s, %d per page, about 600 bytes each, "+
-		"properties Priority (High 1 in 4) and Category (5 values), 1 in 50 DELETED; "+
+		"properties Priority (High 1 in 4) and Category (5 values), external property Tier (Gold 1 in 4), 1 in 50 DELETED; "+
 		"written through the indexing write path (rows, search index items, page key lists)",
 		n, Space, Tenant, seedPerPage)
 }

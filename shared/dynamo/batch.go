@@ -100,6 +100,9 @@ func batchWriteChunk(ctx context.Context, db API, table string, chunk []types.Wr
 			return fmt.Errorf("batch write: %d items still unprocessed after retries", len(req[table]))
 		}
 		out, err := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: req})
+		if RejectedByTransaction(err) {
+			continue // nothing applied: puts and deletes are sent again as they were
+		}
 		if err != nil {
 			return Errorf("batch write", err)
 		}

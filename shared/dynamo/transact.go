@@ -67,3 +67,31 @@ func CancellationCodes(err error, n int) []string {
 	}
 	return codes
 }
+
+// RejectedByTransaction reports whether DynamoDB refused a write outside a
+// transaction (PutItem, UpdateItem, DeleteItem, BatchWriteItem), applying
+// nothing, because a transaction was touching the same item at that moment
+// (TransactionConflictException): the write may be sent again as it was.
+func RejectedByTransaction(err error) bool {
+	var tce *types.TransactionConflictException
+	return errors.As(err, &tce)
+}
+
+// RetryRejected calls write until DynamoDB stops rejecting it for a
+// transaction in progress on its item (RejectedByTransaction), with
+// backoff, at most transactAttempts times; it returns write's last error.
+// The page item's writes use it: an external-property update checks the
+// page's lease in a transaction (wikitable, extprops.go).
+func RetryRejected(ctx context.Context, write func() error) error {
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if err := Backoff(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		err := write()
+		if err == nil || attempt == transactAttempts-1 || !RejectedByTransaction(err) {
+			return err
+		}
+	}
+}

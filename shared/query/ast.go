@@ -77,22 +77,25 @@ const (
 	FieldFrom                          // ReverseDependencies: what references the requirement
 	FieldParent                        // transitive to
 	FieldChild                         // transitive from
-	FieldProperty                      // Properties named Field.Name
+	FieldProperty                      // Properties named Field.Name (page properties)
+	FieldExternal                      // external Properties named Field.Name (ext@Name)
 )
 
 var fieldKinds = map[string]FieldKind{
 	"key": FieldKey, "text": FieldText, "space": FieldSpace, "status": FieldStatus,
 	"page": FieldPage, "baseline": FieldBaseline, "jira": FieldJira, "to": FieldTo,
-	"from": FieldFrom, "parent": FieldParent, "child": FieldChild,
+	"from": FieldFrom, "parent": FieldParent, "child": FieldChild, "ext": FieldExternal,
 }
 
 var fieldNames = map[FieldKind]string{
 	FieldKey: "key", FieldText: "text", FieldSpace: "space", FieldStatus: "status",
 	FieldPage: "page", FieldBaseline: "baseline", FieldJira: "jira", FieldTo: "to",
 	FieldFrom: "from", FieldParent: "parent", FieldChild: "child", FieldProperty: "@",
+	FieldExternal: "ext",
 }
 
-// String returns the field's name in the language ("@" for properties).
+// String returns the field's name in the language ("@" for properties,
+// "ext" for external properties).
 func (k FieldKind) String() string {
 	if name, ok := fieldNames[k]; ok {
 		return name
@@ -123,7 +126,8 @@ func (k FieldKind) Allows(op Op) bool {
 }
 
 // Field is the left side of a predicate. Name is the property name of a
-// FieldProperty (as written, unescaped; matched case-insensitively) or the
+// FieldProperty or FieldExternal (as written, unescaped; matched
+// case-insensitively) or the
 // relationship of a field that TakesRel (normalised with
 // requirement.NormalizeRelationship; "" = any relationship).
 type Field struct {
@@ -132,11 +136,13 @@ type Field struct {
 }
 
 // String renders the field as query text: `key`, `jira@implements`,
-// `@Main\ Category`.
+// `@Main\ Category`, `ext@Cost`.
 func (f Field) String() string {
 	switch {
 	case f.Kind == FieldProperty:
 		return "@" + escapeName(f.Name)
+	case f.Kind == FieldExternal:
+		return "ext@" + escapeName(f.Name)
 	case f.Name != "":
 		return f.Kind.String() + "@" + escapeName(f.Name)
 	}

@@ -193,6 +193,9 @@ func (l *lexer) word() (token, error) {
 	if err != nil {
 		return token{}, err
 	}
+	if rel == "" && strings.EqualFold(val, "ext") {
+		return token{}, apperr.InvalidAt(l.pos, "expected a property name after '%s@' at position %d", val, at)
+	}
 	if rel == "" {
 		return token{}, apperr.InvalidAt(l.pos, "expected a relationship after '%s@' at position %d", val, at)
 	}

@@ -190,7 +190,9 @@ func subjectOf(f Field, r *requirement.Requirement, env Env) subject {
 	case FieldJira:
 		return texts{vals: issueKeys(r.Issues, f.Name)}
 	case FieldProperty:
-		return texts{vals: propertyValues(r.Properties, f.Name)}
+		return texts{vals: propertyValues(r.Properties, f.Name, requirement.Inline)}
+	case FieldExternal:
+		return texts{vals: propertyValues(r.Properties, f.Name, requirement.External)}
 	case FieldTo:
 		return refs{deps: withRel(r.Dependencies, f.Name), home: r.SpaceKey}
 	case FieldFrom:
@@ -230,13 +232,14 @@ func issueKeys(issues []requirement.IssueLink, rel string) []string {
 	return keys
 }
 
-// propertyValues returns the values of the properties named name, compared
-// case-insensitively. A property listed with an empty value is present.
-func propertyValues(props []requirement.Property, name string) []string {
+// propertyValues returns the values of the properties of type typ (page
+// or external) named name, compared case-insensitively. A property listed
+// with an empty value is present.
+func propertyValues(props []requirement.Property, name string, typ requirement.PropertyType) []string {
 	var vals []string
 	folded := Fold(name)
 	for _, p := range props {
-		if Fold(p.Key) == folded {
+		if p.Type == typ && Fold(p.Key) == folded {
 			vals = append(vals, p.Value)
 		}
 	}

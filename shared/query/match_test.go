@@ -21,11 +21,15 @@ func fixture() []*requirement.Requirement {
 		return requirement.Dependency{SpaceKey: space, Key: key, Relationship: rel}
 	}
 	prop := func(k, v string) requirement.Property { return requirement.Property{Key: k, Value: v} }
+	ext := func(k, v string) requirement.Property {
+		return requirement.Property{Key: k, Value: v, Type: requirement.External}
+	}
 	req001 := func(baseline int, status requirement.Status) *requirement.Requirement {
 		return &requirement.Requirement{
 			SpaceKey: "DEMO", Key: "REQ-001", Baseline: baseline, Status: status,
-			Text:         "The system shall log in users.",
-			Properties:   []requirement.Property{prop("Category", "Functional"), prop("Main Category", "Security")},
+			Text: "The system shall log in users.",
+			Properties: []requirement.Property{prop("Category", "Functional"), prop("Main Category", "Security"),
+				ext("Cost", "12"), ext("Main Owner", "bob")},
 			Origin:       requirement.PageRef{PageID: "123", Title: "Specs"},
 			Dependencies: []requirement.Dependency{dep("DEMO", "REQ-000", "refines")},
 			// The archived copy keeps its link inside the baseline but has
@@ -49,6 +53,9 @@ func fixture() []*requirement.Requirement {
 			Text: "Login must take under 2 s: 100% of the time",
 			Properties: []requirement.Property{
 				prop("Category", "Functional"), prop("Category", "Performance"), prop("Date", "2024-03-01"),
+				// An external property named like a page property: @Category
+				// and ext@Category are different fields.
+				ext("category", "External"), ext("cost", "9.5"),
 			},
 			Origin:       requirement.PageRef{PageID: "124"},
 			Dependencies: []requirement.Dependency{dep("", "REQ-001", "dependency"), dep("OTHER", "X-1", "business_rule")},
@@ -189,6 +196,25 @@ func TestMatch(t *testing.T) {
 		{`@Category ~ '%func%'`, []string{"REQ-000", "REQ-001", "REQ-002", "REQ-001@3"}},
 		{`@Date < '2024-01-01'`, []string{"REQ-010"}},
 		{`@Date >= '2024-01-01'`, []string{"REQ-002"}},
+		// External properties: ext@Name, every operator a property takes,
+		// never the page's properties (and @Name never the external ones).
+		{`ext@Cost = '12'`, []string{"REQ-001", "REQ-001@3"}},
+		{`EXT@cost = 12`, []string{"REQ-001", "REQ-001@3"}},
+		{`ext@Cost = 12.0`, none},
+		{`ext@Cost < 10`, []string{"REQ-002"}},
+		{`ext@Cost >= '10'`, []string{"REQ-001", "REQ-001@3"}},
+		{`ext@Cost != '12'`, []string{"REQ-002"}},
+		{`NOT ext@Cost = '12'`, []string{"REQ-000", "REQ-002", "X-1", "REQ-010"}},
+		{`ext@Cost IN ('9.5', '13')`, []string{"REQ-002"}},
+		{`ext@Cost NOT IN ('9.5')`, []string{"REQ-001", "REQ-001@3"}},
+		{`ext@Cost IS NULL`, []string{"REQ-000", "X-1", "REQ-010"}},
+		{`ext@Cost IS NOT NULL`, []string{"REQ-001", "REQ-002", "REQ-001@3"}},
+		{`ext@Main\ Owner ~ 'B%'`, []string{"REQ-001", "REQ-001@3"}},
+		{`ext@Category = 'External'`, []string{"REQ-002"}},
+		{`ext@Category = 'Functional'`, none},
+		{`@Category = 'External'`, none},
+		{`@Cost IS NOT NULL`, none},
+		{`ext@Category IS NOT NULL AND @Category = 'Performance'`, []string{"REQ-002"}},
 		// to and from: direct links, 'KEY' in any space or 'SPACE/KEY'.
 		{`TO = 'REQ-001'`, []string{"REQ-002"}},
 		{`to = 'DEMO/REQ-001'`, []string{"REQ-002"}},

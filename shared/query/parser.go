@@ -203,6 +203,15 @@ func (p *parser) field() (Field, error) {
 	if !ok {
 		return Field{}, apperr.InvalidAt(t.pos, "unknown field %s at position %d", show(t.val), t.pos)
 	}
+	if kind == FieldExternal {
+		// ext@Name: the name of an external property, as a property's
+		// after '@' (the lexer unescaped it; it is never empty).
+		if !t.hasRel {
+			return Field{}, apperr.InvalidAt(t.pos+len(t.text), "field 'ext' needs a property name: ext@Name (at position %d)",
+				t.pos+len(t.text))
+		}
+		return Field{Kind: FieldExternal, Name: t.rel}, nil
+	}
 	if !t.hasRel {
 		return Field{Kind: kind}, nil
 	}

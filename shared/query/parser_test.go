@@ -24,6 +24,7 @@ func TestParse(t *testing.T) {
 	t.Parallel()
 	prop := func(name string) Field { return Field{Kind: FieldProperty, Name: name} }
 	rel := func(k FieldKind, r string) Field { return Field{Kind: k, Name: r} }
+	ext := func(name string) Field { return Field{Kind: FieldExternal, Name: name} }
 	tests := []struct {
 		q    string
 		want Expr
@@ -50,6 +51,23 @@ func TestParse(t *testing.T) {
 		{`@Date <= '2024-01-01'`, cmpx(prop("Date"), OpLe, str("2024-01-01"))},
 		{`@Date > '2024-01-01'`, cmpx(prop("Date"), OpGt, str("2024-01-01"))},
 		{`@Date >= '2024-01-01'`, cmpx(prop("Date"), OpGe, str("2024-01-01"))},
+		// External properties (the original's Data Center form).
+		{`ext@Cost = '12'`, cmpx(ext("Cost"), OpEq, str("12"))},
+		{`EXT@Cost == 12`, cmpx(ext("Cost"), OpEq, num("12"))},
+		{`ext@Main\ Owner ~ 'b%'`, cmpx(ext("Main Owner"), OpLike, str("b%"))},
+		{`ext@Cost != 'x'`, cmpx(ext("Cost"), OpNe, str("x"))},
+		{`ext@Cost <> 'x'`, cmpx(ext("Cost"), OpNe, str("x"))},
+		{`ext@Cost < 3`, cmpx(ext("Cost"), OpLt, num("3"))},
+		{`ext@Cost <= 3`, cmpx(ext("Cost"), OpLe, num("3"))},
+		{`ext@Cost > 3`, cmpx(ext("Cost"), OpGt, num("3"))},
+		{`ext@Cost >= 3`, cmpx(ext("Cost"), OpGe, num("3"))},
+		{`ext@Cost IN ('1', '2')`, &In{Field: ext("Cost"), Values: []Value{str("1"), str("2")}}},
+		{`ext@Cost NOT IN ('1')`, &In{Field: ext("Cost"), Not: true, Values: []Value{str("1")}}},
+		{`ext@Cost IS NULL`, &IsNull{Field: ext("Cost")}},
+		{`ext@Cost IS NOT NULL`, &IsNull{Field: ext("Cost"), Not: true}},
+		{`ext@a\(b\)\,c\=\\ = 1`, cmpx(ext(`a(b),c=\`), OpEq, num("1"))},
+		{`ext@Größe = 'x' AND @Größe = 'y'`, &And{Left: cmpx(ext("Größe"), OpEq, str("x")), Right: cmpx(prop("Größe"), OpEq, str("y"))}},
+		{`ext@@at = 'x'`, cmpx(ext("@at"), OpEq, str("x"))},
 		{`key == 'A'`, keyEq("A")},
 		{`key != 'A'`, cmpx(fld(FieldKey), OpNe, str("A"))},
 		{`key <> 'A'`, cmpx(fld(FieldKey), OpNe, str("A"))},
@@ -124,6 +142,7 @@ func TestString(t *testing.T) {
 	tests := []struct{ q, want string }{
 		{`key=='a' and not (text~'%x%' or page<>1)`, `key = 'a' AND NOT (text ~ '%x%' OR page != 1)`},
 		{`@Main\ Category is not null`, `@Main\ Category IS NOT NULL`},
+		{`Ext@Main\ Owner in ('a')`, `ext@Main\ Owner IN ('a')`},
 		{`jira@Implements not in ('A','B')`, `jira@implements NOT IN ('A', 'B')`},
 		{`key = 'a' and (key = 'b' and key = 'c')`, `key = 'a' AND (key = 'b' AND key = 'c')`},
 		{`'it\'s \\'`, `'it\'s \\'`},
@@ -168,6 +187,10 @@ func TestParseErrors(t *testing.T) {
 		{`key = 'a\x'`, 8, `invalid escape '\x' at position 8`},
 		{`@ = 'x'`, 1, "expected a property name after '@' at position 0"},
 		{`jira@ = 'x'`, 5, "expected a relationship after 'jira@' at position 4"},
+		{`ext@ = 'x'`, 4, "expected a property name after 'ext@' at position 3"},
+		{`ext = 'x'`, 3, "field 'ext' needs a property name: ext@Name (at position 3)"},
+		{`ext IS NULL`, 3, "field 'ext' needs a property name"},
+		{`ext@Cost\`, 8, "unfinished escape '\\' at position 8"},
 		{`jira@\  = 'x'`, 5, "empty relationship"},
 		{`key@rel = 'x'`, 3, "field 'key' takes no relationship"},
 		{`to < 'x'`, 3, "operator '<' cannot be used with field 'to'"},

@@ -18,7 +18,7 @@ const (
 	AccessKey AccessKind = iota + 1
 	// AccessKeyPrefix: Fold(Key) starts with Values[0] (folded, not empty).
 	AccessKeyPrefix
-	// AccessProperty: a property whose Fold(name) is Name (folded) has a
+	// AccessProperty: a page property whose Fold(name) is Name (folded) has a
 	// value equal (exactly) to one of Values.
 	AccessProperty
 	// AccessPage: Origin.PageID equals one of Values (exactly).
@@ -42,12 +42,14 @@ const (
 	// AccessUnion: for at least one element of Branches, every Access of
 	// that element holds.
 	AccessUnion
+	// AccessExternal: AccessProperty for external properties (ext@Name).
+	AccessExternal
 )
 
 var accessNames = map[AccessKind]string{
 	AccessKey: "key", AccessKeyPrefix: "key-prefix", AccessProperty: "property", AccessPage: "page",
 	AccessIssue: "issue", AccessTo: "to", AccessFrom: "from", AccessBaseline: "baseline",
-	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union",
+	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union", AccessExternal: "external",
 }
 
 // String names the access kind.
@@ -65,7 +67,8 @@ func (k AccessKind) String() string {
 // still run on every candidate.
 type Access struct {
 	Kind AccessKind
-	// Name is the folded property name (AccessProperty) or the normalised
+	// Name is the folded property name (AccessProperty, AccessExternal) or
+	// the normalised
 	// relationship (AccessIssue, AccessTo, AccessFrom; "" = any).
 	Name string
 	// Values are alternatives: the access holds when one of them does. They
@@ -84,13 +87,14 @@ type Access struct {
 // AccessUnion when every branch has at least one access. Indexable
 // predicates: key = 'X', key ~ 'PREFIX%' (a single trailing '%' and a
 // non-empty prefix; no wildcard at all counts as key = 'X'), @Name = 'V',
-// page = 'N', jira[@rel] = 'X', to[@rel] = 'X', from[@rel] = 'X',
+// ext@Name = 'V', page = 'N', jira[@rel] = 'X', to[@rel] = 'X', from[@rel] = 'X',
 // baseline = N, space = 'S', status = 'S', and IN lists of all of these.
 // NOT, !=, NOT IN, IS [NOT] NULL, text, parent, child and the comparisons
 // never drive. A nil result means no index helps.
 //
 // Selectivity, as a rule of thumb for choosing one: key, then issue, to,
-// from, page, key prefix, property, baseline, and last status and space.
+// from, page, key prefix, property (page or external), baseline, and last
+// status and space.
 func Drivers(e Expr) []Access {
 	switch n := e.(type) {
 	case *And:
@@ -152,6 +156,8 @@ func eqDrivers(f Field, vals []Value) []Access {
 		a.Kind, convert = AccessKey, folded
 	case FieldProperty:
 		a.Kind, a.Name = AccessProperty, Fold(f.Name)
+	case FieldExternal:
+		a.Kind, a.Name = AccessExternal, Fold(f.Name)
 	case FieldPage:
 		a.Kind = AccessPage
 	case FieldJira:
@@ -236,7 +242,9 @@ func (a Access) Holds(r *requirement.Requirement) bool {
 	case AccessKeyPrefix:
 		return len(a.Values) > 0 && strings.HasPrefix(Fold(r.Key), a.Values[0])
 	case AccessProperty:
-		return anyIn(propertyValues(r.Properties, a.Name), a.Values)
+		return anyIn(propertyValues(r.Properties, a.Name, requirement.Inline), a.Values)
+	case AccessExternal:
+		return anyIn(propertyValues(r.Properties, a.Name, requirement.External), a.Values)
 	case AccessPage:
 		return slices.Contains(a.Values, r.Origin.PageID)
 	case AccessIssue:

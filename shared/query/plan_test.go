@@ -23,6 +23,12 @@ func TestDrivers(t *testing.T) {
 		{`key IN ('a', 'B', 'A')`, []Access{key("A", "B")}},
 		{`@Category = 'Functional'`, []Access{{Kind: AccessProperty, Name: "CATEGORY", Values: []string{"Functional"}}}},
 		{`@Main\ Category IN ('a', 'b', 'a')`, []Access{{Kind: AccessProperty, Name: "MAIN CATEGORY", Values: []string{"a", "b"}}}},
+		{`ext@Cost = '12'`, []Access{{Kind: AccessExternal, Name: "COST", Values: []string{"12"}}}},
+		{`ext@Main\ Owner IN ('a', 'b', 'a')`, []Access{{Kind: AccessExternal, Name: "MAIN OWNER", Values: []string{"a", "b"}}}},
+		{`ext@Cost = 12 AND @Cost = 12`, []Access{{Kind: AccessExternal, Name: "COST", Values: []string{"12"}}, {Kind: AccessProperty, Name: "COST", Values: []string{"12"}}}},
+		{`ext@Cost ~ '1%'`, nil},
+		{`ext@Cost != '1'`, nil},
+		{`ext@Cost IS NOT NULL`, nil},
 		{`page = 467382`, []Access{{Kind: AccessPage, Values: []string{"467382"}}}},
 		{`jira@Implements = 'JRA-21'`, []Access{{Kind: AccessIssue, Name: "implements", Values: []string{"JRA-21"}}}},
 		{`jira IN ('A-1', 'A-2')`, []Access{{Kind: AccessIssue, Values: []string{"A-1", "A-2"}}}},
@@ -78,6 +84,9 @@ func TestAccessHoldsOnFixture(t *testing.T) {
 		{`key = 'req-001'`, []string{"REQ-001", "REQ-001@3"}},
 		{`key ~ 'req-%'`, []string{"REQ-000", "REQ-001", "REQ-002", "REQ-001@3", "REQ-010"}},
 		{`@category = 'Functional'`, []string{"REQ-001", "REQ-002", "REQ-001@3"}},
+		{`ext@COST = '12'`, []string{"REQ-001", "REQ-001@3"}},
+		{`ext@category = 'External'`, []string{"REQ-002"}},
+		{`ext@category = 'Functional'`, nil},
 		{`page = 124`, []string{"REQ-002"}},
 		{`jira@implements = 'PROJ-2'`, []string{"REQ-002"}},
 		{`to = 'OTHER/X-1'`, []string{"REQ-002"}},
@@ -115,6 +124,13 @@ func TestAccessString(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `union([property[CAT] IN ('a')], [issue[implements] IN ('X', 'Y')])`
+	if got := Drivers(e)[0].String(); got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if e, err = Parse(`ext@Cost IN ('1', '2')`); err != nil {
+		t.Fatal(err)
+	}
+	want = `external[COST] IN ('1', '2')`
 	if got := Drivers(e)[0].String(); got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}

@@ -76,9 +76,9 @@ func (g gen) predicate() Expr {
 }
 
 func (g gen) field() Field {
-	f := Field{Kind: FieldKind(1 + g.rng.IntN(int(FieldProperty)))}
+	f := Field{Kind: FieldKind(1 + g.rng.IntN(int(FieldExternal)))}
 	switch {
-	case f.Kind == FieldProperty:
+	case f.Kind == FieldProperty || f.Kind == FieldExternal:
 		f.Name = g.pick("Category", "category", "Main Category", "Date", "a(b)", "x'y", `back\slash`, "Größe", "@at", "=")
 	case f.Kind.TakesRel() && g.rng.IntN(2) == 0:
 		f.Name = requirement.NormalizeRelationship(g.pick("refines", "dependency", "Business Rule", "Implements", "tests", "x(y)", "a\\b"))

@@ -30,11 +30,35 @@ func ParseStatus(s string) (Status, bool) {
 	return "", false
 }
 
-// Property is one property cell of a requirement: a column header and a value.
-// A property may appear several times (a multi-valued property).
+// Property is one property of a requirement: a name and a value. A page
+// property (Inline) is a cell of the requirement's row, named by its column
+// header, and may appear several times (a multi-valued property); an
+// external property (External) is stored by the service, set through the
+// API, and has one value per name (external.go).
 type Property struct {
 	Key   string
 	Value string
+	Type  PropertyType
+}
+
+// PropertyType says where a property comes from. The zero value is Inline.
+type PropertyType int
+
+// The property types; their API names are "INLINE" and "EXTERNAL".
+const (
+	// Inline is a property of the page: a cell of the requirement's row.
+	Inline PropertyType = iota
+	// External is a property the service stores, set through the external
+	// properties API, not on the page.
+	External
+)
+
+// String returns the API name of the type: INLINE or EXTERNAL.
+func (t PropertyType) String() string {
+	if t == External {
+		return "EXTERNAL"
+	}
+	return "INLINE"
 }
 
 // Dependency is a link from one requirement to another.

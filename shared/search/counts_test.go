@@ -72,6 +72,16 @@ func TestCallCounts(t *testing.T) {
 	s := newStack(t)
 	storeBig(t, s)
 	ctx := context.Background()
+	// External property Tier Gold on the Security requirements (100 in
+	// BIG, 10 in OTHER), set through the API's write path.
+	gold := "Gold"
+	for _, space := range []string{"BIG", "OTHER"} {
+		for i := 0; i < 2000 && (space == "BIG" || i < 200); i += 20 {
+			if _, err := s.wiki.SetExternal(ctx, "demo", space, bigKey(i), []requirement.ExternalChange{{Name: "Tier", Value: &gold}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 
 	tests := []struct {
 		name     string
@@ -120,6 +130,18 @@ func TestCallCounts(t *testing.T) {
 		// Another order reads every match (100 index items, 100 rows).
 		{name: "property equality, other order", q: `@Category = 'Security'`, order: "STATUS, TEXT DESC", space: "BIG",
 			results: 50, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 200, plan: "sorted in memory"},
+		// External properties have an index of their own, read the same
+		// way: 100 index items + 100 rows for the whole answer, 50 + 50
+		// for the first page.
+		{name: "external property equality, whole answer", q: `ext@Tier = 'Gold'`, space: "BIG", limit: 500,
+			results: 100, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 200, ratio: 2, plan: "external[TIER]"},
+		{name: "external property equality, first page", q: `ext@tier = 'Gold'`, space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 100, ratio: 2, plan: "external[TIER]"},
+		{name: "external property equality, tenant-wide first page", q: `ext@Tier IN ('Gold', 'Silver')`,
+			results: 50, calls: map[string]int{"GetItem": 1, "Query": 2, "BatchGetItem": 1}, items: 100, ratio: 2, plan: "external[TIER]"},
+		// A page property of that name is another field: nothing.
+		{name: "page property of an external name", q: `@Tier = 'Gold'`, space: "BIG",
+			results: 0, calls: map[string]int{"Query": 1}, items: 0, plan: "property[TIER]"},
 		// 667 index items (one Query: index items are small), 667 rows in
 		// one batch of 7 BatchGetItem calls.
 		{name: "broad property, other order", q: `@Priority = 'High'`, order: "TEXT", space: "BIG", limit: 500,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -114,10 +115,27 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 			if err := s.settings.Put(ctx, "demo", integration.Settings{IsolateSpaces: isolate}); err != nil {
 				t.Fatal(err)
 			}
+			withExt, extRows, extFound := 0, 0, 0
+			for _, r := range all {
+				if len(r.ExternalProperties()) > 0 {
+					extRows++
+				}
+			}
 			for range 300 {
 				req, scope, desc := randomRequest(t, rnd, w, "demo", isolate)
 				checkPlans(t, s.svc, all, req, scope, desc)
+				if strings.Contains(desc, "ext@") {
+					withExt++
+					if len(bruteForce(all, req, scope)) > 0 {
+						extFound++
+					}
+				}
 			}
+			if extRows == 0 || withExt == 0 {
+				t.Fatalf("the world has %d rows with external properties and %d searches use ext@", extRows, withExt)
+			}
+			t.Logf("300 searches agree with the brute force, every plan; %d use ext@ (%d of them find something); %d of %d rows have external properties",
+				withExt, extFound, extRows, len(all))
 		})
 	}
 }

@@ -273,7 +273,7 @@ func (p *planner) option(d query.Access, spaces []string) (option, bool) {
 		return p.keyOption(d.Values, spaces), true
 	case query.AccessKeyPrefix:
 		return p.prefixOption(d.Values[0], spaces), true
-	case query.AccessProperty, query.AccessIssue:
+	case query.AccessProperty, query.AccessExternal, query.AccessIssue:
 		if !p.activeOnly {
 			return option{}, false // the indexes hold current ACTIVE rows only
 		}
@@ -465,10 +465,14 @@ func (p *planner) prefixOption(prefix string, spaces []string) option {
 		}}
 }
 
-// indexOption reads property or issue index partitions in key order.
+// indexOption reads property (page or external) or issue index partitions
+// in key order.
 func (p *planner) indexOption(d query.Access) option {
 	kind, rank, label, name := IndexProperty, rankProperty, "property["+d.Name+"]", d.Name
-	if d.Kind == query.AccessIssue {
+	switch d.Kind {
+	case query.AccessExternal:
+		kind, label = IndexExternal, "external["+d.Name+"]"
+	case query.AccessIssue:
 		// The issue index has no relationship: Match checks it.
 		kind, rank, label, name = IndexIssue, rankIssue, "issue", ""
 		if d.Name != "" {

@@ -74,6 +74,8 @@ const (
 	IndexProperty IndexKind = iota + 1
 	// IndexIssue: the rows linked to issue Value (case-insensitively).
 	IndexIssue
+	// IndexExternal: IndexProperty for external properties.
+	IndexExternal
 )
 
 // IndexRef names one partition of a search index: its items of every

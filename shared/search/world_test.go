@@ -24,12 +24,16 @@ var (
 	wKeys       = []string{"REQ-1", "req-1", "REQ-2", "Req-3", "REQ-10", "REQ-11", "A", "a.b", "B_2", "X-1", "x-2", "ZED"}
 	wProps      = []string{"Priority", "priority", "Category", "Main Category"}
 	wValues     = []string{"High", "high", "Low", "Functional", "UI"}
-	wIssues     = []string{"PROJ-1", "PROJ-2", "proj-2", "OTHER-10"}
-	wWords      = []string{"login", "logout", "user", "Admin", "report", "100%"}
-	wLinkCols   = []string{"Refines", "Verifies"}
-	wIssueCols  = []string{"Implements", "Tests"}
-	wStatuses   = []string{"ACTIVE", "deleted", "Moved", "ARCHIVED", "bogus"}
-	wOrders     = []string{"", "REQKEY ASC, BASELINE DESC", "REQKEY DESC", "key", "SPACEKEY, REQKEY", "STATUS DESC",
+	// External properties: names and values that overlap the page's on
+	// purpose (@Priority and ext@Priority are different fields).
+	wExtProps  = []string{"Cost", "cost", "Owner", "Priority", "Main Owner"}
+	wExtValues = []string{"12", "9.5", "bob", "High", ""}
+	wIssues    = []string{"PROJ-1", "PROJ-2", "proj-2", "OTHER-10"}
+	wWords     = []string{"login", "logout", "user", "Admin", "report", "100%"}
+	wLinkCols  = []string{"Refines", "Verifies"}
+	wIssueCols = []string{"Implements", "Tests"}
+	wStatuses  = []string{"ACTIVE", "deleted", "Moved", "ARCHIVED", "bogus"}
+	wOrders    = []string{"", "REQKEY ASC, BASELINE DESC", "REQKEY DESC", "key", "SPACEKEY, REQKEY", "STATUS DESC",
 		"BASELINE", "TEXT", "PAGE DESC, KEY", "REQKEY, SPACE DESC", "reqkey desc, baseline asc"}
 )
 
@@ -89,9 +93,12 @@ func maybe(rnd *rand.Rand, xs []string) string {
 // buildWorld stores a random world for tenant through the real indexing
 // write path (svc): pages created, re-saved, moved and deleted, so that
 // requirements are ACTIVE, DELETED and MOVED, with properties, issues and
-// dependencies (and stubs for undefined targets); then baselines: archive
-// stores archived copies of some ACTIVE rows, read with current, and
-// commits baselines 1 and 2 in every space, never 3.
+// dependencies (and stubs for undefined targets), and external properties
+// set, changed and removed through svc.SetExternal before and after those
+// page operations (so that saves, moves and deletions carry or drop
+// them); then baselines: archive stores archived copies of some ACTIVE
+// rows, read with current, and commits baselines 1 and 2 in every space,
+// never 3.
 func buildWorld(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string, nPages int,
 	current func() []*requirement.Requirement, archive func(copies []*requirement.Requirement, n int, commit bool)) *world {
 	t.Helper()
@@ -104,6 +111,7 @@ func buildWorld(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string, 
 		save(t, svc, tenant, id, space[id], pageBody(rnd))
 		w.pages = append(w.pages, id)
 	}
+	setExternal(t, rnd, svc, tenant, current(), 2*nPages)
 	for range nPages / 2 {
 		id := pick(rnd, w.pages)
 		if space[id] == "" {
@@ -122,6 +130,7 @@ func buildWorld(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string, 
 			save(t, svc, tenant, id, space[id], pageBody(rnd))
 		}
 	}
+	setExternal(t, rnd, svc, tenant, current(), nPages)
 	rows := current()
 	for n := 1; n <= 3; n++ {
 		var copies []*requirement.Requirement
@@ -138,6 +147,41 @@ func buildWorld(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string, 
 		w.baselines = append(w.baselines, n)
 	}
 	return w
+}
+
+// setExternal makes n random external property changes (sets, and
+// removals one time in four) on random ACTIVE rows among rows.
+func setExternal(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string, rows []*requirement.Requirement, n int) {
+	t.Helper()
+	var active []*requirement.Requirement
+	for _, r := range rows {
+		if r.Status == requirement.Active {
+			active = append(active, r)
+		}
+	}
+	slices.SortFunc(active, func(a, b *requirement.Requirement) int {
+		return strings.Compare(a.SpaceKey+"/"+a.Key, b.SpaceKey+"/"+b.Key) // rows come in no order: fix it for the seed
+	})
+	if len(active) == 0 {
+		return
+	}
+	for range n {
+		r := pick(rnd, active)
+		var changes []requirement.ExternalChange
+		for range 1 + rnd.IntN(2) {
+			c := requirement.ExternalChange{Name: pick(rnd, wExtProps)}
+			if rnd.IntN(4) > 0 {
+				v := pick(rnd, wExtValues)
+				c.Value = &v
+			}
+			if !slices.ContainsFunc(changes, func(o requirement.ExternalChange) bool { return strings.EqualFold(o.Name, c.Name) }) {
+				changes = append(changes, c)
+			}
+		}
+		if _, err := svc.SetExternal(context.Background(), tenant, r.SpaceKey, r.Key, changes); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func save(t *testing.T, svc *wiki.Service, tenant, id, space, body string) {
@@ -213,7 +257,8 @@ func randomDriver(rnd *rand.Rand, w *world) string {
 func randomPredicate(rnd *rand.Rand, w *world) string {
 	q := func(xs []string) func() string { return func() string { return quoted(pick(rnd, xs)) } }
 	prop := func() string { return "@" + strings.ReplaceAll(pick(rnd, wProps), " ", `\ `) }
-	switch rnd.IntN(24) {
+	ext := func() string { return "ext@" + strings.ReplaceAll(pick(rnd, wExtProps), " ", `\ `) }
+	switch rnd.IntN(29) {
 	case 0:
 		return "key = " + q(wKeys)()
 	case 1:
@@ -259,6 +304,15 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 		return prop() + " = " + q(wValues)()
 	case 22:
 		return in(rnd, prop(), q(wValues))
+	case 23, 24:
+		return ext() + " = " + q(wExtValues)()
+	case 25:
+		return in(rnd, ext(), q(wExtValues))
+	case 26:
+		return ext() + " " + pick(rnd, []string{"IS NULL", "IS NOT NULL", "~ '1%'", "!= 'bob'", "< 10", ">= '12'", "== 12"})
+	case 27:
+		// The same name as a page property or an external one.
+		return pick(rnd, []string{"@", "ext@"}) + "Priority = " + q(wValues)()
 	}
 	return prop() + " " + pick(rnd, []string{"IS NULL", "IS NOT NULL", "~ 'h%'", "!= 'High'"})
 }

@@ -195,7 +195,14 @@ var foundFields = map[string]func(*Service, json.RawMessage) (any, bool){
 		return foundList(raw, func(in map[string]json.RawMessage) (any, bool) {
 			k, okK := foundText(in["key"], maxName)
 			v, okV := foundText(in["value"], maxExcerpt)
-			return map[string]string{"key": k, "value": v}, okK && okV
+			out := map[string]string{"key": k, "value": v}
+			// The wiki says where a property comes from: the page
+			// (INLINE) or its external properties API (EXTERNAL).
+			var typ string
+			if json.Unmarshal(in["type"], &typ) == nil && (typ == "INLINE" || typ == "EXTERNAL") {
+				out["type"] = typ
+			}
+			return out, okK && okV
 		})
 	},
 	"origin": func(_ *Service, raw json.RawMessage) (any, bool) {

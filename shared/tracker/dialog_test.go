@@ -116,14 +116,14 @@ func TestSearchAnswersOnlyCheckedFields(t *testing.T) {
 	for _, tc := range []struct{ name, answer, want string }{
 		{"a whole requirement",
 			`{"results":[{"spaceKey":"DEMO","key":"REQ-1","baseline":null,"status":"ACTIVE","text":"Log in.","htmlExcerpt":"<p>Log in.</p>",
-			"htmlNeedsUpdating":false,"properties":[{"key":"Priority","value":"High"}],"origin":{"pageId":"100","title":"Specs"},
+			"htmlNeedsUpdating":false,"properties":[{"key":"Priority","value":"High"},{"key":"Cost","value":"12","type":"EXTERNAL"},{"key":"X","value":"1","type":"OTHER"}],"origin":{"pageId":"100","title":"Specs"},
 			"dependencies":[{"spaceKey":"DEMO","key":"REQ-2","relationship":"refines"}],"reverseDependencies":[],
 			"issues":[{"serviceId":"jira-1","issueKey":"PROJ-1","relationship":"implements","origin":"PAGE"},{"serviceId":null,"issueKey":"PROJ-2","relationship":"tests","origin":"TRACKER"}],
 			"genericUrl":"/requirements/DEMO/REQ-1","references":[{"pageId":"101","title":"Design"}]}],"offset":0,"limit":10,"count":1}`,
 			head + `{"baseline":null,"dependencies":[{"key":"REQ-2","relationship":"refines","spaceKey":"DEMO"}],"genericUrl":"/requirements/DEMO/REQ-1",` +
 				`"htmlExcerpt":"<p>Log in.</p>","htmlNeedsUpdating":false,"issues":[{"issueKey":"PROJ-1","origin":"PAGE","relationship":"implements","serviceId":"jira-1"},` +
 				`{"issueKey":"PROJ-2","origin":"TRACKER","relationship":"tests","serviceId":null}],"key":"REQ-1","origin":{"pageId":"100","title":"Specs"},` +
-				`"properties":[{"key":"Priority","value":"High"}],"references":[{"pageId":"101","title":"Design"}],"reverseDependencies":[],"spaceKey":"DEMO","status":"ACTIVE","text":"Log in."}]}`},
+				`"properties":[{"key":"Priority","value":"High"},{"key":"Cost","type":"EXTERNAL","value":"12"},{"key":"X","value":"1"}],"references":[{"pageId":"101","title":"Design"}],"reverseDependencies":[],"spaceKey":"DEMO","status":"ACTIVE","text":"Log in."}]}`},
 		{"hostile excerpt, unknown fields",
 			`{"results":[{"spaceKey":"DEMO","key":"REQ-1","htmlExcerpt":"<p>x<img src=x onerror=alert(1)><script>alert(2)</script></p>","extra":[1],"__proto__":{"a":1}}],"count":1,"limit":10,"debug":"<script>"}`,
 			head + `{"baseline":null,"htmlExcerpt":"<p>x<img src=\"x\"></p>","key":"REQ-1","spaceKey":"DEMO"}]}`},

@@ -45,8 +45,13 @@ func newPlan(tenant, actor string, now time.Time, stored map[requirement.ID]*req
 	}
 }
 
-// set records the new state of a row.
+// set records the new state of a row. A row that is not ACTIVE has no
+// external properties: they go when the requirement is DELETED, and move
+// with it to its new row when it is MOVED.
 func (p *plan) set(r *requirement.Requirement) {
+	if r.Status != requirement.Active {
+		r.DropExternalProperties()
+	}
 	id := r.ID()
 	if _, ok := p.next[id]; !ok {
 		p.order = append(p.order, id)

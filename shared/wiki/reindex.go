@@ -116,7 +116,7 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 // excerptDiffers reports whether what a page view would gather for r differs
 // from what r holds.
 func excerptDiffers(r *requirement.Requirement, d *page.Definition) bool {
-	return r.Text != d.Text || r.HTMLExcerpt != d.HTMLExcerpt || !slices.Equal(r.Properties, d.Properties)
+	return r.Text != d.Text || r.HTMLExcerpt != d.HTMLExcerpt || !slices.Equal(r.PageProperties(), d.Properties)
 }
 
 // ViewPage is the page view: the requirements the page defines, in page
@@ -207,7 +207,8 @@ func (s *Service) ViewPage(ctx context.Context, tenant, actor, space, id string)
 	for _, st := range flagged {
 		r := st.Clone()
 		if d, ok := defs[st.ID()]; ok {
-			r.Text, r.HTMLExcerpt, r.Properties = d.Text, d.HTMLExcerpt, slices.Clone(d.Properties)
+			r.Text, r.HTMLExcerpt = d.Text, d.HTMLExcerpt
+			r.SetPageProperties(d.Properties) // the external ones stay
 		}
 		r.HTMLNeedsUpdating = false
 		p.set(r)

@@ -256,6 +256,9 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 			if before := p.before(id); before != nil && before != p.stored[id] {
 				r.Issues = withTrackerHolds(r.Issues, before.Issues)
 			}
+			// External properties are the requirement's, not the page's:
+			// those of its ACTIVE row, as stored or (moved) in the old space.
+			r.SetExternalProperties(carriedExternal(p.stored[id], p.prior[id]))
 		}
 	}
 	if err := p.warn(ctx, s.store, res); err != nil {
@@ -479,6 +482,19 @@ func (p *plan) warn(ctx context.Context, store Store, res *Result) error {
 				res.Warnings = append(res.Warnings, Warning{Key: r.Key,
 					Message: fmt.Sprintf("no integration '%s' for issue %s", l.ServiceID, l.IssueKey)})
 			}
+		}
+	}
+	return nil
+}
+
+// carriedExternal returns the external properties a requirement keeps when
+// its page is saved: those of the first ACTIVE row among rows (its stored
+// row, then the row it replaces, the old space's of a moved requirement).
+// Rows that are not ACTIVE hold none.
+func carriedExternal(rows ...*requirement.Requirement) []requirement.Property {
+	for _, r := range rows {
+		if r != nil && r.Status == requirement.Active {
+			return r.ExternalProperties()
 		}
 	}
 	return nil

@@ -51,6 +51,17 @@ type Store interface {
 	// the page write is conditioned on ExpectVersion and on no lease being
 	// held; apperr.ErrConflict when that fails.
 	Commit(ctx context.Context, tenant string, c *Change) error
+	// SetExternal writes the external properties of next over those of
+	// old, the current row of a requirement as read (strongly
+	// consistent), with its search index items. It writes on condition
+	// that the row is still ACTIVE on old's page with old's external
+	// properties, and that no unexpired lease is held on that page (a
+	// save, delete, reindex or page view of the page reads and writes its
+	// rows under the lease, and writes back the external properties it
+	// read): apperr.ErrConflict when a condition fails, with the row
+	// unchanged. apperr.ErrTooLarge when the row would pass the size a
+	// requirement may take, with nothing written.
+	SetExternal(ctx context.Context, tenant string, old, next *requirement.Requirement) error
 }
 
 // Integration is what indexing needs of an integration: where messages go

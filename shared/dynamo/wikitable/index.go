@@ -21,6 +21,7 @@ import (
 // the indexing write path as requirements change:
 //
 //	property  pk T#t#IX#P#<name>#<value>   sk <KEYU>#<SPACE>
+//	external  pk T#t#IX#E#<name>#<value>   sk <KEYU>#<SPACE>
 //	issue     pk T#t#IX#J#<issueKey>       sk <KEYU>#<SPACE>
 //
 // The same item sits in gsi1 under its space, so that a search of one
@@ -42,6 +43,9 @@ type indexItem struct {
 // Index kinds (the <kind> of the partition key).
 const (
 	indexProperty = "P"
+	// indexExternal items are those of external properties: a kind of
+	// their own, so that `@Cost` and `ext@Cost` read different partitions.
+	indexExternal = "E"
 	indexIssue    = "J"
 	// indexService items say that a requirement's page holds (or held) links
 	// to an integration: pk T#t#IX#S#<serviceId> (indexAnyService for jira
@@ -92,6 +96,10 @@ func indexPropertyPK(tenant, name, value string) string {
 	return indexPK(tenant, indexProperty, indexPropertyValue(name, value))
 }
 
+func indexExternalPK(tenant, name, value string) string {
+	return indexPK(tenant, indexExternal, indexPropertyValue(name, value))
+}
+
 func indexIssuePK(tenant, issueKey string) string {
 	return indexPK(tenant, indexIssue, indexValue(issueKey))
 }
@@ -112,7 +120,11 @@ func indexItems(tenant string, r *requirement.Requirement) map[string]indexItem 
 			Space: r.SpaceKey, Key: r.Key}
 	}
 	for _, p := range r.Properties {
-		add(indexProperty, indexPropertyValue(p.Key, p.Value))
+		kind := indexProperty
+		if p.Type == requirement.External {
+			kind = indexExternal
+		}
+		add(kind, indexPropertyValue(p.Key, p.Value))
 	}
 	for _, l := range r.Issues {
 		add(indexIssue, indexValue(l.IssueKey))
@@ -160,6 +172,11 @@ func indexDiff(tenant string, old, n *requirement.Requirement) (puts, deletes []
 // the rows with GetMany. pageSize bounds each Query call.
 func (s *RequirementStore) QueryPropertyIndex(ctx context.Context, tenant, name, value, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
 	return s.indexQuery(ctx, indexPropertyPK(tenant, name, value), keyPrefix, pageSize, fn)
+}
+
+// QueryExternalIndex is QueryPropertyIndex for external properties.
+func (s *RequirementStore) QueryExternalIndex(ctx context.Context, tenant, name, value, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
+	return s.indexQuery(ctx, indexExternalPK(tenant, name, value), keyPrefix, pageSize, fn)
 }
 
 // QueryIssueIndex is QueryPropertyIndex for the requirements whose issue

@@ -205,18 +205,20 @@ func (s *WikiStore) pgWrite(ctx context.Context, tenant string, put map[string]t
 	default:
 		cond, names = "attribute_not_exists(#pk)", pgNames("#pk")
 	}
-	var err error
-	if put != nil {
-		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: &s.table, Item: put, ConditionExpression: &cond,
-			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-		})
-	} else {
-		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: &s.table, Key: pgKey(tenant, id), ConditionExpression: &cond,
-			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-		})
-	}
+	err := dynamo.RetryRejected(ctx, func() (err error) {
+		if put != nil {
+			_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+				TableName: &s.table, Item: put, ConditionExpression: &cond,
+				ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			})
+		} else {
+			_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+				TableName: &s.table, Key: pgKey(tenant, id), ConditionExpression: &cond,
+				ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			})
+		}
+		return err
+	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		if l != nil {

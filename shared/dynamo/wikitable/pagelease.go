@@ -25,7 +25,9 @@ import (
 // with one conditional UpdateItem before reading the rows, and ends it
 // with its last write: the page put or delete conditioned on leaseId (a
 // put replaces the item, so the lease attributes go with it), or an
-// UpdateItem removing them. A new page's lease is a placeholder item (keys
+// UpdateItem removing them. Every write of the page item is sent again
+// when DynamoDB rejects it because a transaction is checking the item (an
+// external-property update checks that no lease is held: extprops.go). A new page's lease is a placeholder item (keys
 // and lease only, no version), invisible to reads, that the save's page
 // put replaces. docs/indexing.md describes it.
 
@@ -91,14 +93,18 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 	// failed operation left, and nothing else of the item (not its body).
 	names["#pd"] = pgPending
 	values[":mark"] = &types.AttributeValueMemberSS{Value: []string{pgPendingMark}}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: pgKey(tenant, id),
-		UpdateExpression:                    aws.String("SET #li = :id, #lu = :until ADD #pd :mark"),
-		ConditionExpression:                 &cond,
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueUpdatedOld,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	var out *dynamodb.UpdateItemOutput
+	err := dynamo.RetryRejected(ctx, func() (err error) {
+		out, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: pgKey(tenant, id),
+			UpdateExpression:                    aws.String("SET #li = :id, #lu = :until ADD #pd :mark"),
+			ConditionExpression:                 &cond,
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           values,
+			ReturnValues:                        types.ReturnValueUpdatedOld,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -182,14 +188,17 @@ func pgPendingMembers(c *wiki.Change) []string {
 // pending record, on condition that the lease is still l: before a commit
 // writes anything else.
 func (s *WikiStore) pgRecordPending(ctx context.Context, tenant string, l *wiki.Lease, members []string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: pgKey(tenant, l.PageID),
-		UpdateExpression:         aws.String("ADD #pd :p"),
-		ConditionExpression:      aws.String("#li = :id"),
-		ExpressionAttributeNames: map[string]string{"#pd": pgPending, "#li": "leaseId"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":p": &types.AttributeValueMemberSS{Value: members}, ":id": &types.AttributeValueMemberS{Value: l.ID},
-		},
+	err := dynamo.RetryRejected(ctx, func() error {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: pgKey(tenant, l.PageID),
+			UpdateExpression:         aws.String("ADD #pd :p"),
+			ConditionExpression:      aws.String("#li = :id"),
+			ExpressionAttributeNames: map[string]string{"#pd": pgPending, "#li": "leaseId"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":p": &types.AttributeValueMemberSS{Value: members}, ":id": &types.AttributeValueMemberS{Value: l.ID},
+			},
+		})
+		return err
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -233,10 +242,13 @@ func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Leas
 		names := pgNames("#li", "#v")
 		names["#pd"] = pgPending
 		values[":one"] = &types.AttributeValueMemberN{Value: "1"} // the lease's mark only
-		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: &s.table, Key: pgKey(tenant, l.PageID),
-			ConditionExpression:      aws.String("#li = :id AND attribute_not_exists(#v) AND (attribute_not_exists(#pd) OR size(#pd) <= :one)"),
-			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+		err = dynamo.RetryRejected(ctx, func() error {
+			_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+				TableName: &s.table, Key: pgKey(tenant, l.PageID),
+				ConditionExpression:      aws.String("#li = :id AND attribute_not_exists(#v) AND (attribute_not_exists(#pd) OR size(#pd) <= :one)"),
+				ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			})
+			return err
 		})
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
@@ -263,14 +275,16 @@ func (s *WikiStore) pgEndLease(ctx context.Context, tenant string, l *wiki.Lease
 		update += ", #pd"
 		names["#pd"] = pgPending
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: pgKey(tenant, l.PageID),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String("#li = :id"),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}},
+	return dynamo.RetryRejected(ctx, func() error {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: pgKey(tenant, l.PageID),
+			UpdateExpression:          aws.String(update),
+			ConditionExpression:       aws.String("#li = :id"),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}},
+		})
+		return err
 	})
-	return err
 }
 
 // pgLeaseLost is the answer when the write ending a lease finds it no

@@ -29,9 +29,13 @@ type requirementItem struct {
 	HTML    string `dynamodbav:"html,omitempty"`
 	NeedsHT bool   `dynamodbav:"needsHtml,omitempty"`
 	Props   []prop `dynamodbav:"props,omitempty"`
-	PageID  string `dynamodbav:"pageId,omitempty"`
-	Title   string `dynamodbav:"pageTitle,omitempty"`
-	Deps    []dep  `dynamodbav:"deps,omitempty"`
+	// Ext are the external properties (set through the API, not on the
+	// page), in name order: an attribute of its own, so that setting them
+	// is an update of this attribute alone (extstore.go).
+	Ext    []prop `dynamodbav:"ext,omitempty"`
+	PageID string `dynamodbav:"pageId,omitempty"`
+	Title  string `dynamodbav:"pageTitle,omitempty"`
+	Deps   []dep  `dynamodbav:"deps,omitempty"`
 	// RDeps are the reverse dependencies, encoded by encodeDep so that other
 	// pages can ADD/DELETE them as a string set without reading the item.
 	RDeps  []string    `dynamodbav:"rdeps,stringset,omitempty"`
@@ -111,6 +115,10 @@ func newRequirementItem(tenant string, r *requirement.Requirement) requirementIt
 		it.GSI1PK, it.GSI1SK = archGSI1PK(tenant), archGSI1SK(r.SpaceKey, r.Key, r.Baseline)
 	}
 	for _, p := range r.Properties {
+		if p.Type == requirement.External {
+			it.Ext = append(it.Ext, prop{K: p.Key, V: p.Value})
+			continue
+		}
 		it.Props = append(it.Props, prop{K: p.Key, V: p.Value})
 	}
 	for _, d := range r.Dependencies {
@@ -137,6 +145,9 @@ func (it *requirementItem) entity() *requirement.Requirement {
 	}
 	for _, p := range it.Props {
 		r.Properties = append(r.Properties, requirement.Property{Key: p.K, Value: p.V})
+	}
+	for _, p := range it.Ext {
+		r.Properties = append(r.Properties, requirement.Property{Key: p.K, Value: p.V, Type: requirement.External})
 	}
 	for _, d := range it.Deps {
 		r.Dependencies = append(r.Dependencies, requirement.Dependency{SpaceKey: d.S, Key: d.K, Relationship: d.R})

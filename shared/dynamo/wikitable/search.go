@@ -144,8 +144,11 @@ func (s *SearchStore) searchQuery(ctx context.Context, in *dynamodb.QueryInput, 
 // Index implements search.Store: one Query of an index partition.
 func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexRef, desc bool, after search.Token, limit int) ([]requirement.ID, search.Token, error) {
 	kind, value := indexIssue, indexValue(ix.Value)
-	if ix.Kind == search.IndexProperty {
+	switch ix.Kind {
+	case search.IndexProperty:
 		kind, value = indexProperty, indexPropertyValue(ix.Name, ix.Value)
+	case search.IndexExternal:
+		kind, value = indexExternal, indexPropertyValue(ix.Name, ix.Value)
 	}
 	// Every space: the index partition; one space: its gsi1 partition.
 	kc := expression.Key("pk").Equal(expression.Value(indexPK(tenant, kind, value)))

@@ -12,7 +12,7 @@
 //	archived copy        pk T#t#S#<SPACE>#B#<n8>    sk R#<KEYU>     gsi1 T#t#ARCH / <KEYU>#<SPACE>#<inv8(n)>
 //	page                 pk T#t#PAGE#<pageId>       sk PAGE         gsi1 T#t#CHILDREN#<parentId> / <pageId>
 //	space registry       pk T#t#SPACES              sk <SPACE>
-//	index item           pk T#t#IX#<kind>#<value>   sk <KEYU>#<SPACE>          (property P#, issue J#)
+//	index item           pk T#t#IX#<kind>#<value>   sk <KEYU>#<SPACE>          (property P#, external E#, issue J#)
 //	baseline             pk T#t#S#<SPACE>           sk BL#<n8>
 //	baseline counter     pk T#t#S#<SPACE>           sk BLCOUNTER
 //	settings             pk T#t#SETTINGS            sk SETTINGS
@@ -66,7 +66,8 @@ func childrenPK(tenant, parent string) string {
 func spacesPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "SPACES" }
 
 // indexPK is the partition of a search index item: kind "P" (property,
-// value "<name>#<value>") or "J" (issue key), value as indexValue gives it
+// value "<name>#<value>"), "E" (external property, the same) or "J" (issue
+// key), value as indexValue gives it
 // (folded, so the index is a superset of the exact match, which the
 // evaluator then checks).
 func indexPK(tenant, kind, value string) string {

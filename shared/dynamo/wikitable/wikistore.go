@@ -280,7 +280,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return err
 		}
 		if size := saveItemSize(av); size > saveMaxRow {
-			return apperr.TooLargef("requirement %s/%s cannot be stored: its text, excerpt and links take %d bytes, "+
+			return apperr.TooLargef("requirement %s/%s cannot be stored: its text, excerpt, properties (external ones included) and links take %d bytes, "+
 				"over the %d bytes a requirement may take; shorten its description", w.New.SpaceKey, w.New.Key, size, saveMaxRow)
 		}
 		puts, deletes, err := indexDiff(tenant, w.Old, w.New)

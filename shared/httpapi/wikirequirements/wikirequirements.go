@@ -1,5 +1,7 @@
 // Package wikirequirements is the WikiRequirements route group: requirement
-// reads (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), the page view
+// reads (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), external
+// properties (PUT /rest/reqs/1/requirement2/{spaceKey}/{key}/external,
+// external.go), the page view
 // (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the requirement search (GET
 // /rest/reqs/1/requirement2/{spaceKey}, search.go), the routes the spec says
 // must not be used (405 with Allow, 410) and the wiki's OpenAPI document
@@ -35,10 +37,12 @@ type Reader interface {
 
 // Handler serves the route group. Register works on a zero Handler (the
 // route-agreement test lists its routes); serving reads needs Requirements,
-// serving the search needs Search.
+// serving the search needs Search, setting external properties needs
+// External.
 type Handler struct {
 	Requirements Reader
 	Search       Searcher
+	External     ExternalSetter
 }
 
 // Register declares the routes of WikiRequirements in template.yaml,
@@ -52,6 +56,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("POST "+key, httpapi.Reader, readOnly, httpapi.Accepts())
 	rt.Handle("PUT "+key, httpapi.Reader, readOnly, httpapi.Accepts())
 	rt.Handle("DELETE "+key, httpapi.Reader, readOnly, httpapi.Accepts())
+	rt.Handle("PUT "+key+"/external", httpapi.Member, h.setExternal)
 	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Reader, requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
 	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
@@ -80,10 +85,12 @@ type requirementDTO struct {
 	References *[]pageRefDTO `json:"references,omitempty"`
 }
 
-// propertyDTO is one property of a requirement.
+// propertyDTO is one property of a requirement: type INLINE for a page's
+// property, EXTERNAL for one set through the external properties API.
 type propertyDTO struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
+	Type  string `json:"type"`
 }
 
 // pageRefDTO names a page.
@@ -130,7 +137,7 @@ func toRequirementDTO(r *requirement.Requirement) requirementDTO {
 		out.NewSpaceKey, out.NewKey = r.NewSpaceKey, r.NewKey
 	}
 	for _, p := range r.Properties {
-		out.Properties = append(out.Properties, propertyDTO{Key: p.Key, Value: p.Value})
+		out.Properties = append(out.Properties, propertyDTO{Key: p.Key, Value: p.Value, Type: p.Type.String()})
 	}
 	for _, d := range r.Dependencies {
 		out.Dependencies = append(out.Dependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})

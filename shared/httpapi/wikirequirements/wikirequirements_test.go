@@ -115,7 +115,7 @@ func TestGetRequirement(t *testing.T) {
 	want := `{"spaceKey":"DEMO","key":"REQ-001","baseline":null,"status":"ACTIVE",
 	 "text":"The system shall log in users.","htmlExcerpt":"<p>The system shall log in users.</p>",
 	 "htmlNeedsUpdating":false,
-	 "properties":[{"key":"Priority","value":"High"}],
+	 "properties":[{"key":"Priority","value":"High","type":"INLINE"}],
 	 "origin":{"pageId":"123","title":"Page 123"},
 	 "dependencies":[{"spaceKey":"DEMO","key":"REQ-000","relationship":"refines"}],
 	 "reverseDependencies":[{"spaceKey":"OTHER","key":"O-1","relationship":"refines"}],

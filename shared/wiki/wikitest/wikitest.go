@@ -354,3 +354,23 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 	}
 	return nil
 }
+
+// SetExternal implements wiki.Store as the DynamoDB store does: the
+// external properties of next replace the stored row's, on condition that
+// no unexpired lease is held on old's page and that the row is still
+// ACTIVE on that page with old's external properties.
+func (m *Mem) SetExternal(_ context.Context, tenant string, old, next *requirement.Requirement) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["SetExternal"]++
+	if m.held(tenant + "/" + old.Origin.PageID) {
+		return apperr.Conflictf("page %s is being saved by another request", old.Origin.PageID)
+	}
+	cur := m.tenantRows(tenant)[old.ID()]
+	if cur == nil || cur.Status != requirement.Active || cur.Origin.PageID != old.Origin.PageID ||
+		!slices.Equal(cur.ExternalProperties(), old.ExternalProperties()) {
+		return apperr.Conflictf("requirement %s changed concurrently", old.ID())
+	}
+	cur.SetExternalProperties(next.ExternalProperties())
+	return nil
+}
