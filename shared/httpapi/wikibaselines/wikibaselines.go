@@ -78,6 +78,22 @@ type baselineDTO struct {
 	Progress *progressDTO `json:"progress,omitempty"`
 	// Message says why a FAILED freeze gave up.
 	Message string `json:"message,omitempty"`
+	// Retitles (an added field, in create's answer only) says which page
+	// the baseline renames to its name when it commits, so the rename is
+	// never a surprise.
+	Retitles *retitleDTO `json:"retitles,omitempty"`
+}
+
+// retitleDTO is the page a baseline renames and the title it gives it.
+type retitleDTO struct {
+	PageID string `json:"pageId"`
+	Title  string `json:"title"`
+}
+
+// withRetitle adds to a create answer the page it renames.
+func withRetitle(dto baselineDTO) baselineDTO {
+	dto.Retitles = &retitleDTO{PageID: dto.CEO, Title: dto.Name}
+	return dto
 }
 
 // progressDTO is how far a freeze got.
@@ -210,7 +226,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, p auth.Principa
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, createStatus(b), toBaselineDTO(b, true))
+	httpapi.WriteJSON(w, createStatus(b), withRetitle(toBaselineDTO(b, true)))
 	return nil
 }
 

@@ -116,7 +116,8 @@ func TestBaselines(t *testing.T) {
 	}
 	delete(a.obj, "createdAt")
 	want := map[string]any{"spaceKey": "DEMO", "number": 1.0, "name": "Release 1", "label": "", "ceo": "200", "instant": false,
-		"createdBy": "demo-user", "count": 3.0, "pageLink": "/pages/viewpage.action?pageId=200", "status": "COMPLETE"}
+		"createdBy": "demo-user", "count": 3.0, "pageLink": "/pages/viewpage.action?pageId=200", "status": "COMPLETE",
+		"retitles": map[string]any{"pageId": "200", "title": "Release 1"}}
 	if fmt.Sprint(a.obj) != fmt.Sprint(want) {
 		t.Errorf("create answer %v, want %v", a.obj, want)
 	}
@@ -138,11 +139,18 @@ func TestBaselines(t *testing.T) {
 	if a.code != 200 || a.obj["number"] != 2.0 || a.obj["count"] != 2.0 || a.obj["ceo"] != "100" || a.obj["instant"] != true {
 		t.Fatalf("create-instant: %d %s", a.code, a.raw)
 	}
+	if _, ok := a.obj["retitles"]; ok {
+		t.Fatalf("create-instant renames no page, yet says it does: %s", a.raw)
+	}
 	a = do(t, s, "POST", base+"DEMO/1/create-instant", user, "application/json", `{"name": "Tree", "fromCeo": 100, "fromCeoWithChildren": true}`)
 	if a.code != 200 || a.obj["number"] != 3.0 || a.obj["count"] != 3.0 {
 		t.Fatalf("create-instant with children: %d %s", a.code, a.raw)
 	}
 	a = do(t, s, "POST", base+"DEMO/1/create", user, "application/json", `{"name": "Refining", "ceo": "200", "queryString": "to@refines = 'REQ-2'"}`)
+	// The answer says which page the baseline renames: never a surprise.
+	if rt, _ := a.obj["retitles"].(map[string]any); rt["pageId"] != "200" || rt["title"] != "Refining" {
+		t.Fatalf("create does not say it renames page 200: %s", a.raw)
+	}
 	if a.code != 200 || a.obj["number"] != 4.0 || a.obj["count"] != 1.0 {
 		t.Fatalf("create with a query: %d %s", a.code, a.raw)
 	}
