@@ -134,6 +134,11 @@ func TestLoadTables(t *testing.T) {
 		KeySchema:  []samtemplate.KeyElement{{Name: "gsi1pk", Type: "HASH"}, {Name: "gsi1sk", Type: "RANGE"}},
 		Projection: samtemplate.Projection{Type: "ALL"},
 	}
+	gsi2 := samtemplate.Index{
+		Name:       "gsi2",
+		KeySchema:  []samtemplate.KeyElement{{Name: "gsi2pk", Type: "HASH"}, {Name: "gsi2sk", Type: "RANGE"}},
+		Projection: samtemplate.Projection{Type: "INCLUDE", NonKeyAttributes: []string{"title"}},
+	}
 	tests := []struct {
 		id    string
 		attrs int
@@ -142,7 +147,7 @@ func TestLoadTables(t *testing.T) {
 	}{
 		{"AuthTable", 2, nil, "ttl"}, // rate-limit windows expire
 		{"TrackerTable", 4, []samtemplate.Index{gsi1}, ""},
-		{"WikiTable", 4, []samtemplate.Index{gsi1}, "ttl"}, // DONE outbound messages expire
+		{"WikiTable", 6, []samtemplate.Index{gsi1, gsi2}, "ttl"}, // DONE outbound messages expire
 	}
 	if len(tmpl.Tables) != len(tests) {
 		t.Fatalf("%d tables, want %d", len(tmpl.Tables), len(tests))
@@ -162,7 +167,8 @@ func TestLoadTables(t *testing.T) {
 			t.Errorf("%s has %d attributes, want %d", tb.LogicalID, len(tb.Attributes), tt.attrs)
 		}
 		if !slices.EqualFunc(tb.GSIs, tt.gsis, func(a, b samtemplate.Index) bool {
-			return a.Name == b.Name && slices.Equal(a.KeySchema, b.KeySchema) && a.Projection.Type == b.Projection.Type
+			return a.Name == b.Name && slices.Equal(a.KeySchema, b.KeySchema) && a.Projection.Type == b.Projection.Type &&
+				slices.Equal(a.Projection.NonKeyAttributes, b.Projection.NonKeyAttributes)
 		}) {
 			t.Errorf("%s GSIs = %+v, want %+v", tb.LogicalID, tb.GSIs, tt.gsis)
 		}

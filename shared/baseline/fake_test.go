@@ -59,6 +59,16 @@ func (f *fake) Page(_ context.Context, _, id string) (*baseline.Page, error) {
 	return nil, apperr.NotFoundf("page %s not found", id)
 }
 
+func (f *fake) PagesTitled(_ context.Context, _, title string) ([]requirement.PageRef, error) {
+	var out []requirement.PageRef
+	for _, p := range f.pages {
+		if strings.EqualFold(p.Title, title) {
+			out = append(out, requirement.PageRef{PageID: p.ID, Title: p.Title})
+		}
+	}
+	return out, nil
+}
+
 func (f *fake) Children(_ context.Context, _, id string) ([]*baseline.Page, error) {
 	var out []*baseline.Page
 	for _, p := range f.pages {

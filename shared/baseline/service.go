@@ -284,18 +284,24 @@ func (s *Service) spacePage(ctx context.Context, tenant, space, id, field string
 // selectActive reads the current rows of the space and returns the ACTIVE
 // ones that expr matches, in key order. The graph predicates (parent,
 // child) are answered from the links of the space's ACTIVE rows, which are
-// then all held at once (up to closureRows of them).
+// then all held at once (up to closureRows of them); the page predicates
+// from the pages their values name (pageNames).
 func (s *Service) selectActive(ctx context.Context, tenant, space string, expr query.Expr) ([]*requirement.Requirement, error) {
+	names, err := s.pageNames(ctx, tenant, expr)
+	if err != nil {
+		return nil, err
+	}
+	env := query.Sets{Pages: names}
 	cs := query.Closures(expr)
 	var rows []*requirement.Requirement
 	over := false
-	err := s.source.SpaceRequirements(ctx, tenant, space, func(r *requirement.Requirement) bool {
+	err = s.source.SpaceRequirements(ctx, tenant, space, func(r *requirement.Requirement) bool {
 		switch {
 		case r.Status != requirement.Active:
 		case len(cs) > 0:
 			rows = append(rows, r)
 			over = len(rows) > closureRows
-		case query.Match(expr, r, nil):
+		case query.Match(expr, r, env):
 			rows = append(rows, r)
 			over = len(rows) > MaxRequirements
 		}
@@ -308,7 +314,7 @@ func (s *Service) selectActive(ctx context.Context, tenant, space string, expr q
 		return nil, apperr.TooLargef("space %s has more than %d ACTIVE requirements, too many for parent or child predicates in a baseline query", space, closureRows)
 	}
 	if len(cs) > 0 {
-		env := closures(space, rows, cs)
+		env.Closures = closures(space, rows, cs)
 		selected := rows[:0]
 		for _, r := range rows {
 			if query.Match(expr, r, env) {
@@ -321,6 +327,70 @@ func (s *Service) selectActive(ctx context.Context, tenant, space string, expr q
 		return nil, tooMany()
 	}
 	return rows, nil
+}
+
+// pageNames reads what the values of expr's page predicates name, as the
+// search does: the current pages of that title (one Query of the title
+// index each) and, for `page ~`, what the pages they name (and the page of
+// that id) cite, from the current rows their key lists name (one GetItem
+// and one read of those rows per page). A page may be in another space.
+func (s *Service) pageNames(ctx context.Context, tenant string, expr query.Expr) (map[string]*query.PageNames, error) {
+	lookups := query.PageLookups(expr)
+	if len(lookups) == 0 {
+		return nil, nil
+	}
+	cites := map[string][]query.Ref{}
+	citesOf := func(id string) ([]query.Ref, error) {
+		if refs, ok := cites[id]; ok {
+			return refs, nil
+		}
+		p, err := s.source.Page(ctx, tenant, id)
+		if errors.Is(err, apperr.ErrNotFound) {
+			cites[id] = nil
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read page %s: %w", id, err)
+		}
+		rows, err := s.source.Requirements(ctx, tenant, p.SpaceKey, p.Keys)
+		if err != nil {
+			return nil, fmt.Errorf("read the requirements of page %s: %w", id, err)
+		}
+		cites[id] = query.Cites(id, rows)
+		return cites[id], nil
+	}
+	out := make(map[string]*query.PageNames, len(lookups))
+	for _, l := range lookups {
+		titled, err := s.source.PagesTitled(ctx, tenant, l.Value)
+		if err != nil {
+			return nil, fmt.Errorf("read the pages titled %q: %w", l.Value, err)
+		}
+		n := &query.PageNames{Titled: map[string]bool{}}
+		var named []string
+		if wiki.ValidContentID(l.Value) {
+			named = append(named, l.Value)
+		}
+		for _, p := range titled {
+			if query.SameTitle(p.Title, l.Value) {
+				n.Titled[p.PageID] = true
+				named = append(named, p.PageID)
+			}
+		}
+		if l.Cited {
+			n.Cited = map[query.Ref]bool{}
+			for _, id := range named {
+				refs, err := citesOf(id)
+				if err != nil {
+					return nil, err
+				}
+				for _, r := range refs {
+					n.Cited[r] = true
+				}
+			}
+		}
+		out[l.Value] = n
+	}
+	return out, nil
 }
 
 // closureRows bounds the rows a query with parent or child predicates holds.

@@ -84,6 +84,11 @@ func TestCreate(t *testing.T) {
 		{"all ACTIVE", "", []string{"A-1", "A-2", "B-1", "B-2", "C-1"}},
 		{"key prefix", "key ~ 'a-%'", []string{"A-1", "A-2"}},
 		{"page", "page = 10", []string{"A-1", "A-2"}},
+		{"page by title", "page = 'PAGE 10'", []string{"A-1", "A-2"}},
+		// Defined on page 10 (A-3 is DELETED) or cited by it: A-1 refines
+		// A-2, B-1 (page 11) and OTHER/X-1 (another space); A-2 refines C-1.
+		{"page cited", "page ~ 10", []string{"A-1", "A-2", "B-1", "C-1"}},
+		{"page cited, by title, not defined", "page ~ 'page 12' AND NOT page = 12", []string{"A-1"}},
 		{"deleted never", "status = 'DELETED'", nil},
 		{"full text", "'text of b'", []string{"B-1", "B-2"}},
 		{"to", "to = 'A-2'", []string{"A-1"}},

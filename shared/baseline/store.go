@@ -25,6 +25,10 @@ type Source interface {
 	SpaceExists(ctx context.Context, tenant, space string) (bool, error)
 	// Page returns a page without its body, or apperr.ErrNotFound.
 	Page(ctx context.Context, tenant, id string) (*Page, error)
+	// PagesTitled returns the pages whose title may equal title ignoring
+	// case, with their titles: a superset of those query.SameTitle
+	// accepts, which the caller keeps.
+	PagesTitled(ctx context.Context, tenant, title string) ([]requirement.PageRef, error)
 	// Children returns the pages whose parent is id (none: an empty slice).
 	Children(ctx context.Context, tenant, id string) ([]*Page, error)
 	// SpaceRequirements calls fn with every current row of the space (stubs

@@ -70,7 +70,7 @@ const (
 	FieldText                          // Text
 	FieldSpace                         // SpaceKey
 	FieldStatus                        // Status
-	FieldPage                          // Origin.PageID
+	FieldPage                          // Origin.PageID; titles and citations through Env.Page
 	FieldBaseline                      // Baseline (0 = NULL)
 	FieldJira                          // Issues[].IssueKey
 	FieldTo                            // Dependencies: what the requirement references

@@ -161,3 +161,23 @@ func likePrefix(p string) (text string, prefix, ok bool) {
 	}
 	return "", false, false
 }
+
+// likeLiteral returns the text a `~` pattern without wildcards stands for,
+// its escapes resolved as like resolves them ('\' makes the next byte
+// literal; a trailing '\' is itself); ok is false when p holds an
+// unescaped '%'. Unlike likePrefix it keeps the case.
+func likeLiteral(p string) (text string, ok bool) {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\' && i+1 < len(p):
+			i++
+			b.WriteByte(p[i])
+		case c == '%':
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
+}

@@ -32,7 +32,7 @@ func FuzzParse(f *testing.F) {
 				continue
 			}
 			for _, d := range drivers {
-				if !d.Holds(r) {
+				if !d.Holds(r, env) {
 					t.Fatalf("%s matches %s but its driver %v does not hold", e, id(r), d)
 				}
 			}

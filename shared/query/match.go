@@ -7,12 +7,18 @@ import (
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
-// Env supplies the transitive sets that parent and child predicates need.
-// A nil Env makes every `parent =`/`child =`/IN predicate false.
+// Env supplies what Match cannot read from the requirement itself: the
+// transitive sets of the parent and child predicates, and what the value
+// of a page predicate names besides the page of that id. A nil Env makes
+// every `parent =`/`child =`/IN predicate false, and a page predicate's
+// value name the page of that id only, citing nothing.
 type Env interface {
 	// Members returns the refs (built with NewRef) of the requirements in
 	// closure c; nil when none or unknown.
 	Members(c Closure) map[Ref]bool
+	// Page returns what value v of a page predicate names (PageLookups
+	// lists the values Match asks about); nil when unknown.
+	Page(v string) *PageNames
 }
 
 // Closure names one transitive set:
@@ -35,12 +41,125 @@ type Closure struct {
 	Of    Ref
 }
 
-// ClosureSet is an Env of precomputed closures: compute Closures(e) before
-// matching, fill the set, and pass it to Match.
+// ClosureSet holds precomputed closures: compute Closures(e) before
+// matching and fill it.
 type ClosureSet map[Closure]map[Ref]bool
 
-// Members returns s[c].
-func (s ClosureSet) Members(c Closure) map[Ref]bool { return s[c] }
+// PageNames is what the value v of a page predicate names beyond its id.
+// A value names the page whose id is v (byte for byte) and the current
+// pages whose title is v ignoring case (SameTitle): `page = v` matches the
+// requirements whose origin is a named page; `page ~ v` also those that a
+// named page cites (Cites).
+type PageNames struct {
+	// Titled holds the ids of the current pages whose title is v.
+	Titled map[string]bool
+	// Cited holds the requirements (NewRef) that the named pages cite;
+	// filled only for the values of `page ~` (PageLookup.Cited).
+	Cited map[Ref]bool
+}
+
+// Sets is an Env of precomputed sets: compute Closures(e) and
+// PageLookups(e) before matching, fill them, and pass the Sets to Match.
+type Sets struct {
+	Closures ClosureSet
+	Pages    map[string]*PageNames
+}
+
+// Members returns s.Closures[c].
+func (s Sets) Members(c Closure) map[Ref]bool { return s.Closures[c] }
+
+// Page returns s.Pages[v].
+func (s Sets) Page(v string) *PageNames { return s.Pages[v] }
+
+// PageLookup is one value of a page predicate whose PageNames Match will
+// ask its Env for.
+type PageLookup struct {
+	// Value names pages: the page of that id, the current pages of that
+	// title. For `page ~` it is the pattern's text, escapes resolved.
+	Value string
+	// Cited says that a `page ~` predicate needs the requirements the
+	// named pages cite.
+	Cited bool
+}
+
+// PageLookups lists, without duplicates and in query order, the values of
+// the page predicates (=, !=, ~, IN, NOT IN) of e whose PageNames Match
+// will ask its Env for; a value used with ~ anywhere has Cited set.
+func PageLookups(e Expr) []PageLookup {
+	var out []PageLookup
+	at := map[string]int{}
+	add := func(v string, cited bool) {
+		if i, ok := at[v]; ok {
+			out[i].Cited = out[i].Cited || cited
+			return
+		}
+		at[v] = len(out)
+		out = append(out, PageLookup{Value: v, Cited: cited})
+	}
+	var visit func(Expr)
+	visit = func(e Expr) {
+		switch n := e.(type) {
+		case *Or:
+			visit(n.Left)
+			visit(n.Right)
+		case *And:
+			visit(n.Left)
+			visit(n.Right)
+		case *Not:
+			visit(n.X)
+		case *Compare:
+			if n.Field.Kind != FieldPage {
+				return
+			}
+			switch n.Op {
+			case OpEq, OpNe:
+				add(n.Value.Text, false)
+			case OpLike:
+				if name, ok := likeLiteral(n.Value.Text); ok {
+					add(name, true)
+				}
+			}
+		case *In:
+			if n.Field.Kind == FieldPage {
+				for _, v := range n.Values {
+					add(v.Text, false)
+				}
+			}
+		}
+	}
+	visit(e)
+	return out
+}
+
+// SameTitle reports whether a page titled title is named by the value v of
+// a page predicate: equal after Fold. A title index that serves the page
+// predicates must hold Fold of the title (or a coarser folding, a superset
+// that SameTitle then narrows).
+func SameTitle(title, v string) bool { return Fold(title) == Fold(v) }
+
+// Cites returns, without duplicates, the requirements that page pageID
+// cites: the dependencies of its ACTIVE requirements (the current rows
+// among rows that are ACTIVE with pageID as origin; other rows are
+// ignored, so a caller may pass more than the page's), a link that names
+// no space staying in its requirement's space. This is the notion behind
+// a requirement's references (the pages citing it).
+func Cites(pageID string, rows []*requirement.Requirement) []Ref {
+	var out []Ref
+	seen := map[Ref]bool{}
+	for _, r := range rows {
+		if r.Baseline != 0 || r.Status != requirement.Active || r.Origin.PageID != pageID {
+			continue
+		}
+		for _, d := range r.Dependencies {
+			ref := NewRef(linkSpace(d, r.SpaceKey), d.Key)
+			if !seen[ref] {
+				seen[ref] = true
+				out = append(out, ref)
+			}
+		}
+	}
+	return out
+}
 
 // Closures lists, without duplicates and in query order, the closures that
 // Match will ask its Env for while evaluating e.
@@ -184,7 +303,7 @@ func subjectOf(f Field, r *requirement.Requirement, env Env) subject {
 	case FieldStatus:
 		return texts{vals: nonEmpty(string(r.Status)), fold: true}
 	case FieldPage:
-		return texts{vals: nonEmpty(r.Origin.PageID)}
+		return pages{id: r.Origin.PageID, self: NewRef(r.SpaceKey, r.Key), env: env}
 	case FieldBaseline:
 		return texts{vals: baselineValues(r.Baseline), numeric: true}
 	case FieldJira:
@@ -338,6 +457,57 @@ func linkSpace(d requirement.Dependency, home string) string {
 		return home
 	}
 	return d.SpaceKey
+}
+
+// pages is the page field: present when the requirement has an origin
+// page; `=` when the value names it (its id, or the current title of that
+// page: PageNames.Titled); `~` when the value names it or names a page
+// that cites the requirement (PageNames.Cited, which does not need the
+// requirement to have a page of its own); the comparisons compare the id.
+type pages struct {
+	id   string
+	self Ref
+	env  Env
+}
+
+func (s pages) present() bool { return s.id != "" }
+
+func (s pages) has(op Op, v string) bool {
+	switch op {
+	case OpEq:
+		return s.named(v)
+	case OpLike:
+		name, ok := likeLiteral(v)
+		// Parse refuses a wildcard here; a tree built by hand with one
+		// names no page.
+		return ok && (s.named(name) || s.cited(name))
+	}
+	return texts{vals: nonEmpty(s.id)}.has(op, v)
+}
+
+// named reports whether value v names the requirement's origin page.
+func (s pages) named(v string) bool {
+	if s.id == "" {
+		return false
+	}
+	if s.id == v {
+		return true
+	}
+	n := s.names(v)
+	return n != nil && n.Titled[s.id]
+}
+
+// cited reports whether a page that value v names cites the requirement.
+func (s pages) cited(v string) bool {
+	n := s.names(v)
+	return n != nil && n.Cited[s.self]
+}
+
+func (s pages) names(v string) *PageNames {
+	if s.env == nil {
+		return nil
+	}
+	return s.env.Page(v)
 }
 
 // closure is a parent or child field: present when the requirement has a

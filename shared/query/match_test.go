@@ -84,17 +84,47 @@ func id(r *requirement.Requirement) string {
 	return r.Key
 }
 
+// fixturePages are the current titles of the fixture's pages: the rows of
+// page 123 still carry the title it had when they were saved ("Specs").
+var fixturePages = map[string]string{"123": "Specs v2", "124": "Login", "200": "Other space"}
+
 // graphEnv computes the closures e needs with Reach, from the links of the
-// current versions, the way a planner would.
-func graphEnv(t *testing.T, reqs []*requirement.Requirement, e Expr) ClosureSet {
+// current versions, and the page names it needs from fixturePages, the way
+// a planner would.
+func graphEnv(t *testing.T, reqs []*requirement.Requirement, e Expr) Sets {
 	t.Helper()
-	set := ClosureSet{}
+	return envWithPages(t, reqs, fixturePages, e)
+}
+
+// envWithPages is graphEnv with the current pages titles (id → title).
+func envWithPages(t *testing.T, reqs []*requirement.Requirement, titles map[string]string, e Expr) Sets {
+	t.Helper()
+	set := Sets{Closures: ClosureSet{}, Pages: map[string]*PageNames{}}
 	for _, c := range Closures(e) {
 		members, err := Reach(c, func(from Ref) ([]Ref, error) { return neighbours(reqs, c, from), nil })
 		if err != nil {
 			t.Fatal(err)
 		}
-		set[c] = members
+		set.Closures[c] = members
+	}
+	for _, l := range PageLookups(e) {
+		n := &PageNames{Titled: map[string]bool{}}
+		for id, title := range titles {
+			if SameTitle(title, l.Value) {
+				n.Titled[id] = true
+			}
+		}
+		if l.Cited {
+			n.Cited = map[Ref]bool{}
+			for id := range titles {
+				if id == l.Value || n.Titled[id] {
+					for _, r := range Cites(id, reqs) {
+						n.Cited[r] = true
+					}
+				}
+			}
+		}
+		set.Pages[l.Value] = n
 	}
 	return set
 }
@@ -171,6 +201,23 @@ func TestMatch(t *testing.T) {
 		{`page > 123`, []string{"REQ-002", "X-1"}},
 		{`page < 13`, none},
 		{`page IS NULL`, []string{"REQ-010"}},
+		// page names a page by id or by its current title (any case),
+		// never by the title a row stored; ~ adds what the page cites.
+		{`page = 'specs V2'`, []string{"REQ-000", "REQ-001", "REQ-001@3"}},
+		{`page = 'Specs'`, none},
+		{`page = 'LOGIN' OR page = 200`, []string{"REQ-002", "X-1"}},
+		{`page IN ('Login', 123)`, []string{"REQ-000", "REQ-001", "REQ-002", "REQ-001@3"}},
+		{`page != 'Login'`, []string{"REQ-000", "REQ-001", "X-1", "REQ-001@3"}},
+		{`page NOT IN ('Specs v2', 'Other space')`, []string{"REQ-002"}},
+		{`NOT page = 'Login'`, []string{"REQ-000", "REQ-001", "X-1", "REQ-001@3", "REQ-010"}},
+		{`page ~ 124`, []string{"REQ-001", "REQ-002", "X-1", "REQ-001@3"}},
+		{`page ~ 'login'`, []string{"REQ-001", "REQ-002", "X-1", "REQ-001@3"}},
+		{`page ~ 124 AND NOT page = 124`, []string{"REQ-001", "X-1", "REQ-001@3"}},
+		{`page ~ 123`, []string{"REQ-000", "REQ-001", "REQ-001@3"}},
+		{`page ~ 200`, []string{"X-1"}},
+		{`page ~ 'Specs'`, none},
+		{`page ~ 999`, none},
+		{`page ~ 'Login\\%'`, none},
 		// jira: any issue, relationship normalised, NOT for "no issue".
 		{`jira = 'PROJ-1'`, []string{"REQ-001"}},
 		{`jira@implements = 'PROJ-2'`, []string{"REQ-002"}},
@@ -293,6 +340,73 @@ func TestMatchWithoutEnv(t *testing.T) {
 	// IS NULL needs only the requirement's own links.
 	if got := matching(t, `parent IS NOT NULL`, noEnv); !slices.Equal(got, []string{"REQ-001", "REQ-002", "REQ-001@3"}) {
 		t.Errorf("parent IS NOT NULL with a nil Env = %q", got)
+	}
+}
+
+// TestMatchPageNames: a value is an id and a title at once, a deleted
+// page is named by its id only, a citation needs an ACTIVE current row
+// defined on the page, and without an Env a value names its id only.
+func TestMatchPageNames(t *testing.T) {
+	t.Parallel()
+	// Page 124 is titled "123"; page 200 was deleted.
+	titles := map[string]string{"123": "Specs", "124": "123"}
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		{`page = 123`, []string{"REQ-000", "REQ-001", "REQ-002", "REQ-001@3"}},
+		{`page = 124`, []string{"REQ-002"}},
+		{`page ~ '123'`, []string{"REQ-000", "REQ-001", "REQ-002", "X-1", "REQ-001@3"}},
+		{`page = 200`, []string{"X-1"}},
+		{`page = 'Other space'`, nil},
+		{`page ~ 200`, []string{"X-1"}},
+		{`page != 123`, []string{"X-1"}},
+	}
+	for _, tt := range tests {
+		env := func(e Expr) Env { return envWithPages(t, fixture(), titles, e) }
+		if got := matching(t, tt.q, env); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Match(%q) = %q, want %q", tt.q, got, tt.want)
+		}
+	}
+	noEnv := func(Expr) Env { return nil }
+	for q, want := range map[string][]string{
+		`page = 'Login'`: nil, `page = 124`: {"REQ-002"}, `page ~ 124`: {"REQ-002"}, `page != 'Login'`: {"REQ-000", "REQ-001", "REQ-002", "X-1", "REQ-001@3"},
+	} {
+		if got := matching(t, q, noEnv); !reflect.DeepEqual(got, want) {
+			t.Errorf("Match(%q) with a nil Env = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestPageLookups(t *testing.T) {
+	t.Parallel()
+	e, err := Parse(`page = 'Specs' OR NOT page IN (1, 'Specs') OR page ~ 1 OR page != 'x' OR page ~ 'a\\%b' OR page > 3 OR page IS NULL OR key = 'Specs'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PageLookup{{Value: "Specs"}, {Value: "1", Cited: true}, {Value: "x"}, {Value: "a%b", Cited: true}}
+	if got := PageLookups(e); !reflect.DeepEqual(got, want) {
+		t.Errorf("PageLookups = %+v, want %+v", got, want)
+	}
+	if got := PageLookups(nil); got != nil {
+		t.Errorf("PageLookups(nil) = %+v", got)
+	}
+}
+
+func TestCites(t *testing.T) {
+	t.Parallel()
+	reqs := fixture()
+	// Page 124's REQ-002 links REQ-001 without a space (its own, DEMO)
+	// and OTHER/X-1; page 123's archived copy of REQ-001 does not count,
+	// nor does page 200's DELETED X-1.
+	if got, want := Cites("124", reqs), []Ref{NewRef("DEMO", "REQ-001"), NewRef("OTHER", "X-1")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Cites(124) = %v, want %v", got, want)
+	}
+	if got, want := Cites("123", reqs), []Ref{NewRef("DEMO", "REQ-000")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Cites(123) = %v, want %v", got, want)
+	}
+	if got := Cites("200", reqs); got != nil {
+		t.Errorf("Cites(200) = %v, want none", got)
 	}
 }
 

@@ -231,9 +231,17 @@ func (p *parser) compare(f Field, opTok token) (Expr, error) {
 		return nil, apperr.InvalidAt(opTok.pos, "operator '%s' cannot be used with field '%s' (at position %d)",
 			opTok.val, f.Kind, opTok.pos)
 	}
+	vt := p.peek()
 	v, err := p.value(opTok)
 	if err != nil {
 		return nil, err
+	}
+	if _, literal := likeLiteral(v.Text); f.Kind == FieldPage && op == OpLike && !literal {
+		// `page ~` names one page (the original's "defined on or
+		// referenced by"): a wildcard would ask for every page whose id
+		// matches, which no index serves and nobody means.
+		return nil, apperr.InvalidAt(vt.pos, "'page ~' finds the requirements defined on or referenced by one page and takes its id or title, "+
+			"not a pattern: the value at position %d holds the wildcard '%%' (write \\\\%% for a literal %%; page IS NOT NULL finds requirements on any page)", vt.pos)
 	}
 	return &Compare{Field: f, Op: op, Value: v}, nil
 }

@@ -21,7 +21,8 @@ const (
 	// AccessProperty: a page property whose Fold(name) is Name (folded) has a
 	// value equal (exactly) to one of Values.
 	AccessProperty
-	// AccessPage: Origin.PageID equals one of Values (exactly).
+	// AccessPage: Origin.PageID is a page one of Values names: equal to
+	// the value, or in its PageNames.Titled (Env).
 	AccessPage
 	// AccessIssue: an issue link whose relationship is Name (normalised; ""
 	// = any) has an IssueKey equal (exactly) to one of Values.
@@ -44,12 +45,16 @@ const (
 	AccessUnion
 	// AccessExternal: AccessProperty for external properties (ext@Name).
 	AccessExternal
+	// AccessPageCited: AccessPage holds, or the requirement (its NewRef)
+	// is in the PageNames.Cited of one of Values (`page ~`; the values
+	// are the patterns' texts, escapes resolved).
+	AccessPageCited
 )
 
 var accessNames = map[AccessKind]string{
 	AccessKey: "key", AccessKeyPrefix: "key-prefix", AccessProperty: "property", AccessPage: "page",
 	AccessIssue: "issue", AccessTo: "to", AccessFrom: "from", AccessBaseline: "baseline",
-	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union", AccessExternal: "external",
+	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union", AccessExternal: "external", AccessPageCited: "page-cited",
 }
 
 // String names the access kind.
@@ -87,13 +92,15 @@ type Access struct {
 // AccessUnion when every branch has at least one access. Indexable
 // predicates: key = 'X', key ~ 'PREFIX%' (a single trailing '%' and a
 // non-empty prefix; no wildcard at all counts as key = 'X'), @Name = 'V',
-// ext@Name = 'V', page = 'N', jira[@rel] = 'X', to[@rel] = 'X', from[@rel] = 'X',
-// baseline = N, space = 'S', status = 'S', and IN lists of all of these.
+// ext@Name = 'V', page = 'N' (an id or a title), page ~ 'N', jira[@rel] =
+// 'X', to[@rel] = 'X', from[@rel] = 'X', baseline = N, space = 'S', status
+// = 'S', and IN lists of all of these.
 // NOT, !=, NOT IN, IS [NOT] NULL, text, parent, child and the comparisons
 // never drive. A nil result means no index helps.
 //
 // Selectivity, as a rule of thumb for choosing one: key, then issue, to,
-// from, page, key prefix, property (page or external), baseline, and last
+// from, page (`=`, then `~`), key prefix, property (page or external),
+// baseline, and last
 // status and space.
 func Drivers(e Expr) []Access {
 	switch n := e.(type) {
@@ -135,6 +142,10 @@ func compareDrivers(n *Compare) []Access {
 	switch {
 	case n.Op == OpEq:
 		return eqDrivers(n.Field, []Value{n.Value})
+	case n.Op == OpLike && n.Field.Kind == FieldPage:
+		if name, ok := likeLiteral(n.Value.Text); ok {
+			return []Access{{Kind: AccessPageCited, Values: []string{name}}}
+		}
 	case n.Op == OpLike && n.Field.Kind == FieldKey:
 		text, prefix, ok := likePrefix(n.Value.Text)
 		switch {
@@ -234,8 +245,9 @@ func canonicalBaseline(v string) (string, bool) {
 }
 
 // Holds reports whether r satisfies the access: the definition an index
-// serving it must agree with (see the AccessKind constants).
-func (a Access) Holds(r *requirement.Requirement) bool {
+// serving it must agree with (see the AccessKind constants). env answers
+// what page values name, as it does for Match; it may be nil.
+func (a Access) Holds(r *requirement.Requirement, env Env) bool {
 	switch a.Kind {
 	case AccessKey:
 		return slices.Contains(a.Values, Fold(r.Key))
@@ -246,7 +258,11 @@ func (a Access) Holds(r *requirement.Requirement) bool {
 	case AccessExternal:
 		return anyIn(propertyValues(r.Properties, a.Name, requirement.External), a.Values)
 	case AccessPage:
-		return slices.Contains(a.Values, r.Origin.PageID)
+		pg := pages{id: r.Origin.PageID, env: env}
+		return slices.ContainsFunc(a.Values, pg.named)
+	case AccessPageCited:
+		pg := pages{id: r.Origin.PageID, self: NewRef(r.SpaceKey, r.Key), env: env}
+		return slices.ContainsFunc(a.Values, func(v string) bool { return pg.named(v) || pg.cited(v) })
 	case AccessIssue:
 		return anyIn(issueKeys(r.Issues, a.Name), a.Values)
 	case AccessTo:
@@ -260,14 +276,14 @@ func (a Access) Holds(r *requirement.Requirement) bool {
 	case AccessStatus:
 		return slices.Contains(a.Values, Fold(string(r.Status)))
 	case AccessUnion:
-		return slices.ContainsFunc(a.Branches, func(b []Access) bool { return allHold(b, r) })
+		return slices.ContainsFunc(a.Branches, func(b []Access) bool { return allHold(b, r, env) })
 	}
 	return false
 }
 
-func allHold(accesses []Access, r *requirement.Requirement) bool {
+func allHold(accesses []Access, r *requirement.Requirement, env Env) bool {
 	for _, a := range accesses {
-		if !a.Holds(r) {
+		if !a.Holds(r, env) {
 			return false
 		}
 	}

@@ -30,6 +30,15 @@ func TestDrivers(t *testing.T) {
 		{`ext@Cost != '1'`, nil},
 		{`ext@Cost IS NOT NULL`, nil},
 		{`page = 467382`, []Access{{Kind: AccessPage, Values: []string{"467382"}}}},
+		{`page IN ('Specs', 467382, 'Specs')`, []Access{{Kind: AccessPage, Values: []string{"Specs", "467382"}}}},
+		{`page ~ 467382`, []Access{{Kind: AccessPageCited, Values: []string{"467382"}}}},
+		{`page ~ 'Specs\\% v2' AND key = 'A'`, []Access{{Kind: AccessPageCited, Values: []string{"Specs% v2"}}, key("A")}},
+		{`page ~ 1 OR page = 'x'`, []Access{{Kind: AccessUnion, Branches: [][]Access{
+			{{Kind: AccessPageCited, Values: []string{"1"}}}, {{Kind: AccessPage, Values: []string{"x"}}},
+		}}}},
+		{`page != 1`, nil},
+		{`page NOT IN (1)`, nil},
+		{`page > 1`, nil},
 		{`jira@Implements = 'JRA-21'`, []Access{{Kind: AccessIssue, Name: "implements", Values: []string{"JRA-21"}}}},
 		{`jira IN ('A-1', 'A-2')`, []Access{{Kind: AccessIssue, Values: []string{"A-1", "A-2"}}}},
 		{`to = 'demo/req-1'`, []Access{{Kind: AccessTo, Values: []string{"demo/REQ-1"}, Refs: []Ref{{SpaceKey: "demo", Key: "REQ-1"}}}}},
@@ -88,6 +97,9 @@ func TestAccessHoldsOnFixture(t *testing.T) {
 		{`ext@category = 'External'`, []string{"REQ-002"}},
 		{`ext@category = 'Functional'`, nil},
 		{`page = 124`, []string{"REQ-002"}},
+		{`page = 'LOGIN'`, []string{"REQ-002"}},
+		{`page ~ 124`, []string{"REQ-001", "REQ-002", "X-1", "REQ-001@3"}},
+		{`page ~ 'specs v2'`, []string{"REQ-000", "REQ-001", "REQ-001@3"}},
 		{`jira@implements = 'PROJ-2'`, []string{"REQ-002"}},
 		{`to = 'OTHER/X-1'`, []string{"REQ-002"}},
 		{`from = 'REQ-002'`, []string{"REQ-001", "X-1"}},
@@ -105,9 +117,10 @@ func TestAccessHoldsOnFixture(t *testing.T) {
 		if len(d) != 1 {
 			t.Fatalf("Drivers(%q) = %v, want one access", tt.q, d)
 		}
+		env := graphEnv(t, fixture(), e)
 		var got []string
 		for _, r := range fixture() {
-			if d[0].Holds(r) {
+			if d[0].Holds(r, env) {
 				got = append(got, id(r))
 			}
 		}

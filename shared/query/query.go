@@ -9,7 +9,9 @@
 // before filtering them with Match.
 //
 // The package is pure Go, with no AWS types and no I/O: the transitive
-// predicates (parent, child) read precomputed sets through Env.
+// predicates (parent, child) and what a page predicate's value names (the
+// current pages of that title, the requirements those pages cite) are
+// precomputed sets read through Env.
 // docs/query-language.md is the user-facing description of the language.
 package query
 

@@ -18,7 +18,7 @@ import (
 // longer count as references). A closure deeper than MaxClosureDepth, or
 // closures holding more than MaxClosureNodes requirements together, are
 // refused as too broad: a truncated closure would be a wrong answer.
-func closures(ctx context.Context, store Store, tenant string, e query.Expr) (query.Env, error) {
+func closures(ctx context.Context, store Store, tenant string, e query.Expr) (query.ClosureSet, error) {
 	cs := query.Closures(e)
 	if len(cs) == 0 {
 		return nil, nil

@@ -45,13 +45,13 @@ func storeBig(t *testing.T, s *stack) {
 		for i := p * 200; i < (p+1)*200; i++ {
 			rows = append(rows, row(i, "BIG"))
 		}
-		save(t, s.wiki, "demo", fmt.Sprint(p+1), "BIG", wt.Table(rows...))
+		save(t, s.wiki, "demo", fmt.Sprint(p+1), "BIG", fmt.Sprintf("Part %d", p+1), wt.Table(rows...))
 	}
 	rows := []string{header}
 	for i := range 200 {
 		rows = append(rows, row(i, "OTHER"))
 	}
-	save(t, s.wiki, "demo", "11", "OTHER", wt.Table(rows...))
+	save(t, s.wiki, "demo", "11", "OTHER", "Other part", wt.Table(rows...))
 	rows = []string{header}
 	for i := range 26 {
 		link := ""
@@ -60,7 +60,7 @@ func storeBig(t *testing.T, s *stack) {
 		}
 		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("D-%02d", i)), "<p>Deep</p>", "", "", link))
 	}
-	save(t, s.wiki, "demo", "12", "DEEP", wt.Table(rows...))
+	save(t, s.wiki, "demo", "12", "DEEP", "Deep chain", wt.Table(rows...))
 }
 
 // TestCallCounts asserts the DynamoDB calls and the items read (Query items
@@ -158,10 +158,26 @@ func TestCallCounts(t *testing.T) {
 			results: 2, calls: map[string]int{"GetItem": 1, "Query": 1}, items: 2, plan: "key IN"},
 		{name: "keys", q: `key IN ('REQ-0001', 'REQ-0002', 'NOPE') OR key = 'REQ-1999'`, space: "BIG",
 			results: 3, calls: map[string]int{"BatchGetItem": 1}, items: 3, plan: "union"},
-		// The page item (its 200 keys), then the 50 rows returned and
-		// the next page's first.
+		// The page item (its 200 keys), then the 50 rows returned and the
+		// next page's first; the
+		// title index has no page titled '3' (one Query reading nothing).
 		{name: "page, first page", q: `page = 3`,
-			results: 50, calls: map[string]int{"GetItem": 2, "BatchGetItem": 1}, items: 1 + 51, plan: "page IN"},
+			results: 50, calls: map[string]int{"GetItem": 2, "Query": 1, "BatchGetItem": 1}, items: 1 + 51, plan: "page IN"},
+		// By title, in any case: the title index (one item), the page
+		// item, the 50 rows.
+		{name: "page by title, first page", q: `page = 'PART 3'`,
+			results: 50, calls: map[string]int{"GetItem": 2, "Query": 1, "BatchGetItem": 1}, items: 1 + 1 + 51, ratio: 1.06, plan: "page IN"},
+		// Three titles (one names no page): 2 + 2 page items, 400 rows.
+		{name: "pages by title, whole answer", q: `page IN ('part 3', 'Part 4', 'Part 40')`, limit: 500,
+			results: 400, calls: map[string]int{"GetItem": 3, "Query": 3, "BatchGetItem": 4}, items: 2 + 2 + 400, ratio: 1.01, plan: "page IN"},
+		// page ~ reads all the page's rows (what they cite), then, in key
+		// order, the first 50 candidates: REQ-0200…0249, on page 2, which
+		// page 3's REQ-0400…0499 refine.
+		{name: "page cited, first page", q: `page ~ 3`,
+			results: 50, calls: map[string]int{"GetItem": 2, "Query": 1, "BatchGetItem": 3}, items: 1 + 200 + 51, plan: "page ~"},
+		// The whole answer: the 200 rows of the page and the 100 it cites.
+		{name: "page cited by title, whole answer", q: `page ~ 'part 3'`, limit: 500,
+			results: 300, calls: map[string]int{"GetItem": 2, "Query": 1, "BatchGetItem": 3}, items: 1 + 1 + 200 + 100, ratio: 1.01, plan: "page ~"},
 		{name: "to", q: `to = 'BIG/REQ-0010'`, space: "BIG",
 			results: 2, calls: map[string]int{"BatchGetItem": 2}, items: 3, plan: "to IN"},
 		// REQ-0021 in every space (BIG and OTHER: one Query of the

@@ -9,10 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
-	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
 // planner chooses how to read the candidates of one search. Everything it
@@ -22,6 +20,8 @@ import (
 type planner struct {
 	store Store
 	req   Request
+	// pages reads what page predicates name, for Match and the page plans.
+	pages *pageResolver
 	// spaces is the scope intersected with the query's space predicates,
 	// sorted; nil means every space of the tenant.
 	spaces []string
@@ -51,7 +51,7 @@ var (
 )
 
 func newPlanner(store Store, req Request, scope []string) *planner {
-	p := &planner{store: store, req: req, drivers: query.Drivers(req.Query)}
+	p := &planner{store: store, req: req, drivers: query.Drivers(req.Query), pages: newPageResolver(store, req.Tenant)}
 	p.classes()
 	p.narrowSpaces(scope)
 	// query.Order compares REQKEY by the folded key first, which is the
@@ -187,6 +187,7 @@ const (
 	rankTo
 	rankFrom
 	rankPage
+	rankPageCited
 	rankPrefix
 	rankProperty
 	rankBaseline
@@ -278,11 +279,11 @@ func (p *planner) option(d query.Access, spaces []string) (option, bool) {
 			return option{}, false // the indexes hold current ACTIVE rows only
 		}
 		return p.indexOption(d), true
-	case query.AccessPage:
+	case query.AccessPage, query.AccessPageCited:
 		if !p.activeOnly {
 			return option{}, false // a page's key list names its ACTIVE rows only
 		}
-		return p.pageOption(d.Values), true
+		return p.pageOption(d.Values, d.Kind == query.AccessPageCited), true
 	case query.AccessTo:
 		if !p.activeOnly {
 			return option{}, false // reverse dependencies come from ACTIVE rows only
@@ -496,25 +497,20 @@ func (p *planner) indexOption(d query.Access) option {
 		}}
 }
 
-// pageOption reads the key lists of pages (one GetItem each).
-func (p *planner) pageOption(values []string) option {
-	return option{rank: rankPage, label: "page IN (" + joinQuoted(values) + ") by its key list",
+// pageOption reads the pages the values name (an id: one GetItem; a title:
+// one Query of the title index, then one GetItem per page) and their key
+// lists; with cited (`page ~`) also the rows those lists name (one
+// BatchGetItem per 100) and the requirements they depend on.
+func (p *planner) pageOption(values []string, cited bool) option {
+	rank, label := rankPage, "page IN ("+joinQuoted(values)+") by the named pages' key lists"
+	if cited {
+		rank, label = rankPageCited, "page ~ ("+joinQuoted(values)+") by the named pages' key lists and links"
+	}
+	return option{rank: rank, label: label,
 		build: func(ctx context.Context) ([]source, error) {
-			var ids []entry
-			for _, v := range values {
-				if !wiki.ValidContentID(v) {
-					continue
-				}
-				space, keys, err := p.store.PageKeys(ctx, p.req.Tenant, v)
-				if errors.Is(err, apperr.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return nil, fmt.Errorf("read page %s: %w", v, err)
-				}
-				for _, k := range keys {
-					ids = append(ids, entry{id: requirement.NewID(space, k, 0)})
-				}
+			ids, err := p.pages.candidates(ctx, values, cited)
+			if err != nil {
+				return nil, err
 			}
 			return []source{newList(ids, p.desc)}, nil
 		}}
@@ -592,27 +588,37 @@ const parallelReads = 8
 // readRanges reads whole ranges, parallelReads at a time.
 func readRanges(ctx context.Context, store Store, tenant string, ranges []Range) ([]*requirement.Requirement, error) {
 	results := make([][]*requirement.Requirement, len(ranges))
-	errs := make([]error, len(ranges))
+	err := parallel(ctx, len(ranges), func(ctx context.Context, i int) error {
+		var err error
+		results[i], err = readAll(ctx, store, tenant, ranges[i])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(results...), nil
+}
+
+// parallel runs fn(0) … fn(n-1), parallelReads at a time, and returns
+// their errors joined; the first error cancels the others' context.
+func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	errs := make([]error, n)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, parallelReads)
-	for i, r := range ranges {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			results[i], errs[i] = readAll(ctx, store, tenant, r)
-			if errs[i] != nil {
+			if errs[i] = fn(ctx, i); errs[i] != nil {
 				cancel()
 			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return slices.Concat(results...), nil
+	return errors.Join(errs...)
 }
 
 // readAll reads a whole range.

@@ -31,11 +31,11 @@ func seeds(t *testing.T, n int) []uint64 {
 
 // checkPlans runs req with every plan the planner may pick and compares
 // each answer with the brute-force evaluator's.
-func checkPlans(t *testing.T, svc *search.Service, all []*requirement.Requirement, req search.Request, scope []string, desc string) {
+func checkPlans(t *testing.T, svc *search.Service, all []*requirement.Requirement, titles map[string]string, req search.Request, scope []string, desc string) int {
 	t.Helper()
 	ctx := context.Background()
-	want := names(bruteForce(all, req, scope))
-	wantMore := bruteHasMore(all, req, scope)
+	want := names(bruteForce(all, titles, req, scope))
+	wantMore := bruteHasMore(all, titles, req, scope)
 	n, err := svc.PlanCount(ctx, req)
 	if err != nil {
 		t.Fatalf("%s: %v", desc, err)
@@ -52,31 +52,50 @@ func checkPlans(t *testing.T, svc *search.Service, all []*requirement.Requiremen
 			t.Fatalf("%s\nplan %d (%s): hasMore %v, want %v", desc, i, res.Plan, res.HasMore, wantMore)
 		}
 	}
+	return len(want)
 }
 
 // bruteHasMore is the reference hasMore: whether the page after req's has
 // a result, by asking the brute-force evaluator for it.
-func bruteHasMore(rows []*requirement.Requirement, req search.Request, scope []string) bool {
+func bruteHasMore(rows []*requirement.Requirement, titles map[string]string, req search.Request, scope []string) bool {
 	limit := req.Limit
 	if limit == 0 {
 		limit = search.DefaultLimit
 	}
 	next := req
 	next.Offset, next.Limit = req.Offset+min(limit, search.MaxLimit), 1
-	return len(bruteForce(rows, next, scope)) > 0
+	return len(bruteForce(rows, titles, next, scope)) > 0
 }
 
 // bruteForce is the reference evaluator: every row of the tenant, the
 // scope and status filter, query.Match with closures computed by
-// query.Reach over the current rows, query.Order, offset and limit.
-func bruteForce(rows []*requirement.Requirement, req search.Request, scope []string) []*requirement.Requirement {
+// query.Reach over the current rows and page names from the current
+// titles of the pages that exist (id → title) and query.Cites over the
+// current rows, query.Order, offset and limit.
+func bruteForce(rows []*requirement.Requirement, titles map[string]string, req search.Request, scope []string) []*requirement.Requirement {
 	var current []*requirement.Requirement
 	for _, r := range rows {
 		if r.Baseline == 0 {
 			current = append(current, r)
 		}
 	}
-	env := query.ClosureSet{}
+	env := query.Sets{Closures: query.ClosureSet{}, Pages: map[string]*query.PageNames{}}
+	for _, l := range query.PageLookups(req.Query) {
+		n := &query.PageNames{Titled: map[string]bool{}, Cited: map[query.Ref]bool{}}
+		for id, title := range titles {
+			if query.SameTitle(title, l.Value) {
+				n.Titled[id] = true
+			}
+		}
+		for id := range titles {
+			if l.Cited && (id == l.Value || n.Titled[id]) {
+				for _, ref := range query.Cites(id, current) {
+					n.Cited[ref] = true
+				}
+			}
+		}
+		env.Pages[l.Value] = n
+	}
 	for _, c := range query.Closures(req.Query) {
 		members, _ := query.Reach(c, func(ref query.Ref) ([]query.Ref, error) {
 			var out []query.Ref
@@ -104,7 +123,7 @@ func bruteForce(rows []*requirement.Requirement, req search.Request, scope []str
 			}
 			return out, nil
 		})
-		env[c] = members
+		env.Closures[c] = members
 	}
 	order := req.Order
 	if len(order) == 0 {

@@ -5,8 +5,8 @@
 //
 // The planner drives each search from the most selective predicate that an
 // index serves (an exact key, a key prefix, a property value, an issue, a
-// page, a dependency, a baseline, a space) and evaluates the whole query in
-// memory on what it reads. With no such predicate it reads the scope in key
+// page by id or title, a dependency, a baseline, a space) and evaluates the
+// whole query in memory on what it reads. With no such predicate it reads the scope in key
 // order. When the requested order is the key order (REQKEY first, as the
 // default REQKEY ASC, BASELINE DESC) it stops as soon as it has offset+limit
 // matches; for any other order it reads every candidate and keeps the best
@@ -113,6 +113,10 @@ type Store interface {
 	// requirements it defines and owns (their current rows are ACTIVE with
 	// the page as origin). Errors: apperr.ErrNotFound for an unknown page.
 	PageKeys(ctx context.Context, tenant, pageID string) (space string, keys []string, err error)
+	// PagesTitled returns the pages whose title may equal title ignoring
+	// case, with their titles: a superset of those query.SameTitle
+	// accepts, which the caller keeps. Errors: internal only.
+	PagesTitled(ctx context.Context, tenant, title string) ([]requirement.PageRef, error)
 	// Baselines returns the committed baseline numbers of a space (those
 	// whose record exists): archived copies of any other number are
 	// invisible (docs/baselines.md, visibility rule). Errors: internal.
@@ -265,10 +269,15 @@ func (s *Service) run(ctx context.Context, req Request, scope []string, force in
 		res.Plan = pl.describe()
 		return res, nil
 	}
-	env, err := closures(ctx, s.store, req.Tenant, req.Query)
+	cs, err := closures(ctx, s.store, req.Tenant, req.Query)
 	if err != nil {
 		return nil, err
 	}
+	names, err := p.pages.names(ctx, query.PageLookups(req.Query))
+	if err != nil {
+		return nil, err
+	}
+	env := query.Sets{Closures: cs, Pages: names}
 	vis := &visibility{store: s.store, tenant: req.Tenant}
 	keep := func(r *requirement.Requirement) bool {
 		return p.admits(r) && vis.visible(ctx, r) && query.Match(req.Query, r, env)

@@ -33,10 +33,10 @@ func smallStack(t *testing.T) *stack {
 		}
 		return wt.Table(out...)
 	}
-	save(t, s.wiki, "demo", "1", "A", body([2]string{"REQ-1", "High"}, [2]string{"REQ-2", ""}, [2]string{"REQ-3", "High"}))
-	save(t, s.wiki, "demo", "1", "A", body([2]string{"REQ-1", "High"}, [2]string{"REQ-2", ""}))
-	save(t, s.wiki, "demo", "2", "B", body([2]string{"REQ-1", "High"}, [2]string{"OTHER-1", ""}))
-	save(t, s.wiki, "acme", "1", "A", body([2]string{"REQ-1", "High"}))
+	save(t, s.wiki, "demo", "1", "A", "Page 1", body([2]string{"REQ-1", "High"}, [2]string{"REQ-2", ""}, [2]string{"REQ-3", "High"}))
+	save(t, s.wiki, "demo", "1", "A", "Page 1", body([2]string{"REQ-1", "High"}, [2]string{"REQ-2", ""}))
+	save(t, s.wiki, "demo", "2", "B", "Page 2", body([2]string{"REQ-1", "High"}, [2]string{"OTHER-1", ""}))
+	save(t, s.wiki, "acme", "1", "A", "Page 1", body([2]string{"REQ-1", "High"}))
 	id := requirement.ID{SpaceKey: "A", Key: "REQ-1"}
 	rows, err := s.reqs.GetMany(ctx, "demo", []requirement.ID{id})
 	if err != nil || rows[id] == nil {

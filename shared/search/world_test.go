@@ -35,6 +35,9 @@ var (
 	wStatuses  = []string{"ACTIVE", "deleted", "Moved", "ARCHIVED", "bogus"}
 	wOrders    = []string{"", "REQKEY ASC, BASELINE DESC", "REQKEY DESC", "key", "SPACEKEY, REQKEY", "STATUS DESC",
 		"BASELINE", "TEXT", "PAGE DESC, KEY", "REQKEY, SPACE DESC", "reqkey desc, baseline asc"}
+	// Page titles: equal ignoring case, ids of other pages (ids are 100
+	// and up), a '%' (a literal for `page ~`), non-ASCII.
+	wTitles = []string{"Specs", "specs", "SPECS", "Design", "Design notes", "101", "105", "100% done", "Ärger"}
 )
 
 func pick[T any](rnd *rand.Rand, xs []T) T { return xs[rnd.IntN(len(xs))] }
@@ -43,6 +46,8 @@ func pick[T any](rnd *rand.Rand, xs []T) T { return xs[rnd.IntN(len(xs))] }
 type world struct {
 	pages     []string // page ids ever used
 	baselines []int
+	// titles are the current titles of the pages that exist.
+	titles map[string]string
 }
 
 // pageBody returns a random page: a table of 1 to 5 definitions with
@@ -91,24 +96,30 @@ func maybe(rnd *rand.Rand, xs []string) string {
 }
 
 // buildWorld stores a random world for tenant through the real indexing
-// write path (svc): pages created, re-saved, moved and deleted, so that
-// requirements are ACTIVE, DELETED and MOVED, with properties, issues and
-// dependencies (and stubs for undefined targets), and external properties
-// set, changed and removed through svc.SetExternal before and after those
-// page operations (so that saves, moves and deletions carry or drop
-// them); then baselines: archive stores archived copies of some ACTIVE
-// rows, read with current, and commits baselines 1 and 2 in every space,
-// never 3.
+// write path (svc): pages created, re-saved (retitled or not), moved and
+// deleted, so that requirements are ACTIVE, DELETED and MOVED, with
+// properties, issues and dependencies (and stubs for undefined targets),
+// and external properties set, changed and removed through svc.SetExternal
+// before and after those page operations (so that saves, moves and
+// deletions carry or drop them); some pages then retitled by retitle (a
+// baseline's title: their rows keep the title they were saved with); then
+// baselines: archive stores archived copies of some ACTIVE rows, read with
+// current, and commits baselines 1 and 2 in every space, never 3.
 func buildWorld(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string, nPages int,
-	current func() []*requirement.Requirement, archive func(copies []*requirement.Requirement, n int, commit bool)) *world {
+	current func() []*requirement.Requirement, archive func(copies []*requirement.Requirement, n int, commit bool),
+	retitle func(pageID, space, title string)) *world {
 	t.Helper()
 	ctx := context.Background()
-	w := &world{}
+	w := &world{titles: map[string]string{}}
 	space := map[string]string{}
+	put := func(id string) {
+		w.titles[id] = pick(rnd, wTitles)
+		save(t, svc, tenant, id, space[id], w.titles[id], pageBody(rnd))
+	}
 	for i := range nPages {
 		id := fmt.Sprint(100 + i)
 		space[id] = pick(rnd, wSpaces)
-		save(t, svc, tenant, id, space[id], pageBody(rnd))
+		put(id)
 		w.pages = append(w.pages, id)
 	}
 	setExternal(t, rnd, svc, tenant, current(), 2*nPages)
@@ -120,14 +131,21 @@ func buildWorld(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string, 
 		switch rnd.IntN(4) {
 		case 0: // moved to another space, defining the same or other keys
 			space[id] = pick(rnd, wSpaces)
-			save(t, svc, tenant, id, space[id], pageBody(rnd))
+			put(id)
 		case 1:
 			if err := svc.DeletePage(ctx, tenant, "bob", id); err != nil {
 				t.Fatal(err)
 			}
 			space[id] = ""
+			delete(w.titles, id)
 		default:
-			save(t, svc, tenant, id, space[id], pageBody(rnd))
+			put(id)
+		}
+	}
+	for range nPages / 4 {
+		if id := pick(rnd, w.pages); space[id] != "" {
+			w.titles[id] = pick(rnd, wTitles)
+			retitle(id, space[id], w.titles[id])
 		}
 	}
 	setExternal(t, rnd, svc, tenant, current(), nPages)
@@ -184,9 +202,9 @@ func setExternal(t *testing.T, rnd *rand.Rand, svc *wiki.Service, tenant string,
 	}
 }
 
-func save(t *testing.T, svc *wiki.Service, tenant, id, space, body string) {
+func save(t *testing.T, svc *wiki.Service, tenant, id, space, title, body string) {
 	t.Helper()
-	if _, err := svc.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: "Page " + id, Body: body}); err != nil {
+	if _, err := svc.SavePage(context.Background(), tenant, "alice", wiki.PageInput{ID: id, SpaceKey: space, Title: title, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -254,11 +272,25 @@ func randomDriver(rnd *rand.Rand, w *world) string {
 	}
 }
 
+// pageValue returns a value naming pages: an id (maybe of no page), or a
+// title in any case.
+func pageValue(rnd *rand.Rand, w *world) string {
+	if rnd.IntN(2) == 0 {
+		return pick(rnd, append(slices.Clone(w.pages), "999"))
+	}
+	return pick(rnd, []func(string) string{strings.ToUpper, strings.ToLower, strings.Clone})(pick(rnd, wTitles))
+}
+
+// likeEscaped escapes a text for a `~` pattern: '%' and '\' literal.
+func likeEscaped(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "%", `\%`)
+}
+
 func randomPredicate(rnd *rand.Rand, w *world) string {
 	q := func(xs []string) func() string { return func() string { return quoted(pick(rnd, xs)) } }
 	prop := func() string { return "@" + strings.ReplaceAll(pick(rnd, wProps), " ", `\ `) }
 	ext := func() string { return "ext@" + strings.ReplaceAll(pick(rnd, wExtProps), " ", `\ `) }
-	switch rnd.IntN(29) {
+	switch rnd.IntN(32) {
 	case 0:
 		return "key = " + q(wKeys)()
 	case 1:
@@ -313,6 +345,12 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 	case 27:
 		// The same name as a page property or an external one.
 		return pick(rnd, []string{"@", "ext@"}) + "Priority = " + q(wValues)()
+	case 28:
+		return "page " + pick(rnd, []string{"=", "=", "!="}) + " " + quoted(pageValue(rnd, w))
+	case 29:
+		return "page ~ " + quoted(likeEscaped(pageValue(rnd, w)))
+	case 30:
+		return in(rnd, "page", func() string { return quoted(pageValue(rnd, w)) })
 	}
 	return prop() + " " + pick(rnd, []string{"IS NULL", "IS NOT NULL", "~ 'h%'", "!= 'High'"})
 }

@@ -259,6 +259,8 @@ func (s *BaselineStore) Commit(ctx context.Context, job *baseline.Job, retitle b
 		upd, err := expression.NewBuilder().
 			WithCondition(expression.AttributeExists(expression.Name("pk"))).
 			WithUpdate(expression.Set(expression.Name("title"), expression.Value(b.Name)).
+				Set(expression.Name("gsi2pk"), expression.Value(titlePK(tenant, b.Name))).
+				Set(expression.Name("gsi2sk"), expression.Value(b.CEO)).
 				Set(expression.Name("version"), expression.Name("version").Plus(expression.Value(1))).
 				Set(expression.Name("updatedAt"), expression.Value(dynamo.Time(b.CreatedAt))).
 				Set(expression.Name("updatedBy"), expression.Value(b.CreatedBy))).Build()
@@ -635,6 +637,12 @@ func (s *BaselineStore) Page(ctx context.Context, tenant, id string) (*baseline.
 		return nil, err
 	}
 	return &baseline.Page{ID: p.ID, SpaceKey: p.SpaceKey, Title: p.Title, ParentID: p.ParentID, Keys: p.Keys}, nil
+}
+
+// PagesTitled returns the pages whose title may be title
+// (WikiStore.PagesTitled: one Query of the title index gsi2).
+func (s *BaselineStore) PagesTitled(ctx context.Context, tenant, title string) ([]requirement.PageRef, error) {
+	return s.wiki.PagesTitled(ctx, tenant, title)
 }
 
 // Children returns a page's children (WikiStore.Children: one Query on

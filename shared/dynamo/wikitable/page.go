@@ -17,20 +17,25 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
-// pgItem is the DynamoDB shape of a page: pk T#t#PAGE#<id>, sk PAGE, and,
+// pgItem is the DynamoDB shape of a page: pk T#t#PAGE#<id>, sk PAGE;
 // when it has a parent, gsi1 T#t#CHILDREN#<parentId> / <id> so that a
-// page's children are one Query. The body is gzip-compressed: DynamoDB
-// items are limited to 400 KB and storage format compresses about tenfold.
-// Keys lists the requirements the page owns, so that the page view,
-// reindex and search by page need no index.
+// page's children are one Query; and gsi2 T#t#TITLE#<title folded> / <id>
+// so that the pages of a title are one Query (gsi2 projects the title,
+// and its entry is rewritten only when the title changes). The body is
+// gzip-compressed: DynamoDB items are limited to 400 KB and storage format
+// compresses about tenfold. Keys lists the requirements the page owns, so
+// that the page view, reindex and search by page need no index.
 type pgItem struct {
 	PK        string   `dynamodbav:"pk"`
 	SK        string   `dynamodbav:"sk"`
 	GSI1PK    string   `dynamodbav:"gsi1pk,omitempty"`
 	GSI1SK    string   `dynamodbav:"gsi1sk,omitempty"`
+	GSI2PK    string   `dynamodbav:"gsi2pk"`
+	GSI2SK    string   `dynamodbav:"gsi2sk"`
 	ID        string   `dynamodbav:"id"`
 	Space     string   `dynamodbav:"spaceKey"`
 	Title     string   `dynamodbav:"title"`
@@ -69,14 +74,15 @@ func pgNewItem(tenant string, p *wiki.Page) (pgItem, error) {
 		return pgItem{}, fmt.Errorf("compress page %s: %w", p.ID, err)
 	}
 	it := pgItem{
-		PK: pagePK(tenant, p.ID), SK: pgSK, ID: p.ID, Space: p.SpaceKey, Title: p.Title, ParentID: p.ParentID,
+		PK: pagePK(tenant, p.ID), SK: pgSK, GSI2PK: titlePK(tenant, p.Title), GSI2SK: p.ID,
+		ID: p.ID, Space: p.SpaceKey, Title: p.Title, ParentID: p.ParentID,
 		Version: p.Version, Body: buf.Bytes(), BodySize: len(p.Body), Keys: p.Keys,
 		UpdatedAt: dynamo.Time(p.UpdatedAt), UpdatedBy: p.UpdatedBy,
 	}
 	if p.ParentID != "" {
 		it.GSI1PK, it.GSI1SK = childrenPK(tenant, p.ParentID), p.ID
 	}
-	size := len(it.Body) + len(it.Title) + len(it.PK) + len(it.GSI1PK) + 2*len(it.ID) + len(it.UpdatedBy)
+	size := len(it.Body) + len(it.Title) + len(it.PK) + len(it.GSI1PK) + len(it.GSI2PK) + 3*len(it.ID) + len(it.UpdatedBy)
 	for _, k := range it.Keys {
 		size += len(k) + 3
 	}
@@ -179,6 +185,34 @@ func (s *WikiStore) Children(ctx context.Context, tenant, parentID string) ([]*w
 		KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}, "query child pages", func(av map[string]types.AttributeValue) (*wiki.Page, error) { return pgDecode(av, false) })
+}
+
+// PagesTitled returns the pages whose title may be title ignoring case,
+// with their titles, ordered by id: one Query of gsi2 (T#t#TITLE#<title
+// folded>), reading nothing but the index. The partition folds as the
+// search indexes do (indexValue), so it holds a superset of the pages
+// whose title equals title after query.Fold; the caller compares.
+func (s *WikiStore) PagesTitled(ctx context.Context, tenant, title string) ([]requirement.PageRef, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("gsi2pk").Equal(expression.Value(titlePK(tenant, title)))).
+		WithProjection(expression.NamesList(expression.Name("gsi2sk"), expression.Name("title"))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build title query: %w", err)
+	}
+	return dynamo.QueryAll(ctx, s.db, &dynamodb.QueryInput{
+		TableName: &s.table, IndexName: aws.String("gsi2"),
+		KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}, "query pages by title", func(av map[string]types.AttributeValue) (requirement.PageRef, error) {
+		var it struct {
+			ID    string `dynamodbav:"gsi2sk"`
+			Title string `dynamodbav:"title"`
+		}
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return requirement.PageRef{}, dynamo.Errorf("decode page title", err)
+		}
+		return requirement.PageRef{PageID: it.ID, Title: it.Title}, nil
+	})
 }
 
 // pgWrite writes a page conditionally: a put of the encoded item put, or

@@ -205,6 +205,12 @@ func (s *SearchStore) PageKeys(ctx context.Context, tenant, pageID string) (stri
 	return p.SpaceKey, p.Keys, nil
 }
 
+// PagesTitled implements search.Store with WikiStore.PagesTitled (one
+// Query of the title index gsi2).
+func (s *SearchStore) PagesTitled(ctx context.Context, tenant, title string) ([]requirement.PageRef, error) {
+	return s.wiki.PagesTitled(ctx, tenant, title)
+}
+
 // Baselines implements search.Store with BaselineStore.Numbers (one
 // Query of the space's BL# sort keys).
 func (s *SearchStore) Baselines(ctx context.Context, tenant, space string) (map[int]bool, error) {

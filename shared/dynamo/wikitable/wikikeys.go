@@ -11,6 +11,7 @@
 //	current requirement  pk T#t#S#<SPACE>           sk R#<KEYU>     gsi1 T#t#CUR  / <KEYU>#<SPACE>
 //	archived copy        pk T#t#S#<SPACE>#B#<n8>    sk R#<KEYU>     gsi1 T#t#ARCH / <KEYU>#<SPACE>#<inv8(n)>
 //	page                 pk T#t#PAGE#<pageId>       sk PAGE         gsi1 T#t#CHILDREN#<parentId> / <pageId>
+//	                                                                gsi2 T#t#TITLE#<title folded> / <pageId>
 //	space registry       pk T#t#SPACES              sk <SPACE>
 //	index item           pk T#t#IX#<kind>#<value>   sk <KEYU>#<SPACE>          (property P#, external E#, issue J#)
 //	baseline             pk T#t#S#<SPACE>           sk BL#<n8>
@@ -64,6 +65,13 @@ func childrenPK(tenant, parent string) string {
 	return dynamo.TenantPrefix(tenant) + "CHILDREN#" + parent
 }
 func spacesPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "SPACES" }
+
+// titlePK is the gsi2 partition of the pages titled title, folded as the
+// search indexes fold values (indexValue): pages whose titles are equal
+// ignoring case share it.
+func titlePK(tenant, title string) string {
+	return dynamo.TenantPrefix(tenant) + "TITLE#" + indexValue(title)
+}
 
 // indexPK is the partition of a search index item: kind "P" (property,
 // value "<name>#<value>"), "E" (external property, the same) or "J" (issue

@@ -315,6 +315,7 @@ func TestTenantIsolation(t *testing.T) {
 		params("q", "jira = 'PROJ-1'"), params("q", "page = 1"), params("q", "page = 2"), params("q", "to = 'DEMO/REQ-1'"),
 		params("q", "from = 'REQ-2'"), params("q", "parent = 'DEMO/REQ-1'"), params("q", "baseline = 1", "includeArchived", "true"),
 		params("includeArchived", "true"), params("spaceKey", "OTHER"), params("order", "TEXT"), params("q", "'o'"),
+		params("q", "page = 'Page 1'"), params("q", "page ~ 1"), params("q", "page ~ 'page 2' OR page != 'Page 1'"),
 	} {
 		a := search2(t, s, "acme-wiki-user", "DEMO", p)
 		for _, r := range a.body.Results {
