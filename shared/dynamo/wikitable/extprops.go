@@ -99,27 +99,7 @@ func (s *WikiStore) extLeaseFree(tenant, pageID string) types.TransactWriteItem 
 // extUpdate sets a row's ext from before's to after's, on condition that
 // the row is still ACTIVE on before's page with before's ext.
 func (s *WikiStore) extUpdate(before, after requirementItem) (types.TransactWriteItem, error) {
-	ext := expression.Name("ext")
 	cond := expression.Name("status").Equal(expression.Value(string(requirement.Active))).
 		And(expression.Name("pageId").Equal(expression.Value(before.PageID)))
-	if len(before.Ext) == 0 {
-		cond = cond.And(expression.AttributeNotExists(ext))
-	} else {
-		cond = cond.And(ext.Equal(expression.Value(before.Ext)))
-	}
-	upd := expression.Remove(ext)
-	if len(after.Ext) > 0 {
-		upd = expression.Set(ext, expression.Value(after.Ext))
-	}
-	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, fmt.Errorf("build external properties update: %w", err)
-	}
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.table, Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: before.PK}, "sk": &types.AttributeValueMemberS{Value: before.SK},
-		},
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}, nil
+	return rowListSwap(s.table, before, cond, "ext", before.Ext, after.Ext)
 }

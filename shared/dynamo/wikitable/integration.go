@@ -415,26 +415,6 @@ func (s *IntegrationStore) integrationReplaceLinks(ctx context.Context, tenant, 
 // integrationLinksUpdate sets a row's issue links from before's to after's, on
 // condition that its links and status are still before's.
 func (s *IntegrationStore) integrationLinksUpdate(before, after requirementItem) (types.TransactWriteItem, error) {
-	issues, status := expression.Name("issues"), expression.Name("status")
-	cond := status.Equal(expression.Value(before.Status))
-	if len(before.Issues) == 0 {
-		cond = cond.And(expression.AttributeNotExists(issues))
-	} else {
-		cond = cond.And(issues.Equal(expression.Value(before.Issues)))
-	}
-	upd := expression.Remove(issues)
-	if len(after.Issues) > 0 {
-		upd = expression.Set(issues, expression.Value(after.Issues))
-	}
-	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, fmt.Errorf("build issue links update: %w", err)
-	}
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.table, Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: before.PK}, "sk": &types.AttributeValueMemberS{Value: before.SK},
-		},
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}, nil
+	cond := expression.Name("status").Equal(expression.Value(before.Status))
+	return rowListSwap(s.table, before, cond, "issues", before.Issues, after.Issues)
 }

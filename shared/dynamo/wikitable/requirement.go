@@ -2,11 +2,13 @@ package wikitable
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -341,4 +343,33 @@ func (s *RequirementStore) query(ctx context.Context, in *dynamodb.QueryInput, f
 		}
 		return nil
 	})
+}
+
+// rowListSwap returns the transaction element that sets the list attribute
+// name of row from old to new (removing it when new is empty), on
+// condition cond and that the attribute still holds old (is absent when old
+// is empty): a read-modify-write of one attribute that a concurrent change
+// of it makes fail rather than lose.
+func rowListSwap[T any](table string, row requirementItem, cond expression.ConditionBuilder, name string, old, new []T) (types.TransactWriteItem, error) {
+	attr := expression.Name(name)
+	if len(old) == 0 {
+		cond = cond.And(expression.AttributeNotExists(attr))
+	} else {
+		cond = cond.And(attr.Equal(expression.Value(old)))
+	}
+	upd := expression.Remove(attr)
+	if len(new) > 0 {
+		upd = expression.Set(attr, expression.Value(new))
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("build %s update: %w", name, err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: &table, Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: row.PK}, "sk": &types.AttributeValueMemberS{Value: row.SK},
+		},
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
 }
