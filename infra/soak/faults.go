@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"io"
+	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -49,6 +50,8 @@ func NewThrottleProxy(target string, seed uint64) (*ThrottleProxy, error) {
 	p := &ThrottleProxy{URL: "http://" + ln.Addr().String(), rng: rand.New(rand.NewPCG(seed, 0x7411))}
 	p.proxy = httputil.NewSingleHostReverseProxy(u)
 	p.proxy.Transport = &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
+	// A caller killed mid-request cancels it: not worth a log line.
+	p.proxy.ErrorLog = log.New(io.Discard, "", 0)
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
@@ -147,6 +150,7 @@ func NewTrackerProxy(target string, hangFor time.Duration) (*TrackerProxy, error
 	}
 	p := &TrackerProxy{URL: "http://" + ln.Addr().String(), HangFor: hangFor, stop: make(chan struct{})}
 	p.proxy = httputil.NewSingleHostReverseProxy(u)
+	p.proxy.ErrorLog = log.New(io.Discard, "", 0)
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
