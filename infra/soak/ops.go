@@ -38,8 +38,9 @@ type tenantState struct {
 	ceo                                         map[string]string // the page each space's baselines rename
 	pages                                       []*pageState
 
-	mu        sync.Mutex
-	baselines map[string]int // creates answered 200 or 202, by space
+	mu              sync.Mutex
+	baselines       map[string]int // creates answered 200 or 202, by space
+	failedBaselines map[string]int // the other creates, by space
 }
 
 // pageState is one page and every save of it the harness attempted.
@@ -94,7 +95,8 @@ func (h *harness) setup(ctx context.Context) error {
 		}
 		tn := &tenantState{name: name, wikiUser: name + "-wiki-user", wikiAdmin: name + "-wiki-admin",
 			trackerUser: name + "-tracker-user", trackerAd: name + "-tracker-admin", proxy: proxy,
-			spaces: []string{"SOAKA", "SOAKB"}, ceo: map[string]string{}, baselines: map[string]int{}}
+			spaces: []string{"SOAKA", "SOAKB"}, ceo: map[string]string{}, baselines: map[string]int{},
+			failedBaselines: map[string]int{}}
 		h.tenants = append(h.tenants, tn)
 		if err := h.connect(ctx, tn); err != nil {
 			return fmt.Errorf("connect tenant %s: %w", name, err)
@@ -224,11 +226,13 @@ func (h *harness) operate(ctx context.Context, rng *rand.Rand) {
 	case k < 71:
 		a := h.call(ctx, "baseline", "POST", W+api+"/baseline/"+p.space+"/1/create", tn.wikiUser,
 			map[string]any{"name": fmt.Sprintf("Soak %d", rng.IntN(1e6)), "ceo": tn.ceo[p.space]})
+		tn.mu.Lock()
 		if a.status == 200 || a.status == 202 {
-			tn.mu.Lock()
 			tn.baselines[p.space]++
-			tn.mu.Unlock()
+		} else {
+			tn.failedBaselines[p.space]++
 		}
+		tn.mu.Unlock()
 	case k < 82:
 		method, kind := "POST", "tracker-link-add"
 		if rng.IntN(3) == 0 {

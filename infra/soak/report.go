@@ -39,8 +39,11 @@ type Report struct {
 	ThrottledCalls int64 `json:"throttledCalls"`
 	// SyncRoundsToConverge is how many rounds of the scheduled functions
 	// the final checks needed until the two sides agreed.
-	SyncRoundsToConverge int          `json:"syncRoundsToConverge"`
-	Invariants           []*Invariant `json:"invariants"`
+	SyncRoundsToConverge int `json:"syncRoundsToConverge"`
+	// BaselineGaps counts baseline numbers skipped by creates that failed
+	// after taking their number (docs/baselines.md, "Numbering").
+	BaselineGaps int          `json:"baselineGaps"`
+	Invariants   []*Invariant `json:"invariants"`
 	// Violations sums the invariants' violations; it must be 0.
 	Violations int        `json:"violations"`
 	FDs        []FDSample `json:"openFiles,omitempty"`
@@ -141,7 +144,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nerrors by status: %s\n", counts(r.Errors))
 	fmt.Fprintf(w, "faults injected: %s; DynamoDB calls throttled: %d; scheduled invocations retried: %d\n", counts(r.Faults), r.ThrottledCalls, r.AsyncRetries)
-	fmt.Fprintf(w, "sync rounds until both sides agreed: %d\n\ninvariants:\n", r.SyncRoundsToConverge)
+	fmt.Fprintf(w, "sync rounds until both sides agreed: %d; baseline numbers skipped by failed creates: %d\n\ninvariants:\n", r.SyncRoundsToConverge, r.BaselineGaps)
 	for _, inv := range r.Invariants {
 		mark := "ok  "
 		if inv.Violated > 0 {
