@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"slices"
@@ -292,7 +293,7 @@ func (h *harness) checkPages(c *checker, reqs map[string][]wikiReq) {
 				continue
 			}
 			if len(seen) != 1 {
-				c.violate(invPageIndexed, "%s page %s shows requirements of generations %v at once; %s", tn.name, p.id, slices.Sorted(mapsKeys(seen)), history(gens))
+				c.violate(invPageIndexed, "%s page %s shows requirements of generations %v at once; %s", tn.name, p.id, slices.Sorted(maps.Keys(seen)), history(gens))
 				continue
 			}
 			var gn int
@@ -521,14 +522,4 @@ func (h *harness) checkFDs(c *checker) {
 	}
 	sort.Slice(c.rep.FDs, func(i, j int) bool { return c.rep.FDs[i].PID < c.rep.FDs[j].PID })
 	c.rep.Notes = append(c.rep.Notes, "goroutines of the function processes are not measured: the bootstraps expose no debug endpoint, and adding one would put test code in the functions")
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -305,7 +306,7 @@ func (h *harness) savePage(ctx context.Context, tn *tenantState, p *pageState, r
 		if rng.IntN(4) == 0 {
 			for range 1 + rng.IntN(2) {
 				is := issuePool[rng.IntN(len(issuePool))]
-				if !contains(r.issues, is) {
+				if !slices.Contains(r.issues, is) {
 					r.issues = append(r.issues, is)
 					macros.WriteString(pagetest.Jira(is, serviceID))
 				}
@@ -326,13 +327,4 @@ func (h *harness) savePage(ctx context.Context, tn *tenantState, p *pageState, r
 		p.confirmed = len(p.gens) - 1
 	}
 	p.mu.Unlock()
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
