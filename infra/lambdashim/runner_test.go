@@ -601,3 +601,71 @@ func TestRuntimeAPIRejectsUnknownCallers(t *testing.T) {
 		})
 	}
 }
+
+func TestKillBusyFailsTheInvocationAndReplacesTheProcess(t *testing.T) {
+	t.Parallel()
+	r := start(t, Function{Timeout: 20 * time.Second})
+	if _, ok := r.KillBusy(); ok {
+		t.Fatal("KillBusy killed a process while none was busy")
+	}
+	before, err := invokeEcho(t.Context(), r, "GET", "/", "", "")
+	if err != nil {
+		t.Fatalf("Invoke: %v", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(t.Context(), event("GET", "/sleep", "ms=10000", ""))
+		errc <- err
+	}()
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var ok bool
+		if pid, ok = r.KillBusy(); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sleeping invocation never became busy")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid != before.PID {
+		t.Errorf("killed pid %d, want the warm process %d", pid, before.PID)
+	}
+	err = <-errc
+	var ie *InvokeError
+	if !errors.Is(err, ErrProcessExited) || !errors.As(err, &ie) || ie.Type != "Runtime.ExitError" {
+		t.Fatalf("Invoke error = %v, want a Runtime.ExitError wrapping ErrProcessExited", err)
+	}
+	waitGone(t, before.PID)
+	after, err := invokeEcho(t.Context(), r, "GET", "/", "", "")
+	if err != nil {
+		t.Fatalf("Invoke after the kill: %v", err)
+	}
+	if after.PID == before.PID {
+		t.Errorf("invocation after the kill ran in the killed process %d", before.PID)
+	}
+	if s := r.Stats(); !strings.Contains(s.Processes[0].ExitReason, "fault injection") {
+		t.Errorf("exit reason %q, want it to say fault injection", s.Processes[0].ExitReason)
+	}
+}
+
+func TestInvokeAsyncRetriesFunctionErrorsTwice(t *testing.T) {
+	t.Parallel()
+	r := start(t, Function{})
+	n, err := r.InvokeAsync(t.Context(), event("GET", "/", "", ""), time.Millisecond)
+	if err != nil || n != 1 {
+		t.Fatalf("passing invocation: %d attempts, %v; want 1, nil", n, err)
+	}
+	n, err = r.InvokeAsync(t.Context(), event("GET", "/exit", "", ""), time.Millisecond)
+	if !errors.Is(err, ErrProcessExited) || n != 1+AsyncRetries {
+		t.Fatalf("crashing invocation: %d attempts, %v; want %d attempts ending in ErrProcessExited", n, err, 1+AsyncRetries)
+	}
+	n, err = r.InvokeAsync(t.Context(), event("GET", "/error", "", ""), time.Millisecond)
+	var ie *InvokeError
+	if !errors.As(err, &ie) || n != 1+AsyncRetries {
+		t.Fatalf("failing invocation: %d attempts, %v; want %d attempts ending in a function error", n, err, 1+AsyncRetries)
+	}
+	if _, err := invokeEcho(t.Context(), r, "GET", "/", "", ""); err != nil {
+		t.Fatalf("invocation after the crashes: %v", err)
+	}
+}
