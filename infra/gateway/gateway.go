@@ -17,7 +17,9 @@
 //     (isBase64Encoded) for anything else;
 //   - limits and failures: bodies over 10 MiB, and events over Lambda's
 //     6 MiB invocation payload, answer 413, a function error
-//     or an unusable response 500 {"message":"Internal Server Error"}, an
+//     or an unusable response 500 {"message":"Internal Server Error"}, a
+//     function whose process died under the request (Runtime.ExitError)
+//     502 {"message":"Internal Server Error"}, an
 //     integration slower than its timeout (30 s at most) 503
 //     {"message":"Service Unavailable"}.
 //
@@ -50,6 +52,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/reqtrace/reqtrace/infra/lambdashim"
 )
 
 const (
@@ -237,6 +241,13 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, reqID string, st
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return gatewayError(w, http.StatusServiceUnavailable, "Service Unavailable"), rt.key,
 				fmt.Errorf("integration timeout after %v: %w", rt.timeout, err)
+		}
+		if errors.Is(err, lambdashim.ErrProcessExited) {
+			// The execution environment died under the request (killed,
+			// out of memory): Lambda reports Runtime.ExitError and API
+			// Gateway answers 502 with its generic message. The caller may
+			// retry; the next invocation gets a fresh process.
+			return gatewayError(w, http.StatusBadGateway, "Internal Server Error"), rt.key, fmt.Errorf("invoke: %w", err)
 		}
 		return gatewayError(w, http.StatusInternalServerError, "Internal Server Error"), rt.key, fmt.Errorf("invoke: %w", err)
 	}

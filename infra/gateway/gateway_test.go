@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/reqtrace/reqtrace/infra/lambdashim"
 )
 
 // fakeInvoker is the Invoker of these tests: invoke, when set, does the
@@ -401,6 +404,13 @@ func TestInvokeFailures(t *testing.T) {
 			name:       "function error",
 			invoke:     func(context.Context, []byte) ([]byte, error) { return nil, errors.New("errorString: boom") },
 			wantStatus: 500, wantBody: `{"message":"Internal Server Error"}`, wantLog: "boom",
+		},
+		{
+			name: "process killed under the request",
+			invoke: func(context.Context, []byte) ([]byte, error) {
+				return nil, fmt.Errorf("invoke f: %w", lambdashim.ErrProcessExited)
+			},
+			wantStatus: 502, wantBody: `{"message":"Internal Server Error"}`, wantLog: "process exited",
 		},
 		{
 			name: "integration timeout",

@@ -628,3 +628,28 @@ func lookupEnv(env []string, key string) string {
 	}
 	return v
 }
+
+// KillBusy sends SIGKILL to one process that is serving an invocation, the
+// way an execution environment dies in Lambda (out of memory, a host
+// failure): fault injection for soak tests. It returns the process id and
+// true, or false when no process is busy. The invocation fails with
+// ErrProcessExited (Runtime.ExitError), which an API Gateway answers with
+// 502 and an asynchronous invocation retries; the next invocation gets a
+// fresh process.
+func (r *Runner) KillBusy() (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var busy []*process
+	for _, p := range r.live {
+		if len(p.inflight) > 0 && p.exitedAt.IsZero() && p.killedFor == "" {
+			busy = append(busy, p)
+		}
+	}
+	if len(busy) == 0 || r.closed {
+		return 0, false
+	}
+	slices.SortFunc(busy, func(a, b *process) int { return a.sandbox - b.sandbox })
+	p := busy[0]
+	r.killLocked(p, "fault injection", syscall.SIGKILL)
+	return p.pid, true
+}

@@ -601,3 +601,50 @@ func TestRuntimeAPIRejectsUnknownCallers(t *testing.T) {
 		})
 	}
 }
+
+func TestKillBusyFailsTheInvocationAndReplacesTheProcess(t *testing.T) {
+	t.Parallel()
+	r := start(t, Function{Timeout: 20 * time.Second})
+	if _, ok := r.KillBusy(); ok {
+		t.Fatal("KillBusy killed a process while none was busy")
+	}
+	before, err := invokeEcho(t.Context(), r, "GET", "/", "", "")
+	if err != nil {
+		t.Fatalf("Invoke: %v", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(t.Context(), event("GET", "/sleep", "ms=10000", ""))
+		errc <- err
+	}()
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var ok bool
+		if pid, ok = r.KillBusy(); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sleeping invocation never became busy")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid != before.PID {
+		t.Errorf("killed pid %d, want the warm process %d", pid, before.PID)
+	}
+	err = <-errc
+	var ie *InvokeError
+	if !errors.Is(err, ErrProcessExited) || !errors.As(err, &ie) || ie.Type != "Runtime.ExitError" {
+		t.Fatalf("Invoke error = %v, want a Runtime.ExitError wrapping ErrProcessExited", err)
+	}
+	waitGone(t, before.PID)
+	after, err := invokeEcho(t.Context(), r, "GET", "/", "", "")
+	if err != nil {
+		t.Fatalf("Invoke after the kill: %v", err)
+	}
+	if after.PID == before.PID {
+		t.Errorf("invocation after the kill ran in the killed process %d", before.PID)
+	}
+	if s := r.Stats(); !strings.Contains(s.Processes[0].ExitReason, "fault injection") {
+		t.Errorf("exit reason %q, want it to say fault injection", s.Processes[0].ExitReason)
+	}
+}
