@@ -668,13 +668,23 @@ func (r *run) settle(ctx context.Context, g *group, ids []string) error {
 	return r.sweep(ctx, g, fresh)
 }
 
+// leaseGrace is how long a lease outlives its group's deadline: the last
+// POST (HTTP_TIMEOUT, 10 s by default) and the writes that record it.
+const leaseGrace = 30 * time.Second
+
 // lease makes this run the only one delivering to g's integration; false
 // (and the group busy) when another run holds it.
 func (r *run) lease(ctx context.Context, g *group) (bool, error) {
 	if g.leased {
 		return true, nil
 	}
-	ok, err := r.s.d.Store.AcquireLease(ctx, g.key.tenant, g.key.serviceID, r.owner, r.s.d.now(), r.stopAt.Add(2*time.Minute))
+	// The lease lasts as long as this run may serve the integration (its
+	// TrackerBudget, cut by the run's deadline) plus leaseGrace for a POST
+	// still in flight at that point, not as long as the run: a run killed
+	// while holding it (a crash, an out-of-memory kill) then holds back the
+	// integration's deliveries for about a minute and a half, not for the
+	// whole run and two minutes more (12 minutes with Sync's 600 s timeout).
+	ok, err := r.s.d.Store.AcquireLease(ctx, g.key.tenant, g.key.serviceID, r.owner, r.s.d.now(), g.stopAt.Add(leaseGrace))
 	if err != nil {
 		return false, fmt.Errorf("lease integration %s: %w", g.key.serviceID, err)
 	}

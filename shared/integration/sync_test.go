@@ -443,3 +443,30 @@ func TestHTTPTrackerUnreachable(t *testing.T) {
 		t.Fatalf("Deliver = %v", err)
 	}
 }
+
+// crashingStore is a Store whose runs never release their leases, as a
+// Sync process killed in the middle of a run does not.
+type crashingStore struct{ *fakeStore }
+
+func (crashingStore) ReleaseLease(context.Context, string, string, string) error { return nil }
+
+// Found by the soak harness: a sync run killed while holding an
+// integration's lease held back the integration's deliveries until the
+// run's deadline plus two minutes (12 minutes with Sync's timeout). The
+// lease now ends with the integration's own budget in the run.
+func TestSyncLeaseOfACrashedRunExpiresWithItsTrackerBudget(t *testing.T) {
+	t.Parallel()
+	f := newSyncFixture(t)
+	deps := f.deps()
+	deps.Store = crashingStore{f.store}
+	f.write(t, "demo", 2, true)
+	rep, err := NewSync(deps, SyncOptions{}).Run(context.Background()) // no deadline: MaxRun, 10 minutes
+	if err != nil || rep.Delivered != 2 {
+		t.Fatalf("crashing run: %+v, %v", rep, err)
+	}
+	f.write(t, "demo", 3, true)
+	f.clock.Add(time.Minute + leaseGrace + time.Second) // TrackerBudget (default 1 minute) + grace
+	if rep := f.run(t); rep.Delivered != 3 {
+		t.Fatalf("run after the crashed run's lease: %+v, want the 3 new messages delivered", rep)
+	}
+}
