@@ -653,3 +653,32 @@ func (r *Runner) KillBusy() (int, bool) {
 	r.killLocked(p, "fault injection", syscall.SIGKILL)
 	return p.pid, true
 }
+
+// AsyncRetries is how many times Lambda retries an asynchronous invocation
+// (an EventBridge schedule, an S3 or SNS event) that ended in a function
+// error, a crash or a timeout included.
+const AsyncRetries = 2
+
+// InvokeAsync runs the function as Lambda runs an asynchronous invocation:
+// when an attempt ends in an *InvokeError (the function's own error, its
+// process killed or timed out) it is tried again, up to AsyncRetries
+// times, after retryDelay and then twice retryDelay (Lambda waits about one
+// and then two minutes), each time on whatever process is free, a fresh one
+// if the last died. It returns the number of attempts and the last
+// attempt's error. ErrClosed, a refused payload and the end of ctx are not
+// retried.
+func (r *Runner) InvokeAsync(ctx context.Context, payload []byte, retryDelay time.Duration) (int, error) {
+	for attempt := 1; ; attempt++ {
+		_, err := r.Invoke(ctx, payload)
+		var ie *InvokeError
+		if err == nil || !errors.As(err, &ie) || errors.Is(err, ErrClosed) || attempt > AsyncRetries {
+			return attempt, err
+		}
+		r.log.Warn("asynchronous invocation failed, retrying", "requestId", ie.RequestID, "attempt", attempt, "error", ie.Error())
+		select {
+		case <-time.After(retryDelay * time.Duration(attempt)):
+		case <-ctx.Done():
+			return attempt, fmt.Errorf("invoke %s: %w", r.fn.Name, ctx.Err())
+		}
+	}
+}

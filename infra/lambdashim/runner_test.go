@@ -648,3 +648,24 @@ func TestKillBusyFailsTheInvocationAndReplacesTheProcess(t *testing.T) {
 		t.Errorf("exit reason %q, want it to say fault injection", s.Processes[0].ExitReason)
 	}
 }
+
+func TestInvokeAsyncRetriesFunctionErrorsTwice(t *testing.T) {
+	t.Parallel()
+	r := start(t, Function{})
+	n, err := r.InvokeAsync(t.Context(), event("GET", "/", "", ""), time.Millisecond)
+	if err != nil || n != 1 {
+		t.Fatalf("passing invocation: %d attempts, %v; want 1, nil", n, err)
+	}
+	n, err = r.InvokeAsync(t.Context(), event("GET", "/exit", "", ""), time.Millisecond)
+	if !errors.Is(err, ErrProcessExited) || n != 1+AsyncRetries {
+		t.Fatalf("crashing invocation: %d attempts, %v; want %d attempts ending in ErrProcessExited", n, err, 1+AsyncRetries)
+	}
+	n, err = r.InvokeAsync(t.Context(), event("GET", "/error", "", ""), time.Millisecond)
+	var ie *InvokeError
+	if !errors.As(err, &ie) || n != 1+AsyncRetries {
+		t.Fatalf("failing invocation: %d attempts, %v; want %d attempts ending in a function error", n, err, 1+AsyncRetries)
+	}
+	if _, err := invokeEcho(t.Context(), r, "GET", "/", "", ""); err != nil {
+		t.Fatalf("invocation after the crashes: %v", err)
+	}
+}

@@ -276,8 +276,12 @@ func (st *Stack) schedule(ctx context.Context, tmpl *samtemplate.Template, opts 
 			}
 			rule := fn.LogicalID + "-" + s.Event
 			opts.Logger.Info("schedule", "function", fn.LogicalID, "every", every.String())
+			// EventBridge invokes asynchronously: Lambda retries a run that
+			// failed or crashed twice (after about 1 and 2 minutes; here a
+			// third of the interval and two thirds, at most those minutes).
+			retryDelay := min(every/3, time.Minute)
 			go scheduler.Every(ctx, every, func(ctx context.Context) error {
-				_, err := r.Invoke(ctx, scheduler.ScheduledEvent(rule, time.Now()))
+				_, err := r.InvokeAsync(ctx, scheduler.ScheduledEvent(rule, time.Now()), retryDelay)
 				return err
 			}, opts.Logger)
 		}
