@@ -37,7 +37,7 @@ type Mem struct {
 	leases map[string]*wiki.Lease // tenant + "/" + page id
 	// unfinished are the pages listed for recovery (tenant + "/" + page id).
 	unfinished map[string]bool
-	leaseN int
+	leaseN     int
 	// pending are the rows recorded by commits that failed (Fail), by
 	// tenant + "/" + page id, handed to the next lease as Leftover.
 	pending      map[string][]requirement.ID
