@@ -11,21 +11,28 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/reqtrace/reqtrace/infra/lambdashim"
 )
 
 // The invariants, checked after the faults stop and one sync run passes.
 const (
-	invSyncPasses    = "a sync run passes once the faults stop"
-	invPageIndexed   = "every page is indexed at one saved version: the last save answered 200, or a later one whose answer was lost (nothing of a failed save half visible)"
-	invPageContent   = "each requirement of a page reads back as it was sent (text, property, dependency, issue macros)"
-	invNoDuplicate   = "no requirement exists twice"
-	invBaselines     = "baseline numbers are unique and dense per space, one at least per create answered 200/202"
-	invLinksAgree    = "the tracker's links equal the wiki's for every ACTIVE requirement (each outbox message delivered exactly once in effect)"
-	invNo5xx         = "every 500/502 answer and every failed scheduled run is explained by an injected fault (a kill while it ran)"
-	invNoFDGrowth    = "no file-descriptor growth in function processes that survived the run"
-	maxSyncRounds    = 6
-	fdGrowthAllowed  = 32
-	faultExplainSkew = 500 * time.Millisecond
+	invSyncPasses   = "a sync run passes once the faults stop"
+	invPageIndexed  = "every page is indexed at one saved version: the last save answered 200, or a later one whose answer was lost (nothing of a failed save half visible)"
+	invPageContent  = "each requirement of a page reads back as it was sent (text, property, dependency, issue macros)"
+	invNoDuplicate  = "no requirement exists twice"
+	invBaselines    = "baseline numbers are unique and dense per space, one at least per create answered 200/202"
+	invLinksAgree   = "the tracker's links equal the wiki's for every ACTIVE requirement (each outbox message delivered exactly once in effect)"
+	invNo5xx        = "every 500/502 answer and every failed scheduled run is explained by an injected fault (a kill while it ran)"
+	invNoFDGrowth   = "no file-descriptor growth in function processes that survived the run"
+	invNoGoroutines = "no goroutine growth: each idle function process at the end lists at most as many goroutines as an idle one before the load, and the idle connections of its pools"
+	maxSyncRounds   = 6
+	fdGrowthAllowed = 32
+	// goroutineGrowthAllowed is what idle keep-alive connections (two
+	// goroutines each) to DynamoDB, SQS and trackers may add after a
+	// process served requests concurrently.
+	goroutineGrowthAllowed = 40
+	faultExplainSkew       = 500 * time.Millisecond
 	// syncLeaseAfterKill is how long a killed sync run's lease may hold
 	// back an integration: its TrackerBudget (1 minute), the lease's 30 s
 	// grace, and a margin.
@@ -90,7 +97,7 @@ func (c *checker) get(name string) *Invariant {
 func (h *harness) check(ctx context.Context) *Report {
 	rep := h.report()
 	c := &checker{h: h, rep: rep, inv: map[string]*Invariant{}}
-	for _, name := range []string{invSyncPasses, invPageIndexed, invPageContent, invNoDuplicate, invBaselines, invLinksAgree, invNo5xx, invNoFDGrowth} {
+	for _, name := range []string{invSyncPasses, invPageIndexed, invPageContent, invNoDuplicate, invBaselines, invLinksAgree, invNo5xx, invNoFDGrowth, invNoGoroutines} {
 		c.get(name)
 	}
 
@@ -166,6 +173,7 @@ func (h *harness) check(ctx context.Context) *Report {
 	h.checkBaselines(ctx, c)
 	h.checkFailures(c)
 	h.checkFDs(c)
+	h.checkGoroutines(c)
 	for _, inv := range rep.Invariants {
 		rep.Violations += inv.Violated
 	}
@@ -542,5 +550,36 @@ func (h *harness) checkFDs(c *checker) {
 		}
 	}
 	sort.Slice(c.rep.FDs, func(i, j int) bool { return c.rep.FDs[i].PID < c.rep.FDs[j].PID })
-	c.rep.Notes = append(c.rep.Notes, "goroutines of the function processes are not measured: the bootstraps expose no debug endpoint, and adding one would put test code in the functions")
+}
+
+// quitIdle asks every idle function process for its goroutines (SIGQUIT:
+// the Go runtime lists them and the process exits), by function.
+func (h *harness) quitIdle() map[string][]lambdashim.Goroutines {
+	out := map[string][]lambdashim.Goroutines{}
+	for fn, r := range h.st.Runners {
+		if gs := r.QuitIdle(10 * time.Second); len(gs) > 0 {
+			out[fn] = gs
+		}
+	}
+	return out
+}
+
+// checkGoroutines compares each idle process at the end with the idle ones
+// of the same function before the load: a goroutine leaked per request
+// grows with the invocations a process served.
+func (h *harness) checkGoroutines(c *checker) {
+	for fn, gs := range h.quitIdle() {
+		fresh, ok := h.goroutinesFresh[fn]
+		for _, g := range gs {
+			c.rep.Goroutines = append(c.rep.Goroutines, GoroutineSample{Function: fn, PID: g.PID, Invocations: g.Invocations, Fresh: fresh, End: g.Count})
+			if !ok || g.Count < 0 {
+				continue
+			}
+			c.checked(invNoGoroutines, 1)
+			if g.Count > fresh+goroutineGrowthAllowed {
+				c.violate(invNoGoroutines, "%s process %d: %d goroutines after %d invocations, an idle one had %d before the load", fn, g.PID, g.Count, g.Invocations, fresh)
+			}
+		}
+	}
+	sort.Slice(c.rep.Goroutines, func(i, j int) bool { return c.rep.Goroutines[i].PID < c.rep.Goroutines[j].PID })
 }

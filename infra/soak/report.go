@@ -47,7 +47,9 @@ type Report struct {
 	// Violations sums the invariants' violations; it must be 0.
 	Violations int        `json:"violations"`
 	FDs        []FDSample `json:"openFiles,omitempty"`
-	Notes      []string   `json:"notes,omitempty"`
+	// Goroutines lists each idle function process at the end.
+	Goroutines []GoroutineSample `json:"goroutines,omitempty"`
+	Notes      []string          `json:"notes,omitempty"`
 }
 
 // KindStats describes one kind of request.
@@ -68,6 +70,17 @@ type Invariant struct {
 }
 
 // FDSample is a function process's open files after the warm-up and at the end.
+// GoroutineSample is one idle function process at the end of the run: the
+// goroutines it listed, and the most an idle process of its function
+// listed before the load.
+type GoroutineSample struct {
+	Function    string `json:"function"`
+	PID         int    `json:"pid"`
+	Invocations int    `json:"invocations"`
+	Fresh       int    `json:"fresh"`
+	End         int    `json:"end"`
+}
+
 type FDSample struct {
 	PID    int `json:"pid"`
 	Before int `json:"before"`
@@ -154,6 +167,13 @@ func (r *Report) Print(w io.Writer) {
 		for _, e := range inv.Examples {
 			fmt.Fprintf(w, "       - %s\n", e)
 		}
+	}
+	if len(r.Goroutines) > 0 {
+		parts := make([]string, len(r.Goroutines))
+		for i, g := range r.Goroutines {
+			parts[i] = fmt.Sprintf("%s %d→%d after %d", g.Function, g.Fresh, g.End, g.Invocations)
+		}
+		fmt.Fprintf(w, "goroutines of idle processes (before the load → at the end, after N invocations): %s\n", strings.Join(parts, "; "))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

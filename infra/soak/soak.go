@@ -121,7 +121,10 @@ type harness struct {
 
 	loadStart, loadEnd time.Time
 	fdStart            map[int]int
-	syncBusy           atomic.Bool
+	// goroutinesFresh is, per function, the most goroutines an idle
+	// process listed after the setup (QuitIdle), before the load.
+	goroutinesFresh map[string]int
+	syncBusy        atomic.Bool
 }
 
 // record is one request or scheduled invocation the harness made.
@@ -180,6 +183,12 @@ func Run(ctx context.Context, cfg Config, env Env) (*Report, error) {
 	}
 	for _, tn := range h.tenants {
 		defer tn.proxy.Close()
+	}
+	h.goroutinesFresh = map[string]int{}
+	for fn, gs := range h.quitIdle() {
+		for _, g := range gs {
+			h.goroutinesFresh[fn] = max(h.goroutinesFresh[fn], g.Count)
+		}
 	}
 	h.load(ctx)
 	logger.Info("soak: load done, checking invariants")
