@@ -122,9 +122,11 @@ func (m *mailer) count() int {
 // stack is one test's wiki: the router of the route group, the sync run,
 // and direct access to the stores and the queue.
 type stack struct {
-	env     *testenv.Env
-	router  *httpapi.Router
-	sync    *integration.Sync
+	env    *testenv.Env
+	router *httpapi.Router
+	sync   *integration.Sync
+	// deps built sync, for a test that needs other options.
+	deps    integration.Deps
 	outbox  *wikitable.OutboxStore
 	reqs    *wikitable.RequirementStore
 	pub     *integration.Publisher
@@ -193,6 +195,7 @@ func newStackWith(t *testing.T, strict bool) *stack {
 	(&wikiintegrations.Handler{Service: integration.New(deps)}).Register(s.router)
 	deps.Logger = slog.New(slog.DiscardHandler)
 	s.sync = integration.NewSync(deps, integration.SyncOptions{ReceiveWait: time.Nanosecond})
+	s.deps = deps
 	return s
 }
 
@@ -981,8 +984,10 @@ func TestInputRefusesControlCharacters(t *testing.T) {
 	}
 }
 
-// TestSyncTenThousandMessages is the sync's performance target (docs/benchmarks.md): 10,000 NEW messages
-// delivered in one run with at most ⌈N/100⌉ POSTs per tracker.
+// TestSyncTenThousandMessages is the sync's target (docs/benchmarks.md): 10,000 NEW messages
+// delivered in one run with at most ⌈N/100⌉ POSTs per tracker. It asserts
+// the counts, not the time (make bench measures it): the run's budgets are
+// set far beyond it, so that a loaded machine does not end the run first.
 func TestSyncTenThousandMessages(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -991,7 +996,12 @@ func TestSyncTenThousandMessages(t *testing.T) {
 	msgs := s.write(t, 10000, time.Now(), true)
 	written := time.Since(start)
 	start = time.Now()
-	rep := s.run(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
+	defer cancel()
+	rep, err := integration.NewSync(s.deps, integration.SyncOptions{ReceiveWait: time.Nanosecond, TrackerBudget: 15 * time.Minute}).Run(ctx)
+	if err != nil {
+		t.Fatalf("sync run: %v", err)
+	}
 	if rep.Delivered != 10000 || rep.Posts != 100 || len(s.tracker.posts()) != 100 {
 		t.Fatalf("report %+v", rep)
 	}
