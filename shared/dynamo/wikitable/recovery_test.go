@@ -89,6 +89,23 @@ func (c *crashAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts 
 	return c.API.PutItem(ctx, in, opts...)
 }
 
+// recoveryNew builds a wiki service on a store whose write calls can fail
+// or crash (crashAPI), with a clock expire moves past a lease, and a
+// reader of rows that never fails.
+func recoveryNew(t *testing.T) (*crashAPI, *wikitable.WikiStore, *wiki.Service, *wikitable.RequirementStore, func() time.Time, func()) {
+	env := testenv.AWS(t)
+	crash := &crashAPI{faultyAPI: &faultyAPI{API: dynamodb.NewFromConfig(env.Config)}}
+	store := wikitable.NewWikiStore(crash, env.WikiTable)
+	var mu sync.Mutex
+	var skew time.Duration
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	expire := func() { mu.Lock(); skew += time.Minute + time.Second; mu.Unlock() }
+	store.Now = now
+	svc := wiki.New(wiki.Deps{Store: store})
+	svc.Now = now
+	return crash, store, svc, wikitable.NewRequirementStore(dynamodb.NewFromConfig(env.Config), env.WikiTable), now, expire
+}
+
 // TestRecoveryUndoesAFailedSave fails, and separately kills, each write
 // call of a page save in turn, then runs the recovery sweep, and checks
 // that every requirement of the page (and those its links point at) is
@@ -100,16 +117,7 @@ func (c *crashAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts 
 func TestRecoveryUndoesAFailedSave(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testenv.AWS(t)
-	crash := &crashAPI{faultyAPI: &faultyAPI{API: dynamodb.NewFromConfig(env.Config)}}
-	store := wikitable.NewWikiStore(crash, env.WikiTable)
-	var mu sync.Mutex
-	var skew time.Duration
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
-	store.Now = now
-	svc := wiki.New(wiki.Deps{Store: store})
-	svc.Now = now
-	rows := wikitable.NewRequirementStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
+	crash, store, svc, rows, now, expire := recoveryNew(t)
 
 	save := func(tenant, body string) error {
 		_, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: "2", SpaceKey: "DEMO", Title: "P2", Body: body})
@@ -191,9 +199,7 @@ func TestRecoveryUndoesAFailedSave(t *testing.T) {
 				if n := listed(t, tenant, now()); n != 0 {
 					t.Errorf("write call %d killed: the page is due for recovery before its lease expired", failAt)
 				}
-				mu.Lock()
-				skew += time.Minute + time.Second
-				mu.Unlock()
+				expire()
 			}
 			if n := listed(t, tenant, now()); n != 1 {
 				t.Fatalf("write call %d failed (killed %v): %d pages listed for recovery, want 1", failAt, killed, n)
@@ -233,17 +239,7 @@ func TestRecoveryUndoesAFailedSave(t *testing.T) {
 func TestRecoveryOfOtherOperations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := testenv.AWS(t)
-	crash := &crashAPI{faultyAPI: &faultyAPI{API: dynamodb.NewFromConfig(env.Config)}}
-	store := wikitable.NewWikiStore(crash, env.WikiTable)
-	var mu sync.Mutex
-	var skew time.Duration
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
-	expire := func() { mu.Lock(); skew += time.Minute + time.Second; mu.Unlock() }
-	store.Now = now
-	svc := wiki.New(wiki.Deps{Store: store})
-	svc.Now = now
-	rows := wikitable.NewRequirementStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
+	crash, store, svc, rows, now, expire := recoveryNew(t)
 	status := func(t *testing.T, tenant, key string) requirement.Status {
 		t.Helper()
 		r, err := rows.Get(ctx, tenant, requirement.ID{SpaceKey: "DEMO", Key: key})
