@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -225,6 +227,7 @@ func TestSetExternalAndSaveConcurrently(t *testing.T) {
 	e.save(t, "demo", "100", "DEMO", body(0))
 	targets := []string{"REQ-00", "REQ-17", "REQ-39"}
 	e.calls.Reset()
+	var resent atomic.Int64
 	for round := 1; round <= rounds; round++ {
 		var wg sync.WaitGroup
 		errs := make(chan error, 1+len(targets))
@@ -237,8 +240,20 @@ func TestSetExternalAndSaveConcurrently(t *testing.T) {
 		for _, key := range targets {
 			wg.Go(func() {
 				v := fmt.Sprint(round)
-				if _, err := e.service.SetExternal(ctx, "demo", "DEMO", key, []requirement.ExternalChange{{Name: "Cost", Value: &v}}); err != nil {
-					errs <- fmt.Errorf("set %s round %d: %w", key, round, err)
+				// A write that meets the save's lease for longer than its
+				// retries last (a loaded machine) answers 409 "send again",
+				// and the client sends it again: neither change may be lost.
+				for attempt := 1; ; attempt++ {
+					_, err := e.service.SetExternal(ctx, "demo", "DEMO", key, []requirement.ExternalChange{{Name: "Cost", Value: &v}})
+					if errors.Is(err, apperr.ErrConflict) && attempt < 20 {
+						resent.Add(1)
+						time.Sleep(100 * time.Millisecond)
+						continue
+					}
+					if err != nil {
+						errs <- fmt.Errorf("set %s round %d: %w", key, round, err)
+					}
+					return
 				}
 			})
 		}
@@ -262,5 +277,5 @@ func TestSetExternalAndSaveConcurrently(t *testing.T) {
 	}
 	// Transactions beyond one per external write are attempts that met a
 	// save holding the page's lease (or a row it had just written).
-	t.Logf("%d external writes took %d TransactWriteItems; calls %v", rounds*len(targets), e.calls.Counts()["TransactWriteItems"], e.calls.Counts())
+	t.Logf("%d external writes took %d TransactWriteItems (%d sent again after a 409); calls %v", rounds*len(targets), e.calls.Counts()["TransactWriteItems"], resent.Load(), e.calls.Counts())
 }
