@@ -7,7 +7,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 GO        ?= go
-FUNCTIONS := WikiRequirements WikiContent WikiBaselines WikiBaselineJobs WikiIntegrations TrackerApiFunction TrackerLinks TrackerOutbox Sync
+FUNCTIONS := WikiRequirements WikiWeb WikiContent WikiBaselines WikiBaselineJobs WikiIntegrations TrackerApiFunction TrackerLinks TrackerOutbox Sync
 # functions/<dir> of a LogicalId: lower case, trailing "function" removed.
 fn_dir     = functions/$(patsubst %function,%,$(shell echo $(1) | tr A-Z a-z))
 LDFLAGS   := -s -w
