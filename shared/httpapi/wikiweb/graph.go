@@ -27,8 +27,11 @@ const (
 	nodeHeight   = 28
 	rowGap       = 10
 	headerHeight = 34
-	margin       = 12
-	maxLabel     = 28
+	// captionHeight is the room of the "Issues" caption under the
+	// requirement.
+	captionHeight = 24
+	margin        = 12
+	maxLabel      = 28
 	// maxPerColumn bounds each column; the page says how many were left
 	// out (the lists above the graph have them all).
 	maxPerColumn = 60
@@ -42,8 +45,10 @@ type graph struct {
 	Omitted       int
 }
 
+// graphColumn is a caption: of a column, or of the issues under the
+// requirement.
 type graphColumn struct {
-	X     int
+	X, Y  int
 	Label string
 }
 
@@ -166,28 +171,52 @@ func layoutGraph(r *requirement.Requirement, level1, level2 map[requirement.ID]*
 			node: graphNode{Label: clipLabel(label), Title: title, Class: "node issue " + strings.ToLower(string(l.Origin()))}})
 	}
 
-	// Columns: only the layers that have nodes, left to right.
-	tallest := 0
-	for _, l := range layers {
-		tallest = max(tallest, len(l))
+	// Columns: only the layers that have nodes, left to right. The issues
+	// sit in the requirement's column, below it under a caption, so that
+	// their edges cross no other node.
+	step := nodeHeight + rowGap
+	colHeight := func(layer int) int {
+		h := len(layers[layer]) * step
+		if layer == layerSelf && len(layers[layerIssues]) > 0 {
+			h += (len(layers[layerIssues]))*step + captionHeight
+		}
+		return h
 	}
-	height := headerHeight + tallest*(nodeHeight+rowGap) + margin
+	tallest := 0
+	for layer := range layers {
+		tallest = max(tallest, colHeight(layer))
+	}
+	g.Height = headerHeight + tallest + margin
 	x := margin
+	if len(layers[layerIssues]) > 0 && len(layers[layerDeps1]) == 0 {
+		x += colGap - 8 // room for the arcs to the issues, left of the requirement
+	}
 	for layer, nodes := range layers {
-		if len(nodes) == 0 {
+		if len(nodes) == 0 || layer == layerIssues {
 			continue
 		}
-		g.Columns = append(g.Columns, graphColumn{X: x + colWidth/2, Label: layerLabels[layer]})
+		g.Columns = append(g.Columns, graphColumn{X: x + colWidth/2, Y: headerHeight - 16, Label: layerLabels[layer]})
 		// Each column is centred vertically, so that the requirement sits
 		// in the middle of its links.
-		top := headerHeight + (tallest-len(nodes))*(nodeHeight+rowGap)/2
-		for i, p := range nodes {
-			p.node.X, p.node.Y, p.node.W, p.node.H = x, top+i*(nodeHeight+rowGap), colWidth, nodeHeight
-			p.node.TextX, p.node.TextY = x+colWidth/2, p.node.Y+nodeHeight/2+5
+		y := headerHeight + (tallest-colHeight(layer))/2
+		place := func(p *placed) {
+			p.node.X, p.node.Y, p.node.W, p.node.H = x, y, colWidth, nodeHeight
+			p.node.TextX, p.node.TextY = x+colWidth/2, y+nodeHeight/2+5
+			y += step
+		}
+		for _, p := range nodes {
+			place(p)
+		}
+		if layer == layerSelf && len(layers[layerIssues]) > 0 {
+			y += captionHeight
+			g.Columns = append(g.Columns, graphColumn{X: x + colWidth/2, Y: y - 16, Label: layerLabels[layerIssues]})
+			for _, p := range layers[layerIssues] {
+				place(p)
+			}
 		}
 		x += colWidth + colGap
 	}
-	g.Width, g.Height = x-colGap+margin, height
+	g.Width = x - colGap + margin
 
 	// Edges: every link of the rows read (the requirement and its first
 	// level) whose two ends are drawn, once.
@@ -249,10 +278,10 @@ func edgePath(from, to *placed) string {
 		x1, x2 := a.X, b.X+b.W
 		dx := (x1 - x2) / 2
 		return fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, ay, x1-dx, ay, x2+dx, by, x2, by)
-	default:
-		x := a.X + a.W
-		bulge := colGap/2 + abs(by-ay)/8
-		return fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x, ay, x+bulge, ay, x+bulge, by, x, by)
+	default: // within a column (the requirement to its issues): an arc left of it
+		x := a.X
+		bulge := min(colGap-8, 24+abs(by-ay)/6)
+		return fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x, ay, x-bulge, ay, x-bulge, by, x, by)
 	}
 }
 
