@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 )
@@ -67,16 +66,9 @@ func (s *SessionStore) PutSession(ctx context.Context, idHash string, sess auth.
 
 // LookupSession returns a stored session, or apperr.ErrNotFound.
 func (s *SessionStore) LookupSession(ctx context.Context, idHash string) (auth.Session, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: sessionKey(idHash)})
-	if err != nil {
-		return auth.Session{}, dynamo.Errorf("get session", err)
-	}
-	if out.Item == nil {
-		return auth.Session{}, apperr.ErrNotFound
-	}
 	var it sessionItem
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return auth.Session{}, dynamo.Errorf("decode session", err)
+	if err := getItem(ctx, s.db, s.table, sessionKey(idHash), &it, "session"); err != nil {
+		return auth.Session{}, err
 	}
 	exp := dynamo.ParseTime(it.ExpiresAt)
 	if exp.IsZero() {
