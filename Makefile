@@ -7,7 +7,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 GO        ?= go
-FUNCTIONS := WikiRequirements WikiContent WikiBaselines WikiBaselineJobs WikiIntegrations TrackerApiFunction TrackerLinks TrackerOutbox Sync
+FUNCTIONS := WikiRequirements WikiWeb WikiContent WikiBaselines WikiBaselineJobs WikiIntegrations TrackerApiFunction TrackerLinks TrackerOutbox Sync
 # functions/<dir> of a LogicalId: lower case, trailing "function" removed.
 fn_dir     = functions/$(patsubst %function,%,$(shell echo $(1) | tr A-Z a-z))
 LDFLAGS   := -s -w
@@ -61,9 +61,16 @@ admin: ## the admin command: make admin ARGS="tenant create acme"
 	$(GO) run ./infra/cmd/reqtrace-admin $(ARGS)
 
 # ---------------------------------------------------------------- test
+# The browser test (infra/browsertest) drives Debian's chromium; install it
+# when missing (as root, as CI runs; apt-get update first on a fresh machine).
+.PHONY: chromium
+chromium: ## install Debian's chromium for the browser test when it is missing
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@command -v chromium >/dev/null 2>&1 || { echo "chromium is not installed and apt-get could not install it"; exit 1; }
+
 .PHONY: test
-test: deps build lint ## every test; starts and stops DynamoDB Local and moto itself
-	@mkdir -p $(BUILD_DIR)
+test: deps build lint chromium ## every test; starts and stops DynamoDB Local and moto itself; screenshots of the browser test in .build/test-output
+	@mkdir -p $(BUILD_DIR) $(BUILD_DIR)/test-output
 	$(GO) build -o $(BUILD_DIR)/localdeps ./infra/cmd/localdeps
 	@rm -f $(BUILD_DIR)/localdeps.env
 	@$(BUILD_DIR)/localdeps -env-file $(BUILD_DIR)/localdeps.env > $(BUILD_DIR)/localdeps.log 2>&1 & echo $$! > $(BUILD_DIR)/localdeps.pid; \
@@ -71,7 +78,7 @@ test: deps build lint ## every test; starts and stops DynamoDB Local and moto it
 	for i in $$(seq 1 120); do [ -s $(BUILD_DIR)/localdeps.env ] && break; sleep 0.5; done; \
 	[ -s $(BUILD_DIR)/localdeps.env ] || { cat $(BUILD_DIR)/localdeps.log; echo "local AWS stand-ins did not start"; exit 1; }; \
 	source $(BUILD_DIR)/localdeps.env; \
-	REQTRACE_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	REQTRACE_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -artifacts -outputdir $(CURDIR)/$(BUILD_DIR)/test-output ./...
 
 .PHONY: lint
 lint: ## gofmt, go vet, cfn-lint, OpenAPI validation

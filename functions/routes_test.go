@@ -24,6 +24,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikicontent"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikiintegrations"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikiweb"
 	"github.com/reqtrace/reqtrace/shared/openapi"
 )
 
@@ -36,6 +37,7 @@ var groups = map[string]struct {
 	group registrar
 }{
 	"WikiRequirements":   {auth.Wiki, &wikirequirements.Handler{}},
+	"WikiWeb":            {auth.Wiki, &wikiweb.Handler{}},
 	"WikiContent":        {auth.Wiki, &wikicontent.Handler{}},
 	"WikiBaselines":      {auth.Wiki, &wikibaselines.Handler{}},
 	"WikiIntegrations":   {auth.Wiki, &wikiintegrations.Handler{}},

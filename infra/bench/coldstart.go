@@ -46,8 +46,11 @@ type firstRequest struct {
 
 // firstRequests by LogicalId; the data comes from coldSeed.
 var firstRequests = map[string]firstRequest{
-	"WikiRequirements":   {path: "/rest/reqs/1/requirement2/" + Space + "/" + seedKey(1), token: wikiUserToken},
-	"WikiContent":        {path: "/rest/reqs/1/content/" + seedPageID(0), token: wikiUserToken},
+	"WikiRequirements": {path: "/rest/reqs/1/requirement2/" + Space + "/" + seedKey(1), token: wikiUserToken},
+	"WikiContent":      {path: "/rest/reqs/1/content/" + seedPageID(0), token: wikiUserToken},
+	// The web pages authenticate by session cookie: the login form wakes
+	// the function (its templates parsed at init) without one.
+	"WikiWeb":            {path: "/login"},
 	"WikiBaselines":      {path: "/rest/reqs/1/baseline/" + Space, token: wikiUserToken},
 	"WikiIntegrations":   {path: "/rest/reqs/1/integration", token: "demo-wiki-admin"},
 	"TrackerApiFunction": {tracker: true, path: "/rest/reqs/1/api"},

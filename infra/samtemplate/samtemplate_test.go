@@ -31,7 +31,7 @@ func TestLoadFunctions(t *testing.T) {
 	for _, f := range tmpl.Functions {
 		ids = append(ids, f.LogicalID)
 	}
-	want := []string{"Sync", "TrackerApiFunction", "TrackerLinks", "TrackerOutbox", "WikiBaselineJobs", "WikiBaselines", "WikiContent", "WikiIntegrations", "WikiRequirements"}
+	want := []string{"Sync", "TrackerApiFunction", "TrackerLinks", "TrackerOutbox", "WikiBaselineJobs", "WikiBaselines", "WikiContent", "WikiIntegrations", "WikiRequirements", "WikiWeb"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("functions = %v, want %v", ids, want)
 	}
@@ -48,6 +48,8 @@ func TestLoadFunctions(t *testing.T) {
 	}{
 		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 12, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Default", API: "WikiApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
+		{"WikiWeb", "functions/wikiweb", "WikiApi", 7, 29 * time.Second, 512, 0,
+			samtemplate.Route{Event: "Home", API: "WikiApi", Method: "GET", Path: "/requirements"}},
 		{"WikiContent", "functions/wikicontent", "WikiApi", 5, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Delete", API: "WikiApi", Method: "DELETE", Path: "/rest/reqs/1/content/{contentId}"}},
 		{"WikiBaselines", "functions/wikibaselines", "WikiApi", 6, 29 * time.Second, 1024, 0,

@@ -132,7 +132,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, token string) (Princip
 	if len(token) > 512 {
 		return Principal{}, apperr.Unauthorizedf("invalid bearer token")
 	}
-	hash := HashToken(token)
+	return a.byHash(ctx, HashToken(token))
+}
+
+// byHash resolves a token by its stored form (a session keeps only that).
+func (a *Authenticator) byHash(ctx context.Context, hash string) (Principal, error) {
 	now := a.now()
 	a.mu.Lock()
 	c, ok := a.cache[hash]

@@ -38,6 +38,10 @@ type Config struct {
 	// it). Link-local, multicast, broadcast and unspecified addresses stay
 	// refused (shared/netpolicy).
 	AllowPrivateTargets bool
+	// SessionTTL (SESSION_TTL, default 8h) is how long a browser session
+	// of the wiki's web pages lasts after its login (shared/auth,
+	// sessions); it is not extended by use.
+	SessionTTL time.Duration
 }
 
 // Load reads the configuration.
@@ -53,11 +57,12 @@ func Load(env Lookup) (Config, error) {
 		AuthCacheTTL:     30 * time.Second,
 		TenantRate:       200,
 		HTTPTimeout:      10 * time.Second,
+		SessionTTL:       8 * time.Hour,
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(orDefault(get("LOG_LEVEL"), "INFO"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)
 	}
-	for name, d := range map[string]*time.Duration{"AUTH_CACHE_TTL": &c.AuthCacheTTL, "HTTP_TIMEOUT": &c.HTTPTimeout} {
+	for name, d := range map[string]*time.Duration{"AUTH_CACHE_TTL": &c.AuthCacheTTL, "HTTP_TIMEOUT": &c.HTTPTimeout, "SESSION_TTL": &c.SessionTTL} {
 		if s := get(name); s != "" {
 			v, err := time.ParseDuration(s)
 			if err != nil || v < 0 {

@@ -106,13 +106,12 @@ func WithBody(err *apperr.Error, body any) *Error { return &Error{Err: err, Body
 // anything else is logged once, with the request id, and answered 500 with a
 // fixed message.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	status, message := Public(r, err)
 	e := apperr.As(err)
-	if e == nil || e.Code == apperr.Internal {
-		Logger(r.Context()).ErrorContext(r.Context(), "request failed", "error", err.Error())
-		WriteJSON(w, http.StatusInternalServerError, NewErrorBody(http.StatusInternalServerError, internalMessage))
+	if status == http.StatusInternalServerError {
+		WriteJSON(w, status, NewErrorBody(status, message))
 		return
 	}
-	status := Status(e.Code)
 	var h Error // what only HTTP has, when the boundary added it
 	var he *Error
 	if errors.As(err, &he) {
@@ -124,14 +123,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.Code == apperr.Throttled {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(h.RetryAfter.Seconds()))))
 	}
-	if e.Err != nil {
-		Logger(r.Context()).WarnContext(r.Context(), "request refused", "status", status, "error", e.Error())
-	}
 	if h.Body != nil {
 		WriteJSON(w, status, h.Body)
 		return
 	}
-	body := NewErrorBody(status, e.Message)
+	body := NewErrorBody(status, message)
 	if e.Field != "" {
 		body.Errors[e.Field] = e.Detail
 	}
@@ -140,6 +136,24 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		body.Position = &pos
 	}
 	WriteJSON(w, status, body)
+}
+
+// Public returns the status of an error answer and the message a client
+// may see, logging err as every error answer does: an unclassified error
+// once, with the request id, answered 500 with a fixed message; a
+// classified one with a cause at warning level. WriteError answers with
+// it in JSON; the web pages (shared/httpapi/wikiweb) in HTML.
+func Public(r *http.Request, err error) (status int, message string) {
+	e := apperr.As(err)
+	if e == nil || e.Code == apperr.Internal {
+		Logger(r.Context()).ErrorContext(r.Context(), "request failed", "error", err.Error())
+		return http.StatusInternalServerError, internalMessage
+	}
+	status = Status(e.Code)
+	if e.Err != nil {
+		Logger(r.Context()).WarnContext(r.Context(), "request refused", "status", status, "error", e.Error())
+	}
+	return status, e.Message
 }
 
 type loggerKey struct{}

@@ -93,3 +93,55 @@ func (s *Service) References(ctx context.Context, tenant string, r *requirement.
 	})
 	return refs, nil
 }
+
+// Linked returns the current rows of the requirements that rows reference
+// and of those that reference them (stubs included, with an empty Status),
+// keyed by ID.Fold(): what a traceability graph needs to go one level
+// further out. Rows themselves are not read again; ids repeated across
+// rows are read once (one store call per 100 ids).
+func (s *Service) Linked(ctx context.Context, tenant string, rows ...*requirement.Requirement) (map[requirement.ID]*requirement.Requirement, error) {
+	seen := map[requirement.ID]bool{}
+	for _, r := range rows {
+		seen[requirement.NewID(r.SpaceKey, r.Key, 0)] = true
+	}
+	var ids []requirement.ID
+	for _, r := range rows {
+		for _, d := range slices.Concat(r.Dependencies, r.ReverseDependencies) {
+			id := requirement.NewID(d.SpaceKey, d.Key, 0)
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return map[requirement.ID]*requirement.Requirement{}, nil
+	}
+	out, err := s.store.Requirements(ctx, tenant, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read linked requirements: %w", err)
+	}
+	return out, nil
+}
+
+// PageRequirements returns a stored page and the current rows of the
+// requirements it defines, in page order, reading only: unlike ViewPage it
+// gathers no flagged excerpt (a flagged row is answered as stored, with
+// HTMLNeedsUpdating set). Invalid id, not found.
+func (s *Service) PageRequirements(ctx context.Context, tenant, id string) (*Page, []*requirement.Requirement, error) {
+	pg, err := s.Page(ctx, tenant, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	stored, err := s.store.Requirements(ctx, tenant, pageIDs(pg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read requirements of page %s: %w", id, err)
+	}
+	rows := make([]*requirement.Requirement, 0, len(pg.Keys))
+	for _, k := range pg.Keys {
+		if st := stored[requirement.NewID(pg.SpaceKey, k, 0)]; st != nil && st.Status != "" {
+			rows = append(rows, st)
+		}
+	}
+	return pg, rows, nil
+}

@@ -52,18 +52,27 @@ func tokenKey(hash string) map[string]types.AttributeValue {
 
 // LookupToken returns the principal of a token hash, or apperr.ErrNotFound.
 func (s *AuthStore) LookupToken(ctx context.Context, hash string) (auth.Principal, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tokenKey(hash)})
-	if err != nil {
-		return auth.Principal{}, dynamo.Errorf("get token", err)
-	}
-	if out.Item == nil {
-		return auth.Principal{}, apperr.ErrNotFound
-	}
 	var it tokenItem
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return auth.Principal{}, dynamo.Errorf("decode token", err)
+	if err := getItem(ctx, s.db, s.table, tokenKey(hash), &it, "token"); err != nil {
+		return auth.Principal{}, err
 	}
 	return auth.Principal{Tenant: it.Tenant, App: auth.App(it.App), Kind: auth.Kind(it.Kind), User: it.User, Admin: it.Admin, Scope: it.Scope, Disabled: it.Disabled}, nil
+}
+
+// getItem reads the item at key into v (what names it in errors):
+// apperr.ErrNotFound when there is none.
+func getItem(ctx context.Context, db dynamo.API, table string, key map[string]types.AttributeValue, v any, what string) error {
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: key})
+	if err != nil {
+		return dynamo.Errorf("get "+what, err)
+	}
+	if out.Item == nil {
+		return apperr.ErrNotFound
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, v); err != nil {
+		return dynamo.Errorf("decode "+what, err)
+	}
+	return nil
 }
 
 // PutToken stores a token hash for a principal, overwriting.

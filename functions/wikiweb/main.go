@@ -1,0 +1,48 @@
+// Command wikiweb is the WikiWeb Lambda: the wiki's read-only web pages
+// (shared/httpapi/wikiweb): the login that turns a wiki token into a
+// session cookie (GET and POST /login, POST /logout), the requirement page
+// at every requirement's genericUrl (GET /requirements/{spaceKey}/{key}),
+// the page a baseline's pageLink names (GET /pages/viewpage.action), the
+// home page (GET /requirements) and the stylesheet.
+//
+// Trigger: the WikiApi HTTP API (payload 2.0), beside the JSON API at the
+// same base URL. Environment: WIKI_TABLE, AUTH_TABLE (required); LOG_LEVEL,
+// AUTH_CACHE_TTL, TENANT_RATE, SESSION_TTL (default 8h). Reads WIKI_TABLE
+// only; writes session items (SESSION#...) and the rate limit's window
+// counters in AUTH_TABLE.
+package main
+
+import (
+	"context"
+
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikiweb"
+	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/search"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		lambdaapp.Exit(err)
+	}
+}
+
+func run(ctx context.Context) error {
+	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE")
+	if err != nil {
+		return err
+	}
+	requirements := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable)})
+	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
+	sessions := auth.NewSessions(authtable.NewSessionStore(deps.DynamoDB, deps.Config.AuthTable), deps.Auth, auth.Wiki, deps.Config.SessionTTL)
+	router := deps.Router(auth.Wiki)
+	(&wikiweb.Handler{
+		Sessions: sessions, Requirements: requirements, Limiter: router.Limiter,
+		Search: search.New(search.Deps{Store: searchStore, Settings: searchStore}),
+	}).Register(router)
+	lambdaapp.ServeHTTP(router)
+	return nil
+}
