@@ -319,12 +319,37 @@ func addMissingIndexes(ctx context.Context, db *dynamodb.Client, name string, in
 		}); err != nil {
 			return fmt.Errorf("add index %s: %w", aws.ToString(ix.IndexName), err)
 		}
-		err := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
-			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-		}).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute)
-		if err != nil {
+		if err := waitIndexesActive(ctx, db, name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// waitIndexesActive polls the table until every global secondary index is
+// ACTIVE (the table's own waiter does not look at indexes, and DynamoDB
+// creates one index at a time), for at most a minute.
+func waitIndexesActive(ctx context.Context, db *dynamodb.Client, name string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		if err != nil {
+			return err
+		}
+		busy := out.Table.TableStatus != ddbtypes.TableStatusActive
+		for _, ix := range out.Table.GlobalSecondaryIndexes {
+			busy = busy || ix.IndexStatus != ddbtypes.IndexStatusActive || aws.ToBool(ix.Backfilling)
+		}
+		if !busy {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("table %s: indexes not ACTIVE after a minute", name)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
