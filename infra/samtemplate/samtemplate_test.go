@@ -46,7 +46,7 @@ func TestLoadFunctions(t *testing.T) {
 		schedules  int
 		firstRoute samtemplate.Route
 	}{
-		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 12, 29 * time.Second, 512, 0,
+		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 13, 29 * time.Second, 1024, 0,
 			samtemplate.Route{Event: "Default", API: "WikiApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
 		{"WikiContent", "functions/wikicontent", "WikiApi", 5, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Delete", API: "WikiApi", Method: "DELETE", Path: "/rest/reqs/1/content/{contentId}"}},
