@@ -250,6 +250,7 @@ func TestEnv(t *testing.T) {
 		"AuthTable":     "p-AuthTable",
 		"OutboundQueue": "http://127.0.0.1:1/123456789012/p-OutboundQueue.fifo",
 		"OutboundDLQ":   "http://127.0.0.1:1/123456789012/p-OutboundDLQ.fifo",
+		"ExportBucket":  "p-exportbucket",
 	}
 	resolve := func(ref string) string { return local[ref] }
 	common := map[string]string{
@@ -266,6 +267,8 @@ func TestEnv(t *testing.T) {
 	withEmail := maps.Clone(common)
 	withEmail["ERROR_EMAIL_FROM"] = ""                   // !Ref ErrorEmailFrom, default ""
 	withEmail["OUTBOUND_DLQ_URL"] = local["OutboundDLQ"] // !Ref of a second queue
+	withBucket := maps.Clone(common)
+	withBucket["EXPORT_BUCKET"] = "p-exportbucket" // !Ref of a bucket
 	noQueue := maps.Clone(common)
 	delete(noQueue, "OUTBOUND_QUEUE_URL")
 
@@ -275,7 +278,8 @@ func TestEnv(t *testing.T) {
 		resolve func(string) string
 		want    map[string]string
 	}{
-		{"globals only", "WikiRequirements", resolve, common},
+		{"globals only", "WikiBaselines", resolve, common},
+		{"function adds a bucket", "WikiRequirements", resolve, withBucket},
 		{"function adds a parameter", "Sync", resolve, withEmail},
 		{"unresolved ref is dropped", "TrackerLinks", func(ref string) string {
 			if ref == "OutboundQueue" {
