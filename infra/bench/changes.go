@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
-	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
@@ -132,29 +132,15 @@ func Changes(ctx context.Context, env *Env, n int, functionLog io.Writer, row *R
 	return nil
 }
 
-// seedChanges writes n current rows of ChangesSpace and their copies in
-// baseline 1 (one in a hundred with another text), then commits baseline 1.
+// seedChanges writes httpapitest.ChangedRows of ChangesSpace (n current
+// rows, their copies in baseline 1, one in a hundred with another text),
+// then commits baseline 1.
 func seedChanges(ctx context.Context, env *Env, table string, n int) error {
 	reqs := wikitable.NewRequirementStore(env.DynamoDB(), table)
-	text := strings.Repeat("The system shall do what requirement number %d says, and nothing else. ", 6)
-	const batch = 5000
-	for from := 0; from < n; from += batch {
-		rows := make([]*requirement.Requirement, 0, 2*batch)
-		for i := from; i < min(from+batch, n); i++ {
-			cur := &requirement.Requirement{SpaceKey: ChangesSpace, Key: fmt.Sprintf("REQ-%06d", i), Status: requirement.Active,
-				Text:         fmt.Sprintf(text, i),
-				Origin:       requirement.PageRef{PageID: strconv.Itoa(1_000_000 + i/100), Title: "Specs"},
-				Properties:   []requirement.Property{{Key: "Priority", Value: []string{"High", "Low"}[i%2]}},
-				Dependencies: []requirement.Dependency{{SpaceKey: ChangesSpace, Key: fmt.Sprintf("REQ-%06d", (i+1)%n), Relationship: "refines"}},
-				Issues:       []requirement.IssueLink{{IssueKey: fmt.Sprintf("PROJ-%d", i%500), Relationship: "implements", Page: true}}}
-			cp := cur.Clone()
-			cp.Baseline, cp.Status = 1, requirement.Archived
-			if i%100 == 0 {
-				cp.Text = "Old: " + cp.Text
-			}
-			rows = append(rows, cur, cp)
-		}
-		if err := reqs.Put(ctx, Tenant, rows); err != nil {
+	rows := httpapitest.ChangedRows(ChangesSpace, n)
+	const batch = 10_000
+	for from := 0; from < len(rows); from += batch {
+		if err := reqs.Put(ctx, Tenant, rows[from:min(from+batch, len(rows))]); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
-	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // LargeEnv is the flag `make bench` sets: the large diff and export run at
@@ -18,29 +17,10 @@ import (
 // size `make test` runs them at.
 const LargeEnv = "REQTRACE_BENCH_FULL"
 
-// seedLarge writes n current ACTIVE requirements of space DEMO (about 600
-// bytes each, with a property, a dependency and an issue link) and baseline
-// 1 holding the same requirements but with one in a hundred of another
-// text: 1% changed.
+// seedLarge writes httpapitest.ChangedRows of DEMO and commits baseline 1.
 func seedLarge(t *testing.T, s *server, n int) {
 	t.Helper()
-	text := strings.Repeat("The system shall do what requirement number %d says, and nothing else. ", 6)
-	rows := make([]*requirement.Requirement, 0, 2*n)
-	for i := range n {
-		key := fmt.Sprintf("REQ-%06d", i)
-		cur := &requirement.Requirement{SpaceKey: "DEMO", Key: key, Status: requirement.Active, Text: fmt.Sprintf(text, i),
-			Origin:       requirement.PageRef{PageID: fmt.Sprint(1_000_000 + i/100), Title: "Specs"},
-			Properties:   []requirement.Property{{Key: "Priority", Value: []string{"High", "Low", "=1+1"}[i%3]}},
-			Dependencies: []requirement.Dependency{{SpaceKey: "DEMO", Key: fmt.Sprintf("REQ-%06d", (i+1)%n), Relationship: "refines"}},
-			Issues:       []requirement.IssueLink{{IssueKey: fmt.Sprintf("PROJ-%d", i%500), Relationship: "implements", Page: true}}}
-		cp := cur.Clone()
-		cp.Baseline, cp.Status = 1, requirement.Archived
-		if i%100 == 0 {
-			cp.Text = "Old: " + cp.Text
-		}
-		rows = append(rows, cur, cp)
-	}
-	if err := s.reqs.Put(context.Background(), "demo", rows); err != nil {
+	if err := s.reqs.Put(context.Background(), "demo", httpapitest.ChangedRows("DEMO", n)); err != nil {
 		t.Fatal(err)
 	}
 	httpapitest.CommitBaseline(t, s.bl, "demo", "DEMO", 1)
