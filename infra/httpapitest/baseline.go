@@ -33,11 +33,10 @@ func CommitBaseline(t testing.TB, store *wikitable.BaselineStore, tenant, space 
 // of the large diff and export measurements (1% changed). Commit baseline 1
 // after writing them.
 func ChangedRows(space string, n int) []*requirement.Requirement {
-	text := strings.Repeat("The system shall do what requirement number %d says, and nothing else. ", 6)
 	rows := make([]*requirement.Requirement, 0, 2*n)
 	for i := range n {
 		cur := &requirement.Requirement{SpaceKey: space, Key: fmt.Sprintf("REQ-%06d", i), Status: requirement.Active,
-			Text:         fmt.Sprintf(text, i),
+			Text:         strings.Repeat(fmt.Sprintf("The system shall do what requirement number %d says, and nothing else. ", i), 6),
 			Origin:       requirement.PageRef{PageID: fmt.Sprint(1_000_000 + i/100), Title: "Specs"},
 			Properties:   []requirement.Property{{Key: "Priority", Value: []string{"High", "Low", "=1+1"}[i%3]}},
 			Dependencies: []requirement.Dependency{{SpaceKey: space, Key: fmt.Sprintf("REQ-%06d", (i+1)%n), Relationship: "refines"}},
