@@ -102,6 +102,11 @@ bench: deps build ## measure against DESIGN.md §9 and write docs/benchmarks.md;
 	$(GO) run ./infra/cmd/bench -build-dir $(BUILD_DIR) -out docs/benchmarks.md
 	REQTRACE_BENCH_FULL=1 $(GO) test -count=1 -timeout 30m -run '^TestDiffAndExportLarge$$' -v ./shared/httpapi/wikirequirements
 
+.PHONY: soak
+soak: deps build ## load + faults on a local stack, then invariants: SOAK_RATE (20/s), SOAK_DURATION (2m), SOAK_SEED; report on stdout and in soak-report.json
+	@$(GO) build -o $(BUILD_DIR)/soak ./infra/cmd/soak
+	@$(BUILD_DIR)/soak -build-dir $(BUILD_DIR) -out soak-report.json -function-log $(BUILD_DIR)/soak-functions.log
+
 # ---------------------------------------------------------------- deploy
 .PHONY: deploy
 deploy: ## sam build && sam deploy --guided (needs the SAM CLI and AWS credentials)

@@ -1,5 +1,8 @@
 // Command sync is the Sync Lambda, run by EventBridge every 3 minutes
-// (and by `make invoke FN=Sync EVENT=events/sync-schedule.json`): it takes
+// (and by `make invoke FN=Sync EVENT=events/sync-schedule.json`). It first
+// recovers the pages whose last operation did not finish (a save, delete
+// or reindex that failed half way or whose function was killed: the page's
+// stored version is redone, wiki.Service.RecoverUnfinished), then it takes
 // the dead-lettered envelopes (flagging and waking their integrations),
 // re-enqueues outbound messages that never reached SQS, drains the
 // outbound FIFO queue, and delivers each integration's NEW messages to its
@@ -12,13 +15,15 @@
 // sender of API error e-mails; empty: the e-mails are logged),
 // HTTP_TIMEOUT (each POST to a tracker, default 10s), LOG_LEVEL. Writes to
 // WIKI_TABLE: outbox message states and last responses, the integrations'
-// sweep mark, lease and last error e-mail time. Sends to and deletes from
+// sweep mark, lease and last error e-mail time; the requirement rows,
+// index items, messages and page items of the pages it recovers. Sends to and deletes from
 // OUTBOUND_QUEUE_URL; receives from and deletes from OUTBOUND_DLQ_URL.
 // docs/integrations.md describes the algorithm.
 package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -31,7 +36,12 @@ import (
 	"github.com/reqtrace/reqtrace/shared/mail"
 	"github.com/reqtrace/reqtrace/shared/outbound"
 	"github.com/reqtrace/reqtrace/shared/queue"
+	"github.com/reqtrace/reqtrace/shared/wiki"
 )
+
+// recoverPerRun bounds the pages one run recovers (each is a page save's
+// work); the rest wait for the next run.
+const recoverPerRun = 200
 
 func main() {
 	if err := run(context.Background()); err != nil {
@@ -66,7 +76,16 @@ func run(ctx context.Context) error {
 	}
 	d.Reconciler = integration.NewReconciler(d, store)
 	s := integration.NewSync(d, opts)
+	pages := wikitable.NewWikiStore(db, table)
+	wikis := wiki.New(wiki.Deps{Store: pages, Publisher: d.Publisher})
 	lambda.Start(func(ctx context.Context, ev events.EventBridgeEvent) error {
+		// Recovery first: the messages it writes are delivered by this run.
+		rec, err := wikis.RecoverUnfinished(ctx, pages, time.Now(), recoverPerRun)
+		if err != nil {
+			deps.Logger.ErrorContext(ctx, "page recovery failed; the next run retries", "error", err.Error())
+		} else if rec.Listed > 0 {
+			deps.Logger.InfoContext(ctx, "page recovery", "listed", rec.Listed, "recovered", rec.Recovered, "failed", rec.Failed)
+		}
 		rep, err := s.Run(ctx)
 		deps.Logger.InfoContext(ctx, "sync run", "event_id", ev.ID, "reenqueued", rep.Reenqueued,
 			"received", rep.Received, "posts", rep.Posts, "delivered", rep.Delivered, "refused", rep.Refused,

@@ -1,13 +1,16 @@
 package lambdashim
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -27,7 +30,8 @@ func (r *Runner) spawnLocked() (*process, error) {
 		"AWS_LAMBDA_LOG_STREAM_NAME="+logStreamName(),
 	)
 	cmd.Stdout = r.stdout
-	cmd.Stderr = r.stderr
+	p.stacks = &stackCounter{}
+	cmd.Stderr = io.MultiWriter(r.stderr, p.stacks)
 	// A child the bootstrap left behind may hold the output pipes open; do
 	// not let it delay noticing that the bootstrap exited.
 	cmd.WaitDelay = time.Second
@@ -155,4 +159,37 @@ func logStreamName() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("2006/01/02") + "/[$LATEST]" + hex.EncodeToString(b[:])
+}
+
+// stackCounter counts the lines of a process's stderr that start a
+// goroutine's stack in a Go runtime dump ("goroutine 7 [select]:"), which
+// a function's JSON log lines never do.
+type stackCounter struct {
+	mu      sync.Mutex
+	partial []byte
+	n       int
+}
+
+func (c *stackCounter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data := append(c.partial, b...)
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		if line := data[:i]; bytes.HasPrefix(line, []byte("goroutine ")) && bytes.HasSuffix(line, []byte("]:")) {
+			c.n++
+		}
+		data = data[i+1:]
+	}
+	c.partial = append(c.partial[:0], data[:min(len(data), 256)]...)
+	return len(b), nil
+}
+
+func (c *stackCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }

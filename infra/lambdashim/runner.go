@@ -153,6 +153,7 @@ type process struct {
 
 	invocations int
 	errors      int
+	stacks      *stackCounter // goroutine stacks its stderr printed
 }
 
 // waiter is one /invocation/next call waiting for work.
@@ -652,6 +653,48 @@ func (r *Runner) KillBusy() (int, bool) {
 	p := busy[0]
 	r.killLocked(p, "fault injection", syscall.SIGKILL)
 	return p.pid, true
+}
+
+// Goroutines is what QuitIdle learned of one process.
+type Goroutines struct {
+	PID, Invocations int
+	// Count is how many goroutines the process's dump listed (those of
+	// the runtime included); -1 when it printed none before the timeout.
+	Count int
+}
+
+// QuitIdle sends SIGQUIT to every live process that serves no invocation:
+// the Go runtime prints every goroutine's stack to stderr and exits. It
+// waits up to timeout for each to exit and returns how many goroutines
+// each listed: for soak tests, a leak of goroutines shows as a count that
+// grows with the invocations a process served. The Runner starts fresh
+// processes for later invocations.
+func (r *Runner) QuitIdle(timeout time.Duration) []Goroutines {
+	r.mu.Lock()
+	var idle []*process
+	for _, p := range r.live {
+		if len(p.inflight) == 0 && p.exitedAt.IsZero() && p.killedFor == "" && !p.ready.IsZero() {
+			idle = append(idle, p)
+		}
+	}
+	out := make([]Goroutines, 0, len(idle))
+	for _, p := range idle {
+		r.killLocked(p, "goroutine dump", syscall.SIGQUIT)
+		out = append(out, Goroutines{PID: p.pid, Invocations: p.invocations})
+	}
+	r.mu.Unlock()
+	for i, p := range idle {
+		select {
+		case <-p.exited:
+		case <-time.After(timeout):
+		}
+		g := &out[i]
+		g.Count = p.stacks.count()
+		if g.Count == 0 {
+			g.Count = -1
+		}
+	}
+	return out
 }
 
 // AsyncRetries is how many times Lambda retries an asynchronous invocation

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -667,5 +668,38 @@ func TestInvokeAsyncRetriesFunctionErrorsTwice(t *testing.T) {
 	}
 	if _, err := invokeEcho(t.Context(), r, "GET", "/", "", ""); err != nil {
 		t.Fatalf("invocation after the crashes: %v", err)
+	}
+}
+
+// TestQuitIdleCountsGoroutines: QuitIdle's SIGQUIT makes each idle process
+// list its goroutines and exit; a process that leaked goroutines lists
+// that many more than a fresh one, and the next invocation gets a fresh
+// process.
+func TestQuitIdleCountsGoroutines(t *testing.T) {
+	t.Parallel()
+	r := start(t, Function{Timeout: 20 * time.Second, Stderr: io.Discard})
+	count := func() Goroutines {
+		t.Helper()
+		gs := r.QuitIdle(10 * time.Second)
+		if len(gs) != 1 || gs[0].Count < 1 {
+			t.Fatalf("QuitIdle = %+v, want one process that listed its goroutines", gs)
+		}
+		waitGone(t, gs[0].PID)
+		return gs[0]
+	}
+	if _, err := invokeEcho(t.Context(), r, "GET", "/", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	fresh := count()
+	if _, err := r.Invoke(t.Context(), event("GET", "/leak", "n=25", "")); err != nil {
+		t.Fatal(err)
+	}
+	leaky := count()
+	// The runtime's own goroutines vary by one or two.
+	if leaky.PID == fresh.PID || leaky.Count < fresh.Count+25-2 || leaky.Count > fresh.Count+25+2 {
+		t.Errorf("fresh process %+v, one that leaked 25 goroutines %+v: want a new process listing 25 more", fresh, leaky)
+	}
+	if leaky.Invocations != 1 {
+		t.Errorf("invocations %d, want 1", leaky.Invocations)
 	}
 }

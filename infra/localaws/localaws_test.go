@@ -393,3 +393,69 @@ func TestCreateResourcesBadPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateResourcesAddsMissingIndexes: a table kept from an earlier
+// template (make run's data directory) gains the indexes added since, with
+// the items it holds indexed.
+func TestCreateResourcesAddsMissingIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	cfg, err := localaws.AWSConfig(ctx, dynamo.Endpoint, queue.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := samtemplate.Load(filepath.Join("..", "..", "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wiki samtemplate.Table
+	for _, tb := range tmpl.Tables {
+		if tb.LogicalID == "WikiTable" {
+			wiki = tb
+		}
+	}
+	if len(wiki.GSIs) < 2 {
+		t.Fatalf("WikiTable has %d indexes, want several", len(wiki.GSIs))
+	}
+	old := wiki
+	old.GSIs = old.GSIs[:1]
+	old.Attributes = nil
+	for _, a := range wiki.Attributes {
+		if !strings.HasPrefix(a.Name, "gsi") || strings.HasPrefix(a.Name, old.GSIs[0].Name) {
+			old.Attributes = append(old.Attributes, a)
+		}
+	}
+	prefix := fmt.Sprintf("la%d-%d", os.Getpid(), prefixes.Add(1))
+	res, err := localaws.CreateResources(ctx, cfg, &samtemplate.Template{Tables: []samtemplate.Table{old}}, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = res.Delete(context.Background(), cfg) })
+	db := dynamodb.NewFromConfig(cfg)
+	name := res.Resolve("WikiTable")
+	last := wiki.GSIs[len(wiki.GSIs)-1]
+	item := map[string]ddbtypes.AttributeValue{
+		"pk": &ddbtypes.AttributeValueMemberS{Value: "p"}, "sk": &ddbtypes.AttributeValueMemberS{Value: "s"},
+		last.KeySchema[0].Name: &ddbtypes.AttributeValueMemberS{Value: "h"}, last.KeySchema[1].Name: &ddbtypes.AttributeValueMemberS{Value: "r"},
+	}
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localaws.CreateResources(ctx, cfg, &samtemplate.Template{Tables: []samtemplate.Table{wiki}}, prefix); err != nil {
+		t.Fatal(err)
+	}
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Table.GlobalSecondaryIndexes) != len(wiki.GSIs) {
+		t.Fatalf("%d indexes after the upgrade, want %d", len(out.Table.GlobalSecondaryIndexes), len(wiki.GSIs))
+	}
+	q, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(name), IndexName: aws.String(last.Name),
+		KeyConditionExpression:    aws.String("#h = :h"),
+		ExpressionAttributeNames:  map[string]string{"#h": last.KeySchema[0].Name},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":h": &ddbtypes.AttributeValueMemberS{Value: "h"}}})
+	if err != nil || len(q.Items) != 1 {
+		t.Fatalf("query of the added index %s: %v items, %v", last.Name, q, err)
+	}
+}

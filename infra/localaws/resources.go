@@ -167,6 +167,11 @@ func createTable(ctx context.Context, db *dynamodb.Client, tb samtemplate.Table,
 		if !errors.As(err, &inUse) {
 			return err
 		}
+		// A table kept from an earlier version (make run's data directory)
+		// gains the indexes the template added since.
+		if err := addMissingIndexes(ctx, db, name, in); err != nil {
+			return err
+		}
 	}
 	// DynamoDB Local creates tables ACTIVE, but a reused table may still
 	// be in CREATING; waiting costs one DescribeTable.
@@ -365,4 +370,38 @@ func deleteBucket(ctx context.Context, client *s3.Client, name string) error {
 		return nil
 	}
 	return err
+}
+
+// addMissingIndexes creates, on an existing table, each global secondary
+// index of in that it lacks (one UpdateTable each: DynamoDB takes one index
+// creation at a time), and waits until the table is ACTIVE again.
+func addMissingIndexes(ctx context.Context, db *dynamodb.Client, name string, in *dynamodb.CreateTableInput) error {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, ix := range out.Table.GlobalSecondaryIndexes {
+		have[aws.ToString(ix.IndexName)] = true
+	}
+	for _, ix := range in.GlobalSecondaryIndexes {
+		if have[aws.ToString(ix.IndexName)] {
+			continue
+		}
+		if _, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+			TableName: aws.String(name), AttributeDefinitions: in.AttributeDefinitions,
+			GlobalSecondaryIndexUpdates: []ddbtypes.GlobalSecondaryIndexUpdate{{Create: &ddbtypes.CreateGlobalSecondaryIndexAction{
+				IndexName: ix.IndexName, KeySchema: ix.KeySchema, Projection: ix.Projection,
+			}}},
+		}); err != nil {
+			return fmt.Errorf("add index %s: %w", aws.ToString(ix.IndexName), err)
+		}
+		err := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
+			o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
+		}).Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, time.Minute)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -139,6 +139,11 @@ func TestLoadTables(t *testing.T) {
 		KeySchema:  []samtemplate.KeyElement{{Name: "gsi2pk", Type: "HASH"}, {Name: "gsi2sk", Type: "RANGE"}},
 		Projection: samtemplate.Projection{Type: "INCLUDE", NonKeyAttributes: []string{"title"}},
 	}
+	gsi3 := samtemplate.Index{
+		Name:       "gsi3",
+		KeySchema:  []samtemplate.KeyElement{{Name: "gsi3pk", Type: "HASH"}, {Name: "gsi3sk", Type: "RANGE"}},
+		Projection: samtemplate.Projection{Type: "KEYS_ONLY"},
+	}
 	tests := []struct {
 		id    string
 		attrs int
@@ -147,7 +152,7 @@ func TestLoadTables(t *testing.T) {
 	}{
 		{"AuthTable", 2, nil, "ttl"}, // rate-limit windows expire
 		{"TrackerTable", 4, []samtemplate.Index{gsi1}, ""},
-		{"WikiTable", 6, []samtemplate.Index{gsi1, gsi2}, "ttl"}, // DONE outbound messages expire
+		{"WikiTable", 8, []samtemplate.Index{gsi1, gsi2, gsi3}, "ttl"}, // DONE outbound messages and staged baseline keys expire
 	}
 	if len(tmpl.Tables) != len(tests) {
 		t.Fatalf("%d tables, want %d", len(tmpl.Tables), len(tests))

@@ -98,11 +98,12 @@ func (f *fake) Requirements(_ context.Context, _, space string, keys []string) (
 	return out, nil
 }
 
-func (f *fake) NextNumber(_ context.Context, _, space string) (int, error) {
+func (f *fake) BeginNext(ctx context.Context, job *baseline.Job) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.counter[space]++
-	return f.counter[space], nil
+	f.counter[job.SpaceKey]++
+	job.Number = f.counter[job.SpaceKey]
+	f.mu.Unlock()
+	return f.Begin(ctx, job)
 }
 
 func (f *fake) Begin(_ context.Context, job *baseline.Job) error {
@@ -165,13 +166,6 @@ func (f *fake) Lease(_ context.Context, ref baseline.JobRef, owner string, until
 	c := *j
 	c.Keys, c.Pages = slices.Clone(j.Keys), slices.Clone(j.Pages)
 	return &c, nil
-}
-
-func (f *fake) Cancel(ctx context.Context, tenant, space string, n int) error {
-	f.mu.Lock()
-	delete(f.jobs, bk(space, n))
-	f.mu.Unlock()
-	return f.DeleteCopies(ctx, tenant, space, n)
 }
 
 func (f *fake) PutCopies(ctx context.Context, _ string, copies []*requirement.Requirement) error {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -482,18 +483,15 @@ func (s *Service) children(ctx context.Context, tenant string, pages []*Page) ([
 // written it commits the baseline (Status COMPLETE); otherwise it saves
 // the progress, releases the lease and returns the baseline FREEZING, for
 // the background worker (RunJobs) to finish. A write that fails for any
-// other reason than the deadline cancels the job (its copies are deleted,
-// best effort) and returns the error: the number is not reused.
+// other reason than the deadline hands the job to the worker too, which
+// retries it (and marks it FAILED after MaxAttempts runs): once numbered,
+// a baseline is never dropped, so the numbers of a space stay dense.
 func (s *Service) freeze(ctx context.Context, tenant, actor, space string, b *Baseline, selected []*requirement.Requirement) (*Baseline, error) {
 	if len(selected) > MaxRequirements {
 		return nil, tooMany()
 	}
-	n, err := s.store.NextNumber(ctx, tenant, space)
-	if err != nil {
-		return nil, fmt.Errorf("allocate a baseline number in %s: %w", space, err)
-	}
 	now := s.Now().UTC()
-	b.SpaceKey, b.Number, b.CreatedAt, b.CreatedBy = space, n, now, actor
+	b.SpaceKey, b.CreatedAt, b.CreatedBy = space, now, actor
 	b.Status, b.Total, b.Count = StatusFreezing, len(selected), 0
 	end := s.inlineEnd(ctx, now)
 	keys := make([]string, len(selected))
@@ -501,9 +499,10 @@ func (s *Service) freeze(ctx context.Context, tenant, actor, space string, b *Ba
 		keys[i] = r.Key
 	}
 	job := &Job{Baseline: *b, Tenant: tenant, Keys: keys, Owner: s.owner(), LeaseUntil: end.Add(s.LeaseSlack)}
-	if err := s.store.Begin(ctx, job); err != nil {
-		return nil, fmt.Errorf("start baseline %d of %s: %w", n, space, err)
+	if err := s.store.BeginNext(ctx, job); err != nil {
+		return nil, fmt.Errorf("start a baseline of %s: %w", space, err)
 	}
+	n := job.Number
 	in := keySet(keys)
 	wctx, cancel := s.writeContext(ctx)
 	defer cancel()
@@ -525,40 +524,49 @@ func (s *Service) freeze(ctx context.Context, tenant, actor, space string, b *Ba
 			}
 		}
 		if err != nil {
-			if timedOut(ctx, wctx, err) {
-				stopped = true
-				break
+			if jobTaken(err) {
+				return nil, fmt.Errorf("freeze baseline %d of %s: %w", n, space, err)
 			}
-			return nil, s.abandon(ctx, job, err)
+			if !timedOut(ctx, wctx, err) {
+				s.handOver(ctx, job, err)
+			}
+			stopped = true
+			break
 		}
 	}
-	if stopped {
-		// Hand the job over to the worker: save how far it got and release
-		// the lease (if that fails, the lease expires by itself).
-		cctx, ccancel := s.cleanupContext(ctx)
-		defer ccancel()
-		job.LeaseUntil = time.Time{}
-		_ = s.store.Progress(cctx, job)
-		out := job.Baseline
-		return &out, nil
+	if !stopped {
+		err := s.commit(wctx, job)
+		if jobTaken(err) {
+			return nil, fmt.Errorf("freeze baseline %d of %s: %w", n, space, err)
+		}
+		if err == nil {
+			out := job.Baseline
+			out.Status = StatusComplete
+			return &out, nil
+		}
+		s.handOver(ctx, job, err)
 	}
-	if err := s.commit(wctx, job); err != nil {
-		return nil, s.abandon(ctx, job, err)
-	}
+	// Hand the job over to the worker: save how far it got and release the
+	// lease (if that fails, the lease expires by itself).
+	cctx, ccancel := s.cleanupContext(ctx)
+	defer ccancel()
+	job.LeaseUntil = time.Time{}
+	_ = s.store.Progress(cctx, job)
 	out := job.Baseline
-	out.Status = StatusComplete
 	return &out, nil
 }
 
-// abandon cancels a failed inline freeze (job and copies, best effort)
-// and returns the error to answer.
-func (s *Service) abandon(ctx context.Context, job *Job, err error) error {
-	cctx, ccancel := s.cleanupContext(ctx)
-	defer ccancel()
-	if cerr := s.store.Cancel(cctx, job.Tenant, job.SpaceKey, job.Number); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("remove the copies of the failed freeze: %w", cerr))
-	}
-	return fmt.Errorf("freeze baseline %d of %s: %w", job.Number, job.SpaceKey, err)
+// jobTaken reports whether a job's write failed because the job is gone
+// (a DELETE cancelled it) or another run leased it: nothing to hand over.
+func jobTaken(err error) bool {
+	return errors.Is(err, apperr.ErrNotFound) || errors.Is(err, apperr.ErrConflict)
+}
+
+// handOver logs why an inline freeze stops before the deadline: the job
+// is left to the worker, which retries it.
+func (s *Service) handOver(ctx context.Context, job *Job, err error) {
+	slog.WarnContext(ctx, "baseline freeze failed in the request; the background worker retries it",
+		"tenant", job.Tenant, "space", job.SpaceKey, "number", job.Number, "error", err.Error())
 }
 
 // commit commits job, setting the title of its page unless it is

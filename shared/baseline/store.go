@@ -60,6 +60,8 @@ type Job struct {
 	LeaseUntil time.Time
 	// Attempts counts the runs that failed on this job.
 	Attempts int
+	// KeysID names where the store keeps Keys ("" for its default).
+	KeysID string
 }
 
 // JobRef names a pending job (gsi1 FREEZE#PENDING).
@@ -71,14 +73,16 @@ type JobRef struct {
 
 // Store persists baselines, their archived copies and freeze jobs.
 type Store interface {
-	// NextNumber allocates the next baseline number of the space,
-	// atomically: concurrent callers always get distinct numbers. A number
-	// is never given twice, even when its freeze then fails.
-	// apperr.ErrConflict when the space has used every number.
-	NextNumber(ctx context.Context, tenant, space string) (int, error)
-	// Begin writes the job of a new freeze (its keys, progress 0, its
-	// lease held by job.Owner until job.LeaseUntil) and lists it as
-	// pending for the worker.
+	// BeginNext numbers a new freeze (job.Number: the space's next
+	// number) and writes its job (its keys, progress 0, its lease held by
+	// job.Owner until job.LeaseUntil), listed as pending for the worker,
+	// atomically: a number is taken only with a job that the worker will
+	// finish, so a space's numbers are dense, and concurrent callers
+	// always get distinct numbers. apperr.ErrConflict when the space has
+	// used every number.
+	BeginNext(ctx context.Context, job *Job) error
+	// Begin writes the job of a freeze numbered job.Number as BeginNext
+	// does, without taking the number (seeding and tests).
 	Begin(ctx context.Context, job *Job) error
 	// Progress saves job's Count, Cursor, Pages, Attempts and lease, on
 	// condition that job.Owner still holds the lease. apperr.ErrNotFound
@@ -100,8 +104,6 @@ type Store interface {
 	// DeleteCopies deletes every archived copy of baseline n of the space
 	// and whatever else its partition holds.
 	DeleteCopies(ctx context.Context, tenant, space string, n int) error
-	// Cancel deletes the job of baseline n and then its partition.
-	Cancel(ctx context.Context, tenant, space string, n int) error
 	// Commit writes the baseline record of job, which makes the baseline
 	// visible, with the page summary of its copies, and removes the job
 	// on condition that job.Owner holds its lease; when retitle is true

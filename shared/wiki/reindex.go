@@ -39,6 +39,11 @@ func (s *Service) Reindex(ctx context.Context, tenant, actor, id string) (*Resul
 	}
 	ended := false
 	defer s.release(ctx, tenant, lease, &ended)
+	if lease.Unfinished {
+		// Rows an operation that did not finish wrote may hold another
+		// version's text: a status-only pass would keep it.
+		return s.redo(ctx, tenant, pg, lease, &ended)
+	}
 	ids := append(pageIDs(pg), lease.Leftover...)
 	for _, d := range parsed.Definitions {
 		ids = append(ids, requirement.ID{SpaceKey: pg.SpaceKey, Key: d.Key})

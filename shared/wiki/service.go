@@ -84,6 +84,9 @@ func (s *Service) release(ctx context.Context, tenant string, l *Lease, ended *b
 // commit applies a change written under a lease, then publishes its
 // messages. It sets *ended once the commit has ended the lease.
 func (s *Service) commit(ctx context.Context, tenant string, c *Change, ended *bool) error {
+	if c.Lease != nil {
+		c.Lease.Writing = true
+	}
 	if err := s.store.Commit(ctx, tenant, c); err != nil {
 		return err
 	}
@@ -156,15 +159,36 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	}
 	ended := false
 	defer s.release(ctx, tenant, lease, &ended)
-	now := s.Now().UTC()
 	pg := &Page{
 		ID: in.ID, SpaceKey: in.SpaceKey, Title: in.Title, ParentID: in.ParentID,
-		Version: 1, Body: in.Body, UpdatedAt: now, UpdatedBy: actor,
+		Version: version + 1, Body: in.Body, UpdatedAt: s.Now().UTC(), UpdatedBy: actor,
 	}
+	return s.index(ctx, tenant, actor, pg, parsed, old, lease, &ended)
+}
+
+// redo re-applies the stored version of a page, under lease: every row
+// becomes what that version defines, as its save made it, whatever an
+// operation that did not finish wrote (Lease.Unfinished). The page item
+// keeps its version, author and time.
+func (s *Service) redo(ctx context.Context, tenant string, old *Page, lease *Lease, ended *bool) (*Result, error) {
+	parsed, err := page.Parse(old.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse stored page %s: %w", old.ID, err)
+	}
+	pg := *old
+	pg.Keys = nil
+	return s.index(ctx, tenant, old.UpdatedBy, &pg, parsed, old, lease, ended)
+}
+
+// index indexes pg, the page's next version (or, when it has the stored
+// version old's number, old itself again: redo) from its parsed body, under
+// lease, and commits it.
+func (s *Service) index(ctx context.Context, tenant, actor string, pg *Page, parsed *page.Result, old *Page, lease *Lease, ended *bool) (*Result, error) {
+	redo := old != nil && pg.Version == old.Version
+	now := s.Now().UTC()
 	var ids []requirement.ID
 	listed := map[requirement.ID]bool{} // the stored key list
 	if old != nil {
-		pg.Version = old.Version + 1
 		for _, k := range old.Keys {
 			id := requirement.ID{SpaceKey: old.SpaceKey, Key: k}
 			ids = append(ids, id)
@@ -173,26 +197,26 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	}
 	ids = append(ids, lease.Leftover...)
 	for _, d := range parsed.Definitions {
-		ids = append(ids, requirement.ID{SpaceKey: in.SpaceKey, Key: d.Key})
+		ids = append(ids, requirement.ID{SpaceKey: pg.SpaceKey, Key: d.Key})
 	}
 	stored, err := s.store.Requirements(ctx, tenant, ids)
 	if err != nil {
-		return nil, fmt.Errorf("read requirements of page %s: %w", in.ID, err)
+		return nil, fmt.Errorf("read requirements of page %s: %w", pg.ID, err)
 	}
 
 	p := newPlan(tenant, actor, now, stored)
 	p.leftoverEdges = lease.LeftoverEdges
 	res := &Result{Page: pg, Duplicates: slices.Clone(parsed.Duplicates)}
 	for _, d := range parsed.Definitions {
-		st := stored[requirement.NewID(in.SpaceKey, d.Key, 0)]
+		st := stored[requirement.NewID(pg.SpaceKey, d.Key, 0)]
 		if takenBy(st, pg.ID) {
 			res.Duplicates = appendKey(res.Duplicates, d.Key)
 			continue
 		}
 		r := &requirement.Requirement{
-			SpaceKey: in.SpaceKey, Key: d.Key, Status: requirement.Active,
+			SpaceKey: pg.SpaceKey, Key: d.Key, Status: requirement.Active,
 			Text: d.Text, HTMLExcerpt: d.HTMLExcerpt, Properties: slices.Clone(d.Properties),
-			Origin: pg.Ref(), Dependencies: resolve(d.Dependencies, in.SpaceKey), Issues: pageLinks(d.Issues),
+			Origin: pg.Ref(), Dependencies: resolve(d.Dependencies, pg.SpaceKey), Issues: pageLinks(d.Issues),
 		}
 		if st != nil {
 			r.ReverseDependencies = slices.Clone(st.ReverseDependencies)
@@ -201,7 +225,7 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		pg.Keys = append(pg.Keys, d.Key)
 		res.Requirements = append(res.Requirements, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
 	}
-	moved := old != nil && old.SpaceKey != in.SpaceKey
+	moved := old != nil && old.SpaceKey != pg.SpaceKey
 	if old != nil {
 		for _, k := range old.Keys {
 			id := requirement.NewID(old.SpaceKey, k, 0)
@@ -211,8 +235,8 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 			}
 			r := st.Clone()
 			r.Status = requirement.Deleted
-			if to := requirement.NewID(in.SpaceKey, k, 0); moved && p.has(to) {
-				r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, in.SpaceKey, p.next[to].Key
+			if to := requirement.NewID(pg.SpaceKey, k, 0); moved && p.has(to) {
+				r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, pg.SpaceKey, p.next[to].Key
 				// The issue links of the old space's row are not new to
 				// the trackers: the MOVED message carries them over.
 				p.prior[to] = st
@@ -227,12 +251,12 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	for _, id := range lease.Leftover {
 		id = id.Fold()
 		st := stored[id]
-		to := requirement.NewID(in.SpaceKey, id.Key, 0)
-		if id.SpaceKey == in.SpaceKey || p.has(id) || !ownedBy(st, pg.ID) || !p.has(to) {
+		to := requirement.NewID(pg.SpaceKey, id.Key, 0)
+		if id.SpaceKey == pg.SpaceKey || p.has(id) || !ownedBy(st, pg.ID) || !p.has(to) {
 			continue
 		}
 		r := st.Clone()
-		r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, in.SpaceKey, p.next[to].Key
+		r.Status, r.NewSpaceKey, r.NewKey = requirement.Moved, pg.SpaceKey, p.next[to].Key
 		if _, ok := p.prior[to]; !ok {
 			p.prior[to] = st
 		}
@@ -262,20 +286,25 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		}
 	}
 	if err := p.warn(ctx, s.store, res); err != nil {
-		return nil, fmt.Errorf("index page %s: %w", in.ID, err)
+		return nil, fmt.Errorf("index page %s: %w", pg.ID, err)
 	}
 
 	change, err := p.build(ctx, s.store)
 	if err != nil {
-		return nil, fmt.Errorf("index page %s: %w", in.ID, err)
+		return nil, fmt.Errorf("index page %s: %w", pg.ID, err)
 	}
-	change.PutPage, change.ExpectVersion, change.Lease = pg, version, lease
+	change.Lease, change.ExpectVersion = lease, lease.Version
 	change.Pending, change.Reconciled = unlisted(pg, listed), true
-	if old == nil || moved {
-		change.RegisterSpace = in.SpaceKey
+	// A redo leaves the page item as stored, unless a key it listed is now
+	// another page's.
+	if !redo || !slices.Equal(pg.Keys, old.Keys) {
+		change.PutPage = pg
 	}
-	if err := s.commit(ctx, tenant, change, &ended); err != nil {
-		return nil, fmt.Errorf("save page %s: %w", in.ID, err)
+	if old == nil || moved {
+		change.RegisterSpace = pg.SpaceKey
+	}
+	if err := s.commit(ctx, tenant, change, ended); err != nil {
+		return nil, fmt.Errorf("save page %s: %w", pg.ID, err)
 	}
 	return res, nil
 }
@@ -335,6 +364,9 @@ func (s *Service) deleteUnsaved(ctx context.Context, tenant, actor, id string, n
 	ended := false
 	defer s.release(ctx, tenant, lease, &ended)
 	if len(lease.Leftover) == 0 {
+		// Nothing was recorded, so nothing was written: the placeholder
+		// goes, however its operation ended.
+		lease.Unfinished = false
 		return notFound
 	}
 	stored, err := s.store.Requirements(ctx, tenant, lease.Leftover)

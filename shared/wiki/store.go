@@ -41,7 +41,8 @@ type Store interface {
 	LeasePage(ctx context.Context, tenant, pageID string, version int) (*Lease, error)
 	// ReleasePage gives a lease back without changing the page: the page
 	// item is left as it was before LeasePage (a new page's placeholder is
-	// deleted). A lease no longer held is not an error.
+	// deleted), but for the page's listing for recovery, which stays when
+	// l.Writing or l.Unfinished. A lease no longer held is not an error.
 	ReleasePage(ctx context.Context, tenant string, l *Lease) error
 	// Commit applies a change. It checks everything that can be checked
 	// before writing anything: apperr.ErrTooLarge when the page cannot be
@@ -93,6 +94,29 @@ type Lease struct {
 	// each as its own rows say (added when a row of the page still has
 	// the dependency, removed otherwise).
 	LeftoverEdges []Edge
+	// Unfinished says that an earlier operation on the page did not
+	// finish: it failed having started to write, or crashed (its lease
+	// expired). Its writes may be half applied, so the page is listed for
+	// recovery (Service.Recover) until an operation that reconciles it
+	// commits: a save or delete (which write every row from scratch), a
+	// reindex (which then redoes the stored version), or the recovery.
+	Unfinished bool
+	// Writing is set before the operation's commit starts: if it fails,
+	// releasing the lease leaves the page listed for recovery.
+	Writing bool
+}
+
+// UnfinishedPage names a page listed for recovery.
+type UnfinishedPage struct {
+	Tenant, PageID string
+}
+
+// RecoveryStore lists the pages to recover, across tenants.
+type RecoveryStore interface {
+	// Unfinished returns up to limit pages whose recovery is due by now:
+	// an operation on them failed having started to write, or its lease
+	// expired without being ended.
+	Unfinished(ctx context.Context, now time.Time, limit int) ([]UnfinishedPage, error)
 }
 
 // Edge is one reverse dependency: Source (a requirement and the

@@ -21,9 +21,10 @@ func TestFreeze(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(res)
-	// UpdateItem: the number, and one progress save after the first of
-	// the two slices of 1,000.
-	if res.BatchWrites != 2000/25 || res.Calls["TransactWriteItems"] != 1 || res.Calls["UpdateItem"] != 2 {
+	// TransactWriteItems: the number with the job, and the commit;
+	// UpdateItem: one progress save after the first of the two slices of
+	// 1,000.
+	if res.BatchWrites != 2000/25 || res.Calls["TransactWriteItems"] != 2 || res.Calls["UpdateItem"] != 1 {
 		t.Errorf("calls %v", res.Calls)
 	}
 }

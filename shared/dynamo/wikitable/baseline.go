@@ -156,38 +156,6 @@ func baselineNotFound(space string, n int) *apperr.Error {
 	return apperr.NotFoundf("baseline %d not found in space %s", n, space)
 }
 
-// NextNumber allocates the next number of the space with one UpdateItem
-// ADD on the counter: DynamoDB applies concurrent ADDs one after the
-// other, so every caller gets its own number.
-func (s *BaselineStore) NextNumber(ctx context.Context, tenant, space string) (int, error) {
-	expr, err := expression.NewBuilder().WithUpdate(expression.Add(expression.Name("n"), expression.Value(1))).Build()
-	if err != nil {
-		return 0, fmt.Errorf("build counter update: %w", err)
-	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table,
-		Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: spacePK(tenant, space)},
-			"sk": &types.AttributeValueMemberS{Value: baselineCounterSK},
-		},
-		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValues: types.ReturnValueUpdatedNew,
-	})
-	if err != nil {
-		return 0, dynamo.Errorf("allocate baseline number", err)
-	}
-	var got struct {
-		N int `dynamodbav:"n"`
-	}
-	if err := attributevalue.UnmarshalMap(out.Attributes, &got); err != nil || got.N < 1 {
-		return 0, fmt.Errorf("allocate baseline number: unexpected counter %v (%v)", out.Attributes["n"], err)
-	}
-	if got.N > maxBaseline {
-		return 0, apperr.Conflictf("space %s has used all %d baseline numbers", space, maxBaseline)
-	}
-	return got.N, nil
-}
-
 // PutCopies writes archived copies with RequirementStore.Put: ⌈n/25⌉
 // BatchWriteItem calls in parallel, unprocessed items retried.
 func (s *BaselineStore) PutCopies(ctx context.Context, tenant string, copies []*requirement.Requirement) error {
@@ -480,6 +448,14 @@ func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int)
 			return dynamo.Errorf("cancel baseline freeze", err)
 		}
 		if out.Attributes != nil {
+			if job, err := baselineDecodeJob(out.Attributes); err == nil && job.KeysID != "" {
+				var c struct {
+					Chunks int `dynamodbav:"chunks"`
+				}
+				_ = attributevalue.UnmarshalMap(out.Attributes, &c)
+				job.Keys = nil
+				s.baselineDeleteStagedChunks(ctx, job, c.Chunks)
+			}
 			return s.DeleteCopies(ctx, tenant, space, n)
 		}
 		if err := s.baselinePurgeLeftovers(ctx, tenant, space, n); err != nil {
@@ -489,14 +465,6 @@ func (s *BaselineStore) Delete(ctx context.Context, tenant, space string, n int)
 	}
 	if err != nil {
 		return dynamo.Errorf("delete baseline", err)
-	}
-	return s.DeleteCopies(ctx, tenant, space, n)
-}
-
-// Cancel deletes the job of baseline n, then its partition.
-func (s *BaselineStore) Cancel(ctx context.Context, tenant, space string, n int) error {
-	if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: baselineJobKey(tenant, space, n)}); err != nil {
-		return dynamo.Errorf("cancel baseline freeze", err)
 	}
 	return s.DeleteCopies(ctx, tenant, space, n)
 }

@@ -216,12 +216,11 @@ func TestBaselineLifecycle(t *testing.T) {
 }
 
 // baselineFaulty fails BatchWriteItem calls that put items after the first
-// okPuts, or TransactWriteItems and PutItem calls when failCommit is set.
+// okPuts, and TransactWriteItems calls after the first okTx.
 type baselineFaulty struct {
 	dynamo.API
-	okPuts     int64
-	puts       atomic.Int64
-	failCommit bool
+	okPuts, okTx int64
+	puts, txs    atomic.Int64
 }
 
 var baselineErrInjected = errors.New("injected failure")
@@ -236,16 +235,19 @@ func (f *baselineFaulty) BatchWriteItem(ctx context.Context, in *dynamodb.BatchW
 }
 
 func (f *baselineFaulty) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	if f.failCommit {
+	if f.txs.Add(1) > f.okTx {
 		return nil, baselineErrInjected
 	}
 	return f.API.TransactWriteItems(ctx, in, opts...)
 }
 
-// TestBaselineFailedFreezeLeavesNothing checks that a freeze failing while writing
-// copies, or when writing its record, leaves no record, no copy and the
-// baseline page's title unchanged; its number is not reused.
-func TestBaselineFailedFreezeLeavesNothing(t *testing.T) {
+// TestBaselineFailedFreezeIsFinished checks that a freeze failing while
+// writing copies, or when writing its record, is not dropped once
+// numbered: the request answers it FREEZING, nothing is visible and the
+// baseline page keeps its title until the worker finishes it, and the
+// space's numbers stay dense. A freeze whose numbering fails takes no
+// number.
+func TestBaselineFailedFreezeIsFinished(t *testing.T) {
 	t.Parallel()
 	e := baselineNew(t)
 	ctx := context.Background()
@@ -258,26 +260,56 @@ func TestBaselineFailedFreezeLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.baselineSeedPage(t, "200", "Baseline page")
-	for i, f := range []*baselineFaulty{{okPuts: 5}, {okPuts: 1 << 30, failCommit: true}} {
-		f.API = e.db
-		store := wikitable.NewBaselineStore(f, e.env.WikiTable)
-		_, err := baseline.New(baseline.Deps{Store: store, Source: store}).Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Doomed", CEO: "200"})
-		if !errors.Is(err, baselineErrInjected) {
-			t.Fatalf("case %d: error %v", i, err)
+	cases := []struct {
+		name string
+		f    *baselineFaulty
+	}{
+		{"copies fail", &baselineFaulty{okPuts: 5, okTx: 1 << 30}},
+		{"record fails", &baselineFaulty{okPuts: 1 << 30, okTx: 1}},
+		{"numbering fails", &baselineFaulty{okPuts: 1 << 30, okTx: 0}},
+	}
+	want := 0
+	for _, c := range cases {
+		c.f.API = e.db
+		store := wikitable.NewBaselineStore(c.f, e.env.WikiTable)
+		b, err := baseline.New(baseline.Deps{Store: store, Source: store}).Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: c.name, CEO: "200"})
+		finished := 1
+		if c.f.okTx == 0 {
+			finished = 0
+			if !errors.Is(err, baselineErrInjected) {
+				t.Fatalf("%s: %+v, %v; want the error", c.name, b, err)
+			}
+		} else {
+			want++
+			if err != nil || b.Number != want || b.Status != baseline.StatusFreezing {
+				t.Fatalf("%s: %+v, %v; want baseline %d FREEZING", c.name, b, err, want)
+			}
+			if _, err := e.bl.Get(ctx, "t1", "DEMO", want); !errors.Is(err, apperr.ErrNotFound) {
+				t.Errorf("%s: the baseline is visible before the worker finished it: %v", c.name, err)
+			}
+			if p, _ := e.store.Page(ctx, "t1", "200"); p.Title == c.name {
+				t.Errorf("%s: page renamed before the worker finished", c.name)
+			}
 		}
-		if got := e.baselineCopies(t, "t1", "DEMO", i+1); len(got) != 0 {
-			t.Errorf("case %d: %d copies left", i, len(got))
+		if rep, err := e.svc.RunJobs(ctx, time.Minute); err != nil || rep.Completed != finished {
+			t.Fatalf("%s: the worker: %+v, %v", c.name, rep, err)
 		}
-		if list, err := e.bl.List(ctx, "t1", "DEMO"); len(list) != 0 || err != nil {
-			t.Errorf("case %d: list %v %v", i, list, err)
+		if p, _ := e.store.Page(ctx, "t1", "200"); finished == 1 && p.Title != c.name {
+			t.Errorf("%s: the worker finished, the page is titled %q", c.name, p.Title)
 		}
-		if p, _ := e.store.Page(ctx, "t1", "200"); p.Title != "Baseline page" {
-			t.Errorf("case %d: page renamed to %q", i, p.Title)
+		list, err := e.bl.List(ctx, "t1", "DEMO")
+		if err != nil || len(list) != want {
+			t.Fatalf("%s: list %v %v, want %d baselines", c.name, list, err, want)
+		}
+		for i, b := range list {
+			if b.Number != i+1 || b.Status != baseline.StatusComplete || b.Count != 300 {
+				t.Errorf("%s: baseline %d is %+v, want number %d COMPLETE with 300 copies", c.name, i, b, i+1)
+			}
 		}
 	}
 	b, err := e.svc.Create(ctx, "t1", "alice", "DEMO", baseline.CreateInput{Name: "Fine", CEO: "200"})
-	if err != nil || b.Number != 3 || b.Count != 300 {
-		t.Fatalf("after failures: %+v %v", b, err)
+	if err != nil || b.Number != want+1 || b.Count != 300 {
+		t.Fatalf("after failures: %+v %v, want number %d", b, err, want+1)
 	}
 }
 
@@ -291,8 +323,9 @@ func (e *baselineEnv) baselineSeedPage(t *testing.T, id, title string) {
 
 // TestBaselineFreezeBatchCount freezes 5,000 requirements seeded with
 // RequirementStore.Put and checks the DynamoDB calls: ⌈5000/25⌉ = 200
-// BatchWriteItem calls, the space read in ⌈5000/500⌉ pages, one counter
-// update, the job's writes and one transaction (record and page title).
+// BatchWriteItem calls, the space read in ⌈5000/500⌉ pages, the job
+// numbered with the counter in one transaction, its writes and one
+// transaction (record and page title).
 func TestBaselineFreezeBatchCount(t *testing.T) {
 	t.Parallel()
 	e := baselineNew(t)
@@ -332,10 +365,11 @@ func TestBaselineFreezeBatchCount(t *testing.T) {
 		t.Errorf("%d Query calls, want %d to %d", q, 2+n/500, 2+n/500+4)
 	}
 	delete(counts, "Query")
-	// The job: its key chunk and itself (2 PutItem), the counter and a
-	// progress save after each slice of 1,000 but the last (1 + 4
-	// UpdateItem), the key chunk removed after the commit (1 DeleteItem).
-	want := map[string]int{"GetItem": 2, "UpdateItem": 1 + n/1000 - 1, "PutItem": 2, "DeleteItem": 1, "BatchWriteItem": n / 25, "TransactWriteItems": 1}
+	// The job: its key chunk (1 PutItem), the counter read (1 GetItem) and
+	// the job numbered with the counter in one transaction, a progress save
+	// after each slice of 1,000 but the last (4 UpdateItem), the commit
+	// (1 transaction), the key chunk removed after it (1 DeleteItem).
+	want := map[string]int{"GetItem": 3, "UpdateItem": n/1000 - 1, "PutItem": 1, "DeleteItem": 1, "BatchWriteItem": n / 25, "TransactWriteItems": 2}
 	if !reflect.DeepEqual(counts, want) {
 		t.Errorf("calls %v, want %v", counts, want)
 	}

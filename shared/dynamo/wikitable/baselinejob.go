@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,9 +27,12 @@ import (
 // Query): the baseline's fields, state (FREEZING or FAILED), total,
 // written, cursor (keys done), the page summary so far (gzip JSON), the
 // lease (owner, leaseUntil in Unix milliseconds) and attempts. Its
-// selected keys are stored in chunks of at most baselineChunkBytes of JSON, the
-// items pk T#t#S#<SPACE>#B#<n8>, sk JOBKEYS#<i4> (in the baseline's
-// partition, so that a cancel or a delete removes them with the copies).
+// selected keys are stored in chunks of at most baselineChunkBytes of JSON:
+// for a job BeginNext numbered, the items pk T#t#S#<SPACE>#BJ#<keysId>, sk
+// JOBKEYS#<i4>, written before the number is taken (so they carry a ttl
+// of baselineKeysTTL: chunks a crash left before numbering expire); for a
+// job Begin wrote with its number, pk T#t#S#<SPACE>#B#<n8> (the baseline's
+// partition, which a cancel or a delete removes with the copies).
 // A FREEZING job sits in the sparse gsi1 partition FREEZE#PENDING (sk
 // <startedAt>#<tenant>#<SPACE>#<n8>): the only cross-tenant read, by the
 // scheduled worker. The commit deletes the job; FAILED removes it from
@@ -46,9 +51,19 @@ func baselineJobKey(tenant, space string, n int) map[string]types.AttributeValue
 	}
 }
 
-func baselineChunkKey(tenant, space string, n, i int) map[string]types.AttributeValue {
+// baselineKeysTTL is how long staged key chunks live (the "ttl"
+// attribute, epoch seconds): far longer than any freeze.
+const baselineKeysTTL = 30 * 24 * time.Hour
+
+// baselineChunkKey is the key of chunk i of a job's keys: staged under
+// keysID, or in baseline n's partition when keysID is "".
+func baselineChunkKey(tenant, space string, n int, keysID string, i int) map[string]types.AttributeValue {
+	pk := baselinePK(tenant, space, n)
+	if keysID != "" {
+		pk = spacePK(tenant, space) + "#BJ#" + keysID
+	}
 	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: baselinePK(tenant, space, n)},
+		"pk": &types.AttributeValueMemberS{Value: pk},
 		"sk": &types.AttributeValueMemberS{Value: fmt.Sprintf("%s%04d", baselineChunkPrefix, i)},
 	}
 }
@@ -77,6 +92,7 @@ type baselineJobItem struct {
 	LeaseUntil int64  `dynamodbav:"leaseUntil"`
 	Attempts   int    `dynamodbav:"attempts"`
 	Message    string `dynamodbav:"message,omitempty"`
+	KeysID     string `dynamodbav:"keysId,omitempty"`
 	GSI1PK     string `dynamodbav:"gsi1pk,omitempty"`
 	GSI1SK     string `dynamodbav:"gsi1sk,omitempty"`
 }
@@ -93,6 +109,7 @@ func baselineDecodeJob(av map[string]types.AttributeValue) (*baseline.Job, error
 			CreatedAt: created, CreatedBy: it.CreatedBy, Count: it.Written, Status: it.State, Total: it.Total, Message: it.Message,
 		},
 		Tenant: it.Tenant, Cursor: it.Cursor, PagesLost: it.PagesLost, Owner: it.Owner, Attempts: it.Attempts,
+		KeysID: it.KeysID,
 	}
 	if job.Status == "" {
 		job.Status = baseline.StatusFreezing
@@ -202,37 +219,17 @@ func baselineChunks(keys []string) ([]string, error) {
 	return out, nil
 }
 
-// Begin writes the job's key chunks (one PutItem each), then the job, on
-// condition that it does not exist, listed in FREEZE#PENDING.
+// Begin writes the job's key chunks in its baseline's partition (one
+// PutItem each), then the job, on condition that it does not exist,
+// listed in FREEZE#PENDING.
 func (s *BaselineStore) Begin(ctx context.Context, job *baseline.Job) error {
-	chunks, err := baselineChunks(job.Keys)
-	if err != nil {
-		return fmt.Errorf("encode job keys: %w", err)
-	}
-	for i, c := range chunks {
-		item := baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, i)
-		item["keys"] = &types.AttributeValueMemberS{Value: c}
-		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
-			return dynamo.Errorf("write baseline job keys", err)
-		}
-	}
-	pages, err := baselineJobPages(job)
+	chunks, err := s.baselinePutChunks(ctx, job, nil)
 	if err != nil {
 		return err
 	}
-	key := baselineJobKey(job.Tenant, job.SpaceKey, job.Number)
-	started := job.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z")
-	it := baselineJobItem{
-		PK: key["pk"].(*types.AttributeValueMemberS).Value, SK: key["sk"].(*types.AttributeValueMemberS).Value,
-		Tenant: job.Tenant, Space: job.SpaceKey, Number: job.Number, Name: job.Name, Label: job.Label, CEO: job.CEO,
-		Instant: job.Instant, CreatedAt: dynamo.Time(job.CreatedAt), CreatedBy: job.CreatedBy,
-		State: baseline.StatusFreezing, Total: job.Total, Written: job.Count, Cursor: job.Cursor, Chunks: len(chunks),
-		Pages: pages, PagesLost: job.PagesLost, Owner: job.Owner, LeaseUntil: leaseMillis(job.LeaseUntil),
-		GSI1PK: baselinePendingPK, GSI1SK: fmt.Sprintf("%s#%s#%s#%08d", started, job.Tenant, job.SpaceKey, job.Number),
-	}
-	av, err := attributevalue.MarshalMap(it)
+	av, err := baselineJobAV(job, chunks)
 	if err != nil {
-		return dynamo.Errorf("encode baseline job", err)
+		return err
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)"),
@@ -240,6 +237,123 @@ func (s *BaselineStore) Begin(ctx context.Context, job *baseline.Job) error {
 		return dynamo.Errorf("write baseline job", err)
 	}
 	return nil
+}
+
+// baselineNumberAttempts bounds BeginNext's tries when concurrent creations
+// of the space take the number it read.
+const baselineNumberAttempts = 60
+
+// BeginNext stages the job's key chunks under a random keysId (one PutItem
+// each, with a ttl), then numbers the job: it reads the space's counter
+// (one consistent GetItem) and, in one TransactWriteItems, moves the
+// counter from that value to the next on condition that it is unchanged
+// and puts the job (listed in FREEZE#PENDING) on condition that it does
+// not exist. A creation that took the number meanwhile cancels the
+// transaction, and BeginNext reads the counter again, with backoff. A
+// number is thus never taken without its job, which the worker finishes:
+// a space's numbers are dense.
+func (s *BaselineStore) BeginNext(ctx context.Context, job *baseline.Job) error {
+	job.KeysID = rand.Text()
+	ttl := time.Now().Add(baselineKeysTTL).Unix()
+	chunks, err := s.baselinePutChunks(ctx, job, &ttl)
+	if err != nil {
+		return err
+	}
+	counter := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: spacePK(job.Tenant, job.SpaceKey)},
+		"sk": &types.AttributeValueMemberS{Value: baselineCounterSK},
+	}
+	for attempt := 0; attempt < baselineNumberAttempts; attempt++ {
+		if attempt > 0 {
+			if err := dynamo.Backoff(ctx, min(attempt, 4)); err != nil {
+				return err
+			}
+		}
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &s.table, Key: counter, ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("n"),
+		})
+		if err != nil {
+			return dynamo.Errorf("read baseline counter", err)
+		}
+		var got struct {
+			N int `dynamodbav:"n"`
+		}
+		if err := attributevalue.UnmarshalMap(out.Item, &got); err != nil {
+			return dynamo.Errorf("decode baseline counter", err)
+		}
+		if got.N >= maxBaseline {
+			return apperr.Conflictf("space %s has used all %d baseline numbers", job.SpaceKey, maxBaseline)
+		}
+		job.Number = got.N + 1
+		av, err := baselineJobAV(job, chunks)
+		if err != nil {
+			return err
+		}
+		cond, values := "attribute_not_exists(n)", map[string]types.AttributeValue{
+			":n": &types.AttributeValueMemberN{Value: strconv.Itoa(job.Number)},
+		}
+		if got.N > 0 {
+			cond = "n = :prev"
+			values[":prev"] = &types.AttributeValueMemberN{Value: strconv.Itoa(got.N)}
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{
+				TableName: &s.table, Key: counter, UpdateExpression: aws.String("SET n = :n"),
+				ConditionExpression: &cond, ExpressionAttributeValues: values,
+			}},
+			{Put: &types.Put{TableName: &s.table, Item: av, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		}})
+		if err == nil {
+			return nil
+		}
+		if !dynamo.TxConditionFailed(err) {
+			return dynamo.Errorf("number baseline job", err)
+		}
+	}
+	return apperr.Conflictf("too many baselines of space %s are being created at once; retry", job.SpaceKey)
+}
+
+// baselinePutChunks writes the job's key chunks (one PutItem each; with
+// ttl, staged under job.KeysID) and returns how many.
+func (s *BaselineStore) baselinePutChunks(ctx context.Context, job *baseline.Job, ttl *int64) (int, error) {
+	chunks, err := baselineChunks(job.Keys)
+	if err != nil {
+		return 0, fmt.Errorf("encode job keys: %w", err)
+	}
+	for i, c := range chunks {
+		item := baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, job.KeysID, i)
+		item["keys"] = &types.AttributeValueMemberS{Value: c}
+		if ttl != nil {
+			item["ttl"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(*ttl, 10)}
+		}
+		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+			return 0, dynamo.Errorf("write baseline job keys", err)
+		}
+	}
+	return len(chunks), nil
+}
+
+// baselineJobAV encodes a new job with its chunk count.
+func baselineJobAV(job *baseline.Job, chunks int) (map[string]types.AttributeValue, error) {
+	pages, err := baselineJobPages(job)
+	if err != nil {
+		return nil, err
+	}
+	key := baselineJobKey(job.Tenant, job.SpaceKey, job.Number)
+	started := job.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z")
+	it := baselineJobItem{
+		PK: key["pk"].(*types.AttributeValueMemberS).Value, SK: key["sk"].(*types.AttributeValueMemberS).Value,
+		Tenant: job.Tenant, Space: job.SpaceKey, Number: job.Number, Name: job.Name, Label: job.Label, CEO: job.CEO,
+		Instant: job.Instant, CreatedAt: dynamo.Time(job.CreatedAt), CreatedBy: job.CreatedBy,
+		State: baseline.StatusFreezing, Total: job.Total, Written: job.Count, Cursor: job.Cursor, Chunks: chunks,
+		Pages: pages, PagesLost: job.PagesLost, Owner: job.Owner, LeaseUntil: leaseMillis(job.LeaseUntil), KeysID: job.KeysID,
+		GSI1PK: baselinePendingPK, GSI1SK: fmt.Sprintf("%s#%s#%s#%08d", started, job.Tenant, job.SpaceKey, job.Number),
+	}
+	av, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return nil, dynamo.Errorf("encode baseline job", err)
+	}
+	return av, nil
 }
 
 // baselineJobGone tells a failed conditional update of a job apart: not found
@@ -390,7 +504,7 @@ func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner st
 	}
 	for i := range chunks.Chunks {
 		c, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: &s.table, Key: baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, i), ConsistentRead: aws.Bool(true),
+			TableName: &s.table, Key: baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, job.KeysID, i), ConsistentRead: aws.Bool(true),
 		})
 		if err != nil {
 			return nil, dynamo.Errorf("read baseline job keys", err)
@@ -408,14 +522,23 @@ func (s *BaselineStore) Lease(ctx context.Context, ref baseline.JobRef, owner st
 	return job, nil
 }
 
+// baselineDeleteStagedChunks removes the n staged key chunks of a job
+// (best effort: they expire by their ttl anyway).
+func (s *BaselineStore) baselineDeleteStagedChunks(ctx context.Context, job *baseline.Job, n int) {
+	for i := range n {
+		_, _ = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, job.KeysID, i)})
+	}
+}
+
 // baselineDeleteKeyChunks removes the key chunks of a committed job (best
-// effort: they are invisible and a DELETE of the baseline removes them).
+// effort: they are invisible, staged ones expire by their ttl, and a
+// DELETE of the baseline removes the others).
 func (s *BaselineStore) baselineDeleteKeyChunks(ctx context.Context, job *baseline.Job) {
 	chunks, err := baselineChunks(job.Keys)
 	if err != nil {
 		return
 	}
 	for i := range chunks {
-		_, _ = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, i)})
+		_, _ = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: baselineChunkKey(job.Tenant, job.SpaceKey, job.Number, job.KeysID, i)})
 	}
 }

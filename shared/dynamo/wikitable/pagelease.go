@@ -27,9 +27,19 @@ import (
 // put replaces the item, so the lease attributes go with it), or an
 // UpdateItem removing them. Every write of the page item is sent again
 // when DynamoDB rejects it because a transaction is checking the item (an
-// external-property update checks that no lease is held: extprops.go). A new page's lease is a placeholder item (keys
-// and lease only, no version), invisible to reads, that the save's page
-// put replaces. docs/indexing.md describes it.
+// external-property update checks that no lease is held: extprops.go). A
+// new page's lease is a placeholder item (keys and lease only, no
+// version), invisible to reads, that the save's page put replaces.
+//
+// While a lease is held, and after an operation under it failed having
+// started to write, the page item is also listed for recovery: gsi3 (keys
+// only) holds it under unfinishedPK(shard) / <millis>#<page item pk>, the
+// millis being when the page needs recovery if nothing ends the lease (its
+// expiry; for a failed operation, the release). The write that ends an
+// operation that committed removes the entry (a page put replaces the item);
+// an operation that did not finish leaves it, and the next lease of the
+// page finds it (Lease.Unfinished), as does the sweep (Unfinished).
+// docs/indexing.md describes it.
 
 // pgLeaseFor is how long a lease lasts: longer than any function that
 // writes pages may run (29 s, template.yaml), so a running operation never
@@ -93,11 +103,16 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 	// failed operation left, and nothing else of the item (not its body).
 	names["#pd"] = pgPending
 	values[":mark"] = &types.AttributeValueMemberSS{Value: []string{pgPendingMark}}
+	// The recovery entry, whose old value (UPDATED_OLD) says that an
+	// earlier operation did not finish.
+	names["#u1"], names["#u2"] = "gsi3pk", "gsi3sk"
+	values[":u1"] = &types.AttributeValueMemberS{Value: unfinishedPK(tenant, id)}
+	values[":u2"] = &types.AttributeValueMemberS{Value: unfinishedSK(tenant, id, l.Until)}
 	var out *dynamodb.UpdateItemOutput
 	err := dynamo.RetryRejected(ctx, func() (err error) {
 		out, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &s.table, Key: pgKey(tenant, id),
-			UpdateExpression:                    aws.String("SET #li = :id, #lu = :until ADD #pd :mark"),
+			UpdateExpression:                    aws.String("SET #li = :id, #lu = :until, #u1 = :u1, #u2 = :u2 ADD #pd :mark"),
 			ConditionExpression:                 &cond,
 			ExpressionAttributeNames:            names,
 			ExpressionAttributeValues:           values,
@@ -118,6 +133,7 @@ func (s *WikiStore) LeasePage(ctx context.Context, tenant, id string, version in
 	}
 	if out != nil {
 		l.Leftover, l.LeftoverEdges = pgDecodePending(out.Attributes[pgPending])
+		_, l.Unfinished = out.Attributes["gsi3sk"]
 	}
 	return l, nil
 }
@@ -232,11 +248,14 @@ func pgLeaseHeld(item map[string]types.AttributeValue, now time.Time) bool {
 // ReleasePage gives a lease back without writing the page: it removes the
 // lease attributes (one UpdateItem), or deletes a new page's placeholder
 // (one DeleteItem), on condition that the lease is still this one. A lease
-// that is no longer held is not an error.
+// that is no longer held is not an error. When the operation started to
+// write (l.Writing) or an earlier one had not finished (l.Unfinished), the
+// page stays listed for recovery, due now.
 func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Lease) error {
 	values := map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}}
 	var err error
-	if l.Version == 0 {
+	keep := l.Unfinished || l.Writing
+	if l.Version == 0 && !keep {
 		// A placeholder goes, unless it records rows a failed commit may
 		// have written: then it stays (invisible) for the next save.
 		names := pgNames("#li", "#v")
@@ -252,10 +271,10 @@ func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Leas
 		})
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			err = s.pgEndLease(ctx, tenant, l, false)
+			err = s.pgEndLease(ctx, tenant, l, false, keep)
 		}
 	} else {
-		err = s.pgEndLease(ctx, tenant, l, false)
+		err = s.pgEndLease(ctx, tenant, l, false, keep)
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -267,13 +286,23 @@ func (s *WikiStore) ReleasePage(ctx context.Context, tenant string, l *wiki.Leas
 	return nil
 }
 
-// pgEndLease removes the lease attributes (and, with reconciled, the
-// pending record) on condition that the lease is l.
-func (s *WikiStore) pgEndLease(ctx context.Context, tenant string, l *wiki.Lease, reconciled bool) error {
+// pgEndLease removes the lease attributes on condition that the lease is
+// l, with reconciled the pending record too. The recovery entry goes,
+// unless keep: then it stays, due now.
+func (s *WikiStore) pgEndLease(ctx context.Context, tenant string, l *wiki.Lease, reconciled, keep bool) error {
 	update, names := "REMOVE #li, #lu", pgNames("#li", "#lu")
+	values := map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}}
 	if reconciled {
 		update += ", #pd"
 		names["#pd"] = pgPending
+	}
+	if keep {
+		names["#u2"] = "gsi3sk"
+		update = "SET #u2 = :due " + update
+		values[":due"] = &types.AttributeValueMemberS{Value: unfinishedSK(tenant, l.PageID, s.now())}
+	} else {
+		names["#u1"], names["#u2"] = "gsi3pk", "gsi3sk"
+		update += ", #u1, #u2"
 	}
 	return dynamo.RetryRejected(ctx, func() error {
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -281,7 +310,7 @@ func (s *WikiStore) pgEndLease(ctx context.Context, tenant string, l *wiki.Lease
 			UpdateExpression:          aws.String(update),
 			ConditionExpression:       aws.String("#li = :id"),
 			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: l.ID}},
+			ExpressionAttributeValues: values,
 		})
 		return err
 	})

@@ -12,6 +12,7 @@
 //	archived copy        pk T#t#S#<SPACE>#B#<n8>    sk R#<KEYU>     gsi1 T#t#ARCH / <KEYU>#<SPACE>#<inv8(n)>
 //	page                 pk T#t#PAGE#<pageId>       sk PAGE         gsi1 T#t#CHILDREN#<parentId> / <pageId>
 //	                                                                gsi2 T#t#TITLE#<title folded> / <pageId>
+//	                                                                gsi3 UNFINISHED#<nn> / <due millis>#<page pk> (while an operation runs or did not finish)
 //	space registry       pk T#t#SPACES              sk <SPACE>
 //	index item           pk T#t#IX#<kind>#<value>   sk <KEYU>#<SPACE>          (property P#, external E#, issue J#)
 //	baseline             pk T#t#S#<SPACE>           sk BL#<n8>
@@ -26,6 +27,9 @@ package wikitable
 
 import (
 	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -88,4 +92,34 @@ func indexSK(space, key string) string { return requirement.FoldKey(key) + "#" +
 // space: the partition indexPK(tenant, kind, value) restricted to space.
 func spaceIndexPK(tenant, space, kind, value string) string {
 	return dynamo.TenantPrefix(tenant) + "IXS#" + space + "#" + kind + "#" + value
+}
+
+// unfinishedShards spreads the recovery index (gsi3) over partitions: each
+// page operation writes its entry there twice (the lease, its end), so one
+// partition would bound every tenant's saves together.
+const unfinishedShards = 16
+
+// unfinishedPK is the gsi3 partition of a page's recovery entry, one of
+// unfinishedShards, chosen by the page.
+func unfinishedPK(tenant, pageID string) string {
+	h := fnv.New32a()
+	h.Write([]byte(tenant + "/" + pageID))
+	return fmt.Sprintf("UNFINISHED#%02d", h.Sum32()%unfinishedShards)
+}
+
+// unfinishedSK is the gsi3 sort key of a page's recovery entry: when it is
+// due (Unix milliseconds, 13 digits) and the page item's pk.
+func unfinishedSK(tenant, pageID string, due time.Time) string {
+	return fmt.Sprintf("%013d#%s", due.UnixMilli(), pagePK(tenant, pageID))
+}
+
+// parseUnfinishedSK returns the tenant and page of a recovery entry.
+func parseUnfinishedSK(sk string) (tenant, pageID string, ok bool) {
+	_, pk, ok := strings.Cut(sk, "#")
+	rest, ok1 := strings.CutPrefix(pk, "T#")
+	i := strings.LastIndex(rest, "#PAGE#")
+	if !ok || !ok1 || i < 0 {
+		return "", "", false
+	}
+	return rest[:i], rest[i+len("#PAGE#"):], true
 }

@@ -368,7 +368,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 	case c.DeletePage != "":
 		return s.pgWrite(ctx, tenant, nil, c.DeletePage, c.ExpectVersion, c.Lease)
 	case c.Lease != nil:
-		err := s.pgEndLease(ctx, tenant, c.Lease, c.Reconciled)
+		err := s.pgEndLease(ctx, tenant, c.Lease, c.Reconciled, c.Lease.Unfinished && !c.Reconciled)
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
 			return pgLeaseLost(c.Lease.PageID, err)

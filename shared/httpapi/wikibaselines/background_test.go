@@ -176,13 +176,23 @@ func TestBackgroundCancel(t *testing.T) {
 	if _, err := s.svc.RunJobs(ctx, time.Nanosecond); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.items(t, "T#demo#S#BIG#B#00000002"); got != 500+1 {
-		t.Fatalf("%d items in the partition, want 500 copies and the key chunk", got)
+	if got := s.items(t, "T#demo#S#BIG#B#00000002"); got != 500 {
+		t.Fatalf("%d items in the partition, want 500 copies", got)
+	}
+	job, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "T#demo#S#BIG"}, "sk": &types.AttributeValueMemberS{Value: "BLJOB#00000002"}}})
+	keysID, _ := job.Item["keysId"].(*types.AttributeValueMemberS)
+	if err != nil || keysID == nil {
+		t.Fatalf("job 2: %v, %v", job.Item, err)
+	}
+	staged := "T#demo#S#BIG#BJ#" + keysID.Value
+	if got := s.items(t, staged); got != 1 {
+		t.Fatalf("%d staged key chunks, want 1", got)
 	}
 	if a := do(t, s, "DELETE", base+"BIG/2", user, "", ""); a.code != 204 {
 		t.Fatalf("cancel: %d %s", a.code, a.raw)
 	}
-	if got := s.items(t, "T#demo#S#BIG#B#00000002"); got != 0 {
+	if got := s.items(t, "T#demo#S#BIG#B#00000002") + s.items(t, staged); got != 0 {
 		t.Errorf("%d items left after the cancel", got)
 	}
 	if rep, err := s.svc.RunJobs(ctx, time.Nanosecond); err != nil || rep.Jobs != 0 {

@@ -122,9 +122,11 @@ func (m *mailer) count() int {
 // stack is one test's wiki: the router of the route group, the sync run,
 // and direct access to the stores and the queue.
 type stack struct {
-	env     *testenv.Env
-	router  *httpapi.Router
-	sync    *integration.Sync
+	env    *testenv.Env
+	router *httpapi.Router
+	sync   *integration.Sync
+	// deps built sync, for a test that needs other options.
+	deps    integration.Deps
 	outbox  *wikitable.OutboxStore
 	reqs    *wikitable.RequirementStore
 	pub     *integration.Publisher
@@ -193,6 +195,7 @@ func newStackWith(t *testing.T, strict bool) *stack {
 	(&wikiintegrations.Handler{Service: integration.New(deps)}).Register(s.router)
 	deps.Logger = slog.New(slog.DiscardHandler)
 	s.sync = integration.NewSync(deps, integration.SyncOptions{ReceiveWait: time.Nanosecond})
+	s.deps = deps
 	return s
 }
 
@@ -748,10 +751,17 @@ func TestSyncFailureKeepsNewMailsOnceAndEndsInDLQ(t *testing.T) {
 	if sent := s.mail.sent[0]; !strings.HasPrefix(sent, "ops@example.com\n") || !strings.Contains(sent, "HTTP 500") || strings.Contains(sent, "tracker-secret") {
 		t.Fatalf("mail = %q", sent)
 	}
-	// Four more failing runs: no more e-mail within the throttle.
+	// Four more failing runs: no more e-mail within the throttle. Each
+	// waits for the reference to be visible again (a run that receives
+	// nothing, on a loaded machine, is not one of them).
 	for range 4 {
 		time.Sleep(1100 * time.Millisecond)
-		if rep := s.run(t); rep.Failed != 1 {
+		rep := s.run(t)
+		for deadline := time.Now().Add(30 * time.Second); rep.Received == 0 && time.Now().Before(deadline); {
+			time.Sleep(200 * time.Millisecond)
+			rep = s.run(t)
+		}
+		if rep.Failed != 1 {
 			t.Fatalf("failing run %+v", rep)
 		}
 	}
@@ -759,13 +769,20 @@ func TestSyncFailureKeepsNewMailsOnceAndEndsInDLQ(t *testing.T) {
 		t.Fatalf("%d e-mails within the throttle", s.mail.count())
 	}
 	// After maxReceiveCount (5) receives, SQS moves the references to the
-	// DLQ; the outbox keeps the messages NEW with the error.
-	time.Sleep(1100 * time.Millisecond)
-	if rep := s.run(t); rep.Received != 0 {
-		t.Fatalf("references still received after %d receives: %+v", 5, rep)
-	}
-	if visible, _ := s.queueCounts(t, s.env.DLQURL); visible != 1 {
-		t.Fatalf("DLQ holds %d envelopes", visible)
+	// DLQ (at the next receive once they are visible again); the outbox
+	// keeps the messages NEW with the error.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		time.Sleep(1100 * time.Millisecond)
+		if rep := s.run(t); rep.Received != 0 {
+			t.Fatalf("references still received after %d receives: %+v", 5, rep)
+		}
+		visible, _ := s.queueCounts(t, s.env.DLQURL)
+		if visible == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("DLQ holds %d envelopes", visible)
+		}
 	}
 	if m := s.message(t, msgs[2].ID); m.State != outbox.New || !strings.HasPrefix(m.LastResponse, "HTTP 500") {
 		t.Fatalf("after DLQ: %+v", m)
@@ -981,8 +998,10 @@ func TestInputRefusesControlCharacters(t *testing.T) {
 	}
 }
 
-// TestSyncTenThousandMessages is the sync's performance target (docs/benchmarks.md): 10,000 NEW messages
-// delivered in one run with at most ⌈N/100⌉ POSTs per tracker.
+// TestSyncTenThousandMessages is the sync's target (docs/benchmarks.md): 10,000 NEW messages
+// delivered in one run with at most ⌈N/100⌉ POSTs per tracker. It asserts
+// the counts, not the time (make bench measures it): the run's budgets are
+// set far beyond it, so that a loaded machine does not end the run first.
 func TestSyncTenThousandMessages(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -991,7 +1010,12 @@ func TestSyncTenThousandMessages(t *testing.T) {
 	msgs := s.write(t, 10000, time.Now(), true)
 	written := time.Since(start)
 	start = time.Now()
-	rep := s.run(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
+	defer cancel()
+	rep, err := integration.NewSync(s.deps, integration.SyncOptions{ReceiveWait: time.Nanosecond, TrackerBudget: 15 * time.Minute}).Run(ctx)
+	if err != nil {
+		t.Fatalf("sync run: %v", err)
+	}
 	if rep.Delivered != 10000 || rep.Posts != 100 || len(s.tracker.posts()) != 100 {
 		t.Fatalf("report %+v", rep)
 	}

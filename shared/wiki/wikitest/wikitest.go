@@ -35,7 +35,9 @@ type Mem struct {
 	Now func() time.Time
 
 	leases map[string]*wiki.Lease // tenant + "/" + page id
-	leaseN int
+	// unfinished are the pages listed for recovery (tenant + "/" + page id).
+	unfinished map[string]bool
+	leaseN     int
 	// pending are the rows recorded by commits that failed (Fail), by
 	// tenant + "/" + page id, handed to the next lease as Leftover.
 	pending      map[string][]requirement.ID
@@ -67,7 +69,7 @@ func NewMem() *Mem {
 	return &Mem{
 		pages: map[string]*wiki.Page{}, rows: map[string]map[requirement.ID]*requirement.Requirement{},
 		archived: map[string]*requirement.Requirement{}, baselines: map[string]bool{}, services: map[string][]wiki.Integration{}, Removals: map[string]map[string]int{},
-		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{}, pending: map[string][]requirement.ID{}, pendingEdges: map[string][]wiki.Edge{},
+		spaces: map[string][]string{}, Calls: map[string]int{}, leases: map[string]*wiki.Lease{}, unfinished: map[string]bool{}, pending: map[string][]requirement.ID{}, pendingEdges: map[string][]wiki.Edge{},
 	}
 }
 
@@ -101,8 +103,11 @@ func (m *Mem) LeasePage(_ context.Context, tenant, id string, version int) (*wik
 		return nil, apperr.Conflictf("page %s was changed by another request meanwhile; send it again", id)
 	}
 	m.leaseN++
+	// A lease that expired without being ended is an operation that did
+	// not finish, as the DynamoDB store's recovery entry says.
 	l := &wiki.Lease{PageID: id, ID: fmt.Sprint("lease-", m.leaseN), Version: version, Until: m.now().Add(MemLeaseFor),
-		Leftover: slices.Clone(m.pending[key]), LeftoverEdges: slices.Clone(m.pendingEdges[key])}
+		Leftover: slices.Clone(m.pending[key]), LeftoverEdges: slices.Clone(m.pendingEdges[key]),
+		Unfinished: m.unfinished[key] || m.leases[key] != nil}
 	m.leases[key] = l
 	c := *l
 	return &c, nil
@@ -116,8 +121,34 @@ func (m *Mem) ReleasePage(_ context.Context, tenant string, l *wiki.Lease) error
 	key := tenant + "/" + l.PageID
 	if cur := m.leases[key]; cur != nil && cur.ID == l.ID {
 		delete(m.leases, key)
+		if l.Unfinished || l.Writing {
+			m.unfinished[key] = true
+		}
 	}
 	return nil
+}
+
+// Unfinished implements wiki.RecoveryStore: the pages listed for recovery,
+// and those whose lease expired without being ended, in key order.
+func (m *Mem) Unfinished(_ context.Context, now time.Time, limit int) ([]wiki.UnfinishedPage, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var keys []string
+	for k := range m.unfinished {
+		keys = append(keys, k)
+	}
+	for k, l := range m.leases {
+		if l.Until.Before(now) && !m.unfinished[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []wiki.UnfinishedPage
+	for _, k := range keys[:min(limit, len(keys))] {
+		tenant, id, _ := strings.Cut(k, "/")
+		out = append(out, wiki.UnfinishedPage{Tenant: tenant, PageID: id})
+	}
+	return out, nil
 }
 
 // Leased reports whether an unexpired lease is held on a page.
@@ -305,6 +336,10 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 			return apperr.Conflictf("page %s: its lease expired and another request took it", c.Lease.PageID)
 		}
 		delete(m.leases, key)
+		m.unfinished[key] = c.Lease.Unfinished && !c.Reconciled
+		if !m.unfinished[key] {
+			delete(m.unfinished, key)
+		}
 		if c.Reconciled || c.PutPage != nil || c.DeletePage != "" {
 			delete(m.pending, key)
 			delete(m.pendingEdges, key)

@@ -102,6 +102,12 @@ func main() {
 		case "/sleep":
 			ms, _ := strconv.Atoi(ev.QueryStringParameters["ms"])
 			time.Sleep(time.Duration(ms) * time.Millisecond)
+		case "/leak":
+			// A goroutine that never ends, for the goroutine-dump test.
+			n, _ := strconv.Atoi(ev.QueryStringParameters["n"])
+			for range n {
+				go func() { select {} }()
+			}
 		case "/big":
 			return events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: strings.Repeat("x", 7<<20)}, nil
 		}
