@@ -2,25 +2,32 @@
 // (GET /rest/reqs/1/requirement2/{spaceKey}/{key}), external properties (PUT
 // /rest/reqs/1/requirement2/{spaceKey}/{key}/external), the page view (GET
 // /rest/reqs/1/page/{spaceKey}/{pageId}), search (GET
-// /rest/reqs/1/requirement2/{spaceKey}, planned by shared/search), the
-// must-not-use routes (405, 410) and the wiki's OpenAPI
+// /rest/reqs/1/requirement2/{spaceKey}, planned by shared/search), the diff
+// (GET /rest/reqs/1/diff/{spaceKey}, shared/diff), the CSV exports of both
+// (format=csv), the must-not-use routes (405, 410) and the wiki's OpenAPI
 // document (GET /rest/reqs/1/openapi, anonymous).
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
-// AUTH_TABLE (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE. Reads
-// WIKI_TABLE; the page view writes the excerpts it gathers (requirement
-// rows, index items, UPDATED outbound messages), the external properties
-// route a row's external properties and their index items. Writes the rate
-// limit's window counters in AUTH_TABLE.
+// AUTH_TABLE, EXPORT_BUCKET (required); LOG_LEVEL, AUTH_CACHE_TTL,
+// TENANT_RATE. Reads WIKI_TABLE; the page view writes the excerpts it
+// gathers (requirement rows, index items, UPDATED outbound messages), the
+// external properties route a row's external properties and their index
+// items. Writes the rate limit's window counters in AUTH_TABLE and CSV
+// exports in EXPORT_BUCKET (exports/...), which it presigns GET URLs for.
 package main
 
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
+	"github.com/reqtrace/reqtrace/shared/s3export"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -32,15 +39,18 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE")
+	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE", "EXPORT_BUCKET")
 	if err != nil {
 		return err
 	}
 	requirements := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable)})
 	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
 	searcher := search.New(search.Deps{Store: searchStore, Settings: searchStore})
+	differ := diff.New(diff.Deps{Store: searchStore, Matcher: searcher})
+	exports := export.New(s3export.New(s3.NewFromConfig(deps.AWS), deps.Config.ExportBucket))
 	router := deps.Router(auth.Wiki)
-	(&wikirequirements.Handler{Requirements: requirements, Search: searcher, External: requirements}).Register(router) // includes GET /rest/reqs/1/openapi
+	(&wikirequirements.Handler{Requirements: requirements, Search: searcher, External: requirements, Diff: differ,
+		Export: exports}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

@@ -24,7 +24,7 @@ func staticCredentials() aws.CredentialsProvider {
 }
 
 // AWSConfig returns a config for the stand-ins at dynamoEndpoint and
-// sqsEndpoint (either may be empty): region us-east-1, dummy static
+// sqsEndpoint (either may be empty; moto serves S3 there too): region us-east-1, dummy static
 // credentials, and per-service endpoints that every client built with
 // dynamodb.NewFromConfig or sqs.NewFromConfig picks up. It is hermetic:
 // it reads neither ~/.aws nor AWS_PROFILE, AWS_REGION or
@@ -49,6 +49,7 @@ func AWSConfig(ctx context.Context, dynamoEndpoint, sqsEndpoint string) (aws.Con
 		ConfigSources: []any{endpoints{
 			"DYNAMODB": dynamoEndpoint,
 			"SQS":      sqsEndpoint,
+			"S3":       sqsEndpoint, // moto serves S3 on the same endpoint
 		}},
 	}, nil
 }
@@ -84,8 +85,9 @@ func WithLocalEnv(vars map[string]string) map[string]string {
 // Environ returns the environment variables ("KEY=value") that make
 // application code, which loads its config with config.LoadDefaultConfig
 // and has no local branch, talk to the stand-ins: AWS_REGION, dummy
-// credentials and AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS. Empty
-// endpoints are left out.
+// credentials and AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS (and
+// AWS_ENDPOINT_URL_S3, moto's S3 on the SQS endpoint). Empty endpoints are
+// left out.
 func Environ(dynamoEndpoint, sqsEndpoint string) []string {
 	env := []string{
 		"AWS_REGION=" + Region,
@@ -96,7 +98,8 @@ func Environ(dynamoEndpoint, sqsEndpoint string) []string {
 		env = append(env, "AWS_ENDPOINT_URL_DYNAMODB="+dynamoEndpoint)
 	}
 	if sqsEndpoint != "" {
-		env = append(env, "AWS_ENDPOINT_URL_SQS="+sqsEndpoint)
+		// moto_server serves S3 (the export bucket) on the same endpoint.
+		env = append(env, "AWS_ENDPOINT_URL_SQS="+sqsEndpoint, "AWS_ENDPOINT_URL_S3="+sqsEndpoint)
 	}
 	return env
 }

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
@@ -20,19 +23,26 @@ import (
 	"github.com/reqtrace/reqtrace/infra/samtemplate"
 )
 
-// Resources are the tables and queues created for one template.
+// Resources are the tables, queues and buckets created for one template.
 type Resources struct {
 	// Tables maps a table's logical ID to its table name.
 	Tables map[string]string
 	// Queues maps a queue's logical ID to its queue URL.
 	Queues map[string]string
+	// Buckets maps a bucket's logical ID to its bucket name (in moto,
+	// which serves S3 on the SQS stand-in's endpoint).
+	Buckets map[string]string
 }
 
-// Resolve returns what CloudFormation's !Ref gives for the table or queue
-// with the given logical ID — the table name or the queue URL — or ""
-// if there is none. It fits samtemplate.Template.Env.
+// Resolve returns what CloudFormation's !Ref gives for the table, queue
+// or bucket with the given logical ID — the table name, the queue URL or
+// the bucket name — or "" if there is none. It fits
+// samtemplate.Template.Env.
 func (r *Resources) Resolve(ref string) string {
 	if name, ok := r.Tables[ref]; ok {
+		return name
+	}
+	if name, ok := r.Buckets[ref]; ok {
 		return name
 	}
 	return r.Queues[ref]
@@ -46,7 +56,8 @@ const maxQueueName = 80
 // CreateResources creates every table (on-demand, with its global
 // secondary indexes and Time to Live) and queue (FIFO names end in ".fifo"; dead-letter
 // queues first, then the redrive policy with their ARN) of t, each named
-// "<prefix>-<LogicalID>". Resources that already exist are reused, so it
+// "<prefix>-<LogicalID>", and every bucket (in moto, named the same way
+// in lower case, '_' turned into '-': BucketName). Resources that already exist are reused, so it
 // is safe to call again with the same prefix. The prefix may hold
 // letters, digits, '-' and '_'.
 func CreateResources(ctx context.Context, cfg aws.Config, t *samtemplate.Template, prefix string) (*Resources, error) {
@@ -58,7 +69,7 @@ func CreateResources(ctx context.Context, cfg aws.Config, t *samtemplate.Templat
 			return nil, fmt.Errorf("create resources: queue name %s is longer than %d characters; use a shorter prefix", n, maxQueueName)
 		}
 	}
-	r := &Resources{Tables: map[string]string{}, Queues: map[string]string{}}
+	r := &Resources{Tables: map[string]string{}, Queues: map[string]string{}, Buckets: map[string]string{}}
 	if len(t.Tables) > 0 {
 		if err := createTables(ctx, dynamodb.NewFromConfig(cfg), t.Tables, prefix, r); err != nil {
 			return nil, fmt.Errorf("create resources: %w", err)
@@ -69,7 +80,38 @@ func CreateResources(ctx context.Context, cfg aws.Config, t *samtemplate.Templat
 			return nil, fmt.Errorf("create resources: %w", err)
 		}
 	}
+	if len(t.Buckets) > 0 {
+		if err := createBuckets(ctx, s3.NewFromConfig(cfg), t.Buckets, prefix, r); err != nil {
+			return nil, fmt.Errorf("create resources: %w", err)
+		}
+	}
 	return r, nil
+}
+
+// BucketName is the local name of bucket logicalID under prefix: S3 names
+// are lower case letters, digits, '-' and '.'.
+func BucketName(prefix, logicalID string) string {
+	name := strings.ToLower(strings.ReplaceAll(prefix+"-"+logicalID, "_", "-"))
+	if len(name) > 63 {
+		name = strings.TrimRight(name[:63], "-")
+	}
+	return name
+}
+
+// createBuckets creates the buckets; one that exists already (an earlier
+// run with the same prefix) is reused.
+func createBuckets(ctx context.Context, client *s3.Client, buckets []samtemplate.Bucket, prefix string, r *Resources) error {
+	for _, b := range buckets {
+		name := BucketName(prefix, b.LogicalID)
+		_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
+		var owned *s3types.BucketAlreadyOwnedByYou
+		var exists *s3types.BucketAlreadyExists
+		if err != nil && !errors.As(err, &owned) && !errors.As(err, &exists) {
+			return fmt.Errorf("bucket %s: %w", b.LogicalID, err)
+		}
+		r.Buckets[b.LogicalID] = name
+	}
+	return nil
 }
 
 // createTables creates the tables concurrently: each CreateTable is a
@@ -292,7 +334,42 @@ func (r *Resources) Delete(ctx context.Context, cfg aws.Config) error {
 			}
 		}
 	}
+	if len(r.Buckets) > 0 {
+		client := s3.NewFromConfig(cfg)
+		for id, name := range r.Buckets {
+			if err := deleteBucket(ctx, client, name); err != nil {
+				errs = append(errs, fmt.Errorf("delete bucket %s: %w", id, err))
+			}
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// deleteBucket deletes a bucket and the objects in it (a bucket must be
+// empty to go); one already gone is fine.
+func deleteBucket(ctx context.Context, client *s3.Client, name string) error {
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(name)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		var gone *s3types.NoSuchBucket
+		if errors.As(err, &gone) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, o := range page.Contents {
+			if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(name), Key: o.Key}); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)})
+	var gone *s3types.NoSuchBucket
+	if errors.As(err, &gone) {
+		return nil
+	}
+	return err
 }
 
 // addMissingIndexes creates, on an existing table, each global secondary

@@ -2,6 +2,7 @@ package samtemplate
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,8 +106,8 @@ func fixedArgs(arg any, n int) ([]any, bool) {
 	return args, ok && len(args) == n
 }
 
-// ref resolves !Ref name: a parameter gives its default, a table or queue
-// asks e.resource, everything else (other resources, AWS::Region,
+// ref resolves !Ref name: a parameter gives its default, a table, queue
+// or bucket asks e.resource, everything else (other resources, AWS::Region,
 // AWS::NoValue) has no local value.
 func (e evaluator) ref(name string) (string, bool) {
 	if p, ok := e.t.params[name]; ok {
@@ -119,6 +120,9 @@ func (e evaluator) ref(name string) (string, bool) {
 		return e.resource(name)
 	}
 	if _, ok := e.t.Queue(name); ok {
+		return e.resource(name)
+	}
+	if slices.ContainsFunc(e.t.Buckets, func(b Bucket) bool { return b.LogicalID == name }) {
 		return e.resource(name)
 	}
 	return "", false

@@ -30,6 +30,7 @@ const (
 	typeFunction = "AWS::Serverless::Function"
 	typeTable    = "AWS::DynamoDB::Table"
 	typeQueue    = "AWS::SQS::Queue"
+	typeBucket   = "AWS::S3::Bucket"
 )
 
 // Defaults CloudFormation and SAM apply when a property is absent.
@@ -47,6 +48,7 @@ type Template struct {
 	Functions  []Function
 	Tables     []Table
 	Queues     []Queue
+	Buckets    []Bucket
 
 	params     map[string]Parameter
 	conditions map[string]any
@@ -160,6 +162,16 @@ type Redrive struct {
 	// MaxReceiveCount is the number of receives after which a message
 	// moves to the dead-letter queue.
 	MaxReceiveCount int
+}
+
+// Bucket is an AWS::S3::Bucket. Locally only its name matters (moto serves
+// it); ExpirationDays is what its lifecycle rules say about expiry, for
+// the checks of the template's tests.
+type Bucket struct {
+	LogicalID string
+	// ExpirationDays is the ExpirationInDays of its enabled lifecycle
+	// rules (0 when none expires objects).
+	ExpirationDays []int
 }
 
 // Load reads and parses the template at path.
@@ -322,6 +334,12 @@ func (t *Template) parse(root map[string]any) error {
 				return fmt.Errorf("queue %s: %w", id, err)
 			}
 			t.Queues = append(t.Queues, q)
+		case typeBucket:
+			b, err := t.parseBucket(id, props)
+			if err != nil {
+				return fmt.Errorf("bucket %s: %w", id, err)
+			}
+			t.Buckets = append(t.Buckets, b)
 		}
 	}
 	for _, q := range t.Queues {
@@ -666,6 +684,28 @@ func (t *Template) parseQueue(id string, props map[string]any) (Queue, error) {
 		q.Redrive = &Redrive{DeadLetterQueue: target, MaxReceiveCount: n}
 	}
 	return q, nil
+}
+
+func (t *Template) parseBucket(id string, props map[string]any) (Bucket, error) {
+	b := Bucket{LogicalID: id}
+	lc, err := mapping(props["LifecycleConfiguration"], "LifecycleConfiguration")
+	if err != nil {
+		return Bucket{}, err
+	}
+	err = eachMapping(lc["Rules"], "LifecycleConfiguration.Rules", func(m map[string]any, at string) error {
+		if status, _ := m["Status"].(string); status != "Enabled" {
+			return nil
+		}
+		days := 0
+		if err := optional(m, "ExpirationInDays", &days, t.integer); err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		if days > 0 {
+			b.ExpirationDays = append(b.ExpirationDays, days)
+		}
+		return nil
+	})
+	return b, err
 }
 
 // mapping returns v as a mapping; absent (nil) is an empty mapping.

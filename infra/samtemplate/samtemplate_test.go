@@ -46,7 +46,7 @@ func TestLoadFunctions(t *testing.T) {
 		schedules  int
 		firstRoute samtemplate.Route
 	}{
-		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 12, 29 * time.Second, 512, 0,
+		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 13, 29 * time.Second, 1024, 0,
 			samtemplate.Route{Event: "Default", API: "WikiApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
 		{"WikiWeb", "functions/wikiweb", "WikiApi", 7, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Home", API: "WikiApi", Method: "GET", Path: "/requirements"}},
@@ -257,6 +257,7 @@ func TestEnv(t *testing.T) {
 		"AuthTable":     "p-AuthTable",
 		"OutboundQueue": "http://127.0.0.1:1/123456789012/p-OutboundQueue.fifo",
 		"OutboundDLQ":   "http://127.0.0.1:1/123456789012/p-OutboundDLQ.fifo",
+		"ExportBucket":  "p-exportbucket",
 	}
 	resolve := func(ref string) string { return local[ref] }
 	common := map[string]string{
@@ -273,6 +274,8 @@ func TestEnv(t *testing.T) {
 	withEmail := maps.Clone(common)
 	withEmail["ERROR_EMAIL_FROM"] = ""                   // !Ref ErrorEmailFrom, default ""
 	withEmail["OUTBOUND_DLQ_URL"] = local["OutboundDLQ"] // !Ref of a second queue
+	withBucket := maps.Clone(common)
+	withBucket["EXPORT_BUCKET"] = "p-exportbucket" // !Ref of a bucket
 	noQueue := maps.Clone(common)
 	delete(noQueue, "OUTBOUND_QUEUE_URL")
 
@@ -282,7 +285,8 @@ func TestEnv(t *testing.T) {
 		resolve func(string) string
 		want    map[string]string
 	}{
-		{"globals only", "WikiRequirements", resolve, common},
+		{"globals only", "WikiBaselines", resolve, common},
+		{"function adds a bucket", "WikiRequirements", resolve, withBucket},
 		{"function adds a parameter", "Sync", resolve, withEmail},
 		{"unresolved ref is dropped", "TrackerLinks", func(ref string) string {
 			if ref == "OutboundQueue" {

@@ -52,6 +52,7 @@ const (
 	authTable    = "AuthTable"
 	outbound     = "OutboundQueue"
 	outboundDLQ  = "OutboundDLQ"
+	exportBucket = "ExportBucket"
 )
 
 // Env is one test's isolated AWS environment.
@@ -71,6 +72,9 @@ type Env struct {
 	// DLQURL are the outbound FIFO queue and its dead-letter queue.
 	WikiTable, TrackerTable, AuthTable string
 	QueueURL, DLQURL                   string
+	// ExportBucket is the bucket of CSV exports, in moto (whose S3 shares
+	// the SQS endpoint); clients built from Config reach it.
+	ExportBucket string
 	// DynamoDBEndpoint and SQSEndpoint are the stand-ins' base URLs, for
 	// processes a test starts (see localaws.Environ).
 	DynamoDBEndpoint, SQSEndpoint string
@@ -201,6 +205,7 @@ func AWS(t testing.TB) *Env {
 		AuthTable:        res.Tables[authTable],
 		QueueURL:         res.Queues[outbound],
 		DLQURL:           res.Queues[outboundDLQ],
+		ExportBucket:     res.Buckets[exportBucket],
 		DynamoDBEndpoint: s.dynamoEndpoint,
 		SQSEndpoint:      s.sqsEndpoint,
 	}

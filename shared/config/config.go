@@ -24,6 +24,7 @@ type Config struct {
 	OutboundQueueURL string // OUTBOUND_QUEUE_URL
 	OutboundDLQURL   string // OUTBOUND_DLQ_URL: the outbound queue's dead-letter queue (sync function)
 	ErrorEmailFrom   string // ERROR_EMAIL_FROM (empty: API error e-mails are logged)
+	ExportBucket     string // EXPORT_BUCKET: the S3 bucket of CSV exports (WikiRequirements)
 	LogLevel         slog.Level
 	AuthCacheTTL     time.Duration // AUTH_CACHE_TTL, default 30s
 	// TenantRate (TENANT_RATE, default 200) is how many requests per
@@ -54,6 +55,7 @@ func Load(env Lookup) (Config, error) {
 		OutboundQueueURL: get("OUTBOUND_QUEUE_URL"),
 		OutboundDLQURL:   get("OUTBOUND_DLQ_URL"),
 		ErrorEmailFrom:   get("ERROR_EMAIL_FROM"),
+		ExportBucket:     get("EXPORT_BUCKET"),
 		AuthCacheTTL:     30 * time.Second,
 		TenantRate:       200,
 		HTTPTimeout:      10 * time.Second,
@@ -93,6 +95,7 @@ func (c Config) Require(names ...string) error {
 	values := map[string]string{
 		"WIKI_TABLE": c.WikiTable, "TRACKER_TABLE": c.TrackerTable, "AUTH_TABLE": c.AuthTable,
 		"OUTBOUND_QUEUE_URL": c.OutboundQueueURL, "OUTBOUND_DLQ_URL": c.OutboundDLQURL,
+		"EXPORT_BUCKET": c.ExportBucket,
 	}
 	var missing []string
 	for _, n := range names {

@@ -98,6 +98,45 @@ func collectInOrder(ctx context.Context, src source, keep func(*requirement.Requ
 	}
 }
 
+// eachInOrder is collectInOrder without a page: it emits every row keep
+// accepts, in order, reading until the candidates run out. The rows of one
+// folded key are sorted among themselves before they are emitted, unless
+// the index order is the answer's (sorted).
+func eachInOrder(ctx context.Context, src source, keep func(*requirement.Requirement) bool, order query.Order, sorted bool, emit func(*requirement.Requirement) error) error {
+	var group []*requirement.Requirement
+	groupKey := ""
+	flush := func() error {
+		if !sorted {
+			slices.SortFunc(group, func(a, b *requirement.Requirement) int { return cmpOrder(order, a, b) })
+		}
+		for _, r := range group {
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		group = group[:0]
+		return nil
+	}
+	for {
+		e, ok, err := src.next(ctx, 0)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return flush()
+		}
+		if e.id.Key != groupKey {
+			if err := flush(); err != nil {
+				return err
+			}
+			groupKey = e.id.Key
+		}
+		if keep(e.row) {
+			group = append(group, e.row)
+		}
+	}
+}
+
 func cmpOrder(o query.Order, a, b *requirement.Requirement) int {
 	switch {
 	case o.Less(a, b):

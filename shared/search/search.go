@@ -269,18 +269,9 @@ func (s *Service) run(ctx context.Context, req Request, scope []string, force in
 		res.Plan = pl.describe()
 		return res, nil
 	}
-	cs, err := closures(ctx, s.store, req.Tenant, req.Query)
+	keep, vis, err := s.filter(ctx, req, p)
 	if err != nil {
 		return nil, err
-	}
-	names, err := p.pages.names(ctx, query.PageLookups(req.Query))
-	if err != nil {
-		return nil, err
-	}
-	env := query.Sets{Closures: cs, Pages: names}
-	vis := &visibility{store: s.store, tenant: req.Tenant}
-	keep := func(r *requirement.Requirement) bool {
-		return p.admits(r) && vis.visible(ctx, r) && query.Match(req.Query, r, env)
 	}
 	// One match past the page says whether a next page has results.
 	rows, early, err := collect(ctx, pl, keep, req.Order, req.Offset, req.Limit+1)
@@ -299,6 +290,84 @@ func (s *Service) run(ctx context.Context, req Request, scope []string, force in
 		res.Plan += ", stopped early"
 	}
 	return res, nil
+}
+
+// filter returns the test every candidate of a plan passes to be a
+// match: admitted by the planner, visible (its baseline committed) and
+// matching the query, whose page names and closures it reads first. The
+// visibility's error is set when reading committed baselines failed.
+func (s *Service) filter(ctx context.Context, req Request, p *planner) (func(*requirement.Requirement) bool, *visibility, error) {
+	env, err := querySets(ctx, s.store, req.Tenant, req.Query, p.pages)
+	if err != nil {
+		return nil, nil, err
+	}
+	vis := &visibility{store: s.store, tenant: req.Tenant}
+	keep := func(r *requirement.Requirement) bool {
+		return p.admits(r) && vis.visible(ctx, r) && query.Match(req.Query, r, env)
+	}
+	return keep, vis, nil
+}
+
+// querySets reads what the predicates of e need besides the row: the
+// parent and child closures and the pages that page predicates name.
+func querySets(ctx context.Context, store Store, tenant string, e query.Expr, pages *pageResolver) (query.Sets, error) {
+	cs, err := closures(ctx, store, tenant, e)
+	if err != nil {
+		return query.Sets{}, err
+	}
+	names, err := pages.names(ctx, query.PageLookups(e))
+	if err != nil {
+		return query.Sets{}, err
+	}
+	return query.Sets{Closures: cs, Pages: names}, nil
+}
+
+// Matcher returns the test of whether a row matches e, as a search
+// evaluates it: the parent and child closures and the pages that e's
+// page predicates name are read once, here (the current rows and pages of
+// the tenant). Callers that read rows themselves (the diff) use it.
+// Errors: invalid (closures too broad), internal.
+func (s *Service) Matcher(ctx context.Context, tenant string, e query.Expr) (func(*requirement.Requirement) bool, error) {
+	env, err := querySets(ctx, s.store, tenant, e, newPageResolver(s.store, tenant))
+	if err != nil {
+		return nil, err
+	}
+	return func(r *requirement.Requirement) bool { return query.Match(e, r, env) }, nil
+}
+
+// Each runs req over every match, calling emit with each in the answer's
+// order (req.Offset and req.Limit are ignored), holding one read page and
+// one key's rows in memory at a time: the export of a search (format=csv).
+// Only orders that start with REQKEY stream (the default does); any other
+// order would need every match at once, and is refused. emit's error stops
+// the walk and is returned. Errors: invalid (as Search, and the order),
+// internal, emit's.
+func (s *Service) Each(ctx context.Context, req Request, emit func(*requirement.Requirement) error) error {
+	req.Offset, req.Limit = 0, 0
+	req, scope, err := s.prepare(ctx, req)
+	if err != nil {
+		return err
+	}
+	p := newPlanner(s.store, req, scope)
+	if !p.early {
+		return apperr.InvalidNamed("order", "an export lists the matches in key order: order must start with REQKEY (sort the download instead)")
+	}
+	pl, err := p.choose(ctx, -1)
+	if err != nil || pl.empty {
+		return err
+	}
+	keep, vis, err := s.filter(ctx, req, p)
+	if err != nil {
+		return err
+	}
+	src, err := pl.source(ctx)
+	if err != nil {
+		return err
+	}
+	if err := eachInOrder(ctx, src, keep, req.Order, p.sorted, emit); err != nil {
+		return err
+	}
+	return vis.err
 }
 
 // joinQuoted renders values for plan descriptions.

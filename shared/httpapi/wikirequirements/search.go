@@ -15,6 +15,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
@@ -24,6 +25,10 @@ type Searcher interface {
 	// Search runs one search: invalid input (bad offset, invalid space
 	// key, closures too broad).
 	Search(ctx context.Context, req search.Request) (*search.Result, error)
+	// Each emits every match of a search in key order (its export):
+	// invalid input as Search, and an order that does not start with
+	// REQKEY.
+	Each(ctx context.Context, req search.Request, emit func(*requirement.Requirement) error) error
 }
 
 var _ Searcher = (*search.Service)(nil)
@@ -51,11 +56,18 @@ func toSearchDTO(res *search.Result) searchDTO {
 // search serves GET /rest/reqs/1/requirement2/{spaceKey} for any Reader (a
 // wiki user, or an integration's incomingToken).
 func (h *Handler) search(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	csv, err := wantsCSV(r)
+	if err != nil {
+		return err
+	}
 	req, err := parseSearch(r)
 	if err != nil {
 		return err
 	}
 	req.Tenant = p.Tenant
+	if csv {
+		return h.exportSearch(w, r, p, req)
+	}
 	res, err := h.Search.Search(r.Context(), req)
 	if err != nil {
 		return err

@@ -3,7 +3,9 @@
 // properties (PUT /rest/reqs/1/requirement2/{spaceKey}/{key}/external,
 // external.go), the page view
 // (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the requirement search (GET
-// /rest/reqs/1/requirement2/{spaceKey}, search.go), the routes the spec says
+// /rest/reqs/1/requirement2/{spaceKey}, search.go), the diff (GET
+// /rest/reqs/1/diff/{spaceKey}, diff.go), the CSV exports of both
+// (export.go), the routes the spec says
 // must not be used (405 with Allow, 410) and the wiki's OpenAPI document
 // (GET /rest/reqs/1/openapi). It owns the JSON shape of a requirement
 // (shared/openapi/wiki.yaml), which every answer showing one uses.
@@ -38,11 +40,13 @@ type Reader interface {
 // Handler serves the route group. Register works on a zero Handler (the
 // route-agreement test lists its routes); serving reads needs Requirements,
 // serving the search needs Search, setting external properties needs
-// External.
+// External, the diff needs Diff, and CSV exports need Export.
 type Handler struct {
 	Requirements Reader
 	Search       Searcher
 	External     ExternalSetter
+	Diff         Differ
+	Export       Exporter
 }
 
 // Register declares the routes of WikiRequirements in template.yaml,
@@ -59,6 +63,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("PUT "+key+"/external", httpapi.Member, h.setExternal)
 	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Reader, requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
+	rt.Handle("GET /rest/reqs/1/diff/{spaceKey}", httpapi.Member, h.diff)
 	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
 }
 

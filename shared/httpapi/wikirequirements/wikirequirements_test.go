@@ -13,15 +13,19 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/s3export"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -38,6 +42,9 @@ type server struct {
 	bl       *wikitable.BaselineStore
 	settings *wikitable.SettingsStore
 	calls    *dynamo.CallCounter
+	diff     *diff.Service
+	s3       *s3.Client
+	bucket   string
 }
 
 // newServer serves the route group wired as functions/wikirequirements
@@ -51,9 +58,13 @@ func newServer(t *testing.T) *server {
 	store := wikitable.NewSearchStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
 	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	(&wikirequirements.Handler{Requirements: svc, Search: search.New(search.Deps{Store: store, Settings: store})}).Register(rt)
+	searcher := search.New(search.Deps{Store: store, Settings: store})
+	differ := diff.New(diff.Deps{Store: store, Matcher: searcher})
+	s3c := s3.NewFromConfig(env.Config)
+	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ,
+		Export: export.New(s3export.New(s3c, env.ExportBucket))}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
-		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls}
+		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, diff: differ, s3: s3c, bucket: env.ExportBucket}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {

@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reqtrace/reqtrace/infra/httpapitest"
+	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/diff"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/search"
+)
+
+// ChangesSpace is the space the change-analysis measurement fills.
+const ChangesSpace = "CHANGES"
+
+// Changes measures the diff of a baseline of n requirements with the
+// current state (1% changed) and the CSV exports of that diff and of a
+// search of all n, on tables of its own: in process with diff.Service on
+// wikitable.SearchStore (items read counted), then through the local stack
+// (the real WikiRequirements bootstrap, the export bucket in moto), where
+// the bootstrap's peak resident memory is read from /proc.
+func Changes(ctx context.Context, env *Env, n int, functionLog io.Writer, row *Row) error {
+	row.Method = fmt.Sprintf("%d current ACTIVE requirements of space %s (about 600 bytes each: text, a property, a dependency, an issue "+
+		"link) and baseline 1 of the same requirements with one in a hundred of another text, written as rows (not through page "+
+		"saves). In process: diff.Service with shared/dynamo/wikitable.SearchStore on DynamoDB Local, from=1 to=current, items "+
+		"read counted on the client. Through the local stack: GET /rest/reqs/1/diff/%s?from=1&to=current, the same with "+
+		"format=csv, and GET /rest/reqs/1/requirement2/%s?spaceKey=%s&format=csv (every requirement), each followed to its "+
+		"download in moto's S3, through the local gateway and the real WikiRequirements bootstrap; peak memory is the "+
+		"bootstrap process's VmHWM after each.", n, ChangesSpace, ChangesSpace, ChangesSpace, ChangesSpace)
+	res, err := env.Resources(ctx, "changes")
+	if err != nil {
+		return err
+	}
+	table := res.Tables["WikiTable"]
+	seedStart := time.Now()
+	if err := seedChanges(ctx, env, table, n); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	row.note("Seeding %d rows and %d archived copies took %s (not counted).", n, n, secs(time.Since(seedStart)))
+
+	counted := env.NewCounted()
+	store := wikitable.NewSearchStore(counted.API, table)
+	svc := diff.New(diff.Deps{Store: store, Matcher: search.New(search.Deps{Store: store, Settings: store})})
+	stop, err := startProfile(env, "diff")
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	got, err := svc.Diff(ctx, diff.Request{Tenant: Tenant, Space: ChangesSpace, From: 1, To: diff.Current, Limit: 50})
+	took := time.Since(start)
+	stop()
+	if err != nil {
+		return fmt.Errorf("diff in process: %w", err)
+	}
+	changed := n / 100
+	ok := got.Summary.Modified == changed && got.Summary.Unchanged == n-changed && got.Summary.Added+got.Summary.Removed == 0
+	row.add(fmt.Sprintf("diff of %d vs %d requirements (1%% changed) in process: summary right", n, n), "completes, no cap",
+		fmt.Sprintf("%d modified, %d unchanged", got.Summary.Modified, got.Summary.Unchanged), verdict(ok))
+	perReq := float64(counted.API.Items()) / float64(2*n)
+	row.add("items read per requirement per side (in process)", "≤ 1", fmt.Sprintf("%.3f (%d items: %d + %d rows; calls %s)",
+		perReq, counted.API.Items(), got.ReadFrom, got.ReadTo, formatCalls(counted.Calls.Counts())), verdict(perReq <= 1))
+	row.add("diff time in process", "", secs(took), Info)
+	row.Headline = fmt.Sprintf("diff of %d vs %d: %s in process, %.3f items read per requirement and side", n, n, secs(took), perReq)
+
+	st, err := startStack(ctx, env, "changes", []string{"WikiRequirements"}, functionLog)
+	if err != nil {
+		row.note("Not measured through the local stack: %v", err)
+		return nil
+	}
+	defer st.Close()
+	peak := func() string {
+		best := 0
+		for _, p := range st.Runners["WikiRequirements"].Stats().Processes {
+			if p.Exited.IsZero() {
+				best = max(best, peakKiB(p.PID))
+			}
+		}
+		return fmt.Sprintf("%.1f MB", float64(best)/1024)
+	}
+	client := &http.Client{Timeout: 2 * time.Minute, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+		r.Header.Del("Authorization") // the download is presigned, as curl -L and requests send it
+		return nil
+	}}
+	get := func(path string) (int, []byte, time.Duration, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, st.WikiURL+path, nil)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		req.Header.Set("Authorization", "Bearer demo-wiki-user")
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, body, time.Since(start), err
+	}
+	code, body, took, err := get("/rest/reqs/1/diff/" + ChangesSpace + "?from=1&to=current")
+	if err != nil || code != http.StatusOK {
+		return fmt.Errorf("diff through the API: %d %v %.200s", code, err, body)
+	}
+	want := fmt.Sprintf(`"modified":%d,"unchanged":%d`, changed, n-changed)
+	row.add("diff through the API (first page of 50 and the summary)", "within the request deadline (29 s)",
+		fmt.Sprintf("%s; peak memory of the function %s", secs(took), peak()), verdict(strings.Contains(string(body), want) && took < 29*time.Second))
+	for _, ex := range []struct{ name, path string }{
+		{"export of the diff (CSV)", "/rest/reqs/1/diff/" + ChangesSpace + "?from=1&to=current&format=csv"},
+		{fmt.Sprintf("export of a search of all %d requirements (CSV)", n), "/rest/reqs/1/requirement2/" + ChangesSpace + "?spaceKey=" + ChangesSpace + "&format=csv"},
+	} {
+		code, body, took, err := get(ex.path)
+		if err != nil || code != http.StatusOK {
+			row.add(ex.name, "one download, any size", fmt.Sprintf("failed: %d %v %.200s", code, err, body), Misses)
+			continue
+		}
+		records, err := csv.NewReader(strings.NewReader(string(body))).ReadAll()
+		rows := len(records) - 1
+		if err != nil {
+			rows = -1
+		}
+		row.add(ex.name, "one download, any size, within the request deadline",
+			fmt.Sprintf("%d rows, %.1f MB in %s (request and download); peak memory of the function %s", rows,
+				float64(len(body))/(1<<20), secs(took), peak()), verdict(rows > 0 && took < 29*time.Second))
+	}
+	return nil
+}
+
+// seedChanges writes httpapitest.ChangedRows of ChangesSpace (n current
+// rows, their copies in baseline 1, one in a hundred with another text),
+// then commits baseline 1.
+func seedChanges(ctx context.Context, env *Env, table string, n int) error {
+	reqs := wikitable.NewRequirementStore(env.DynamoDB(), table)
+	rows := httpapitest.ChangedRows(ChangesSpace, n)
+	const batch = 10_000
+	for from := 0; from < len(rows); from += batch {
+		if err := reqs.Put(ctx, Tenant, rows[from:min(from+batch, len(rows))]); err != nil {
+			return err
+		}
+	}
+	bl := wikitable.NewBaselineStore(env.DynamoDB(), table)
+	job := &baseline.Job{Tenant: Tenant, Owner: "bench", Baseline: baseline.Baseline{
+		SpaceKey: ChangesSpace, Number: 1, Name: "bench", CEO: "1", Instant: true, CreatedAt: time.Now()}}
+	if err := bl.Begin(ctx, job); err != nil {
+		return err
+	}
+	return bl.Commit(ctx, job, false)
+}
+
+// peakKiB is the peak resident memory (VmHWM) of process pid in KiB, 0
+// when it cannot be read.
+func peakKiB(pid int) int {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return kb
+		}
+	}
+	return 0
+}
