@@ -16,6 +16,7 @@ import (
 	"context"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikiweb"
@@ -37,11 +38,12 @@ func run(ctx context.Context) error {
 	}
 	requirements := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable)})
 	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
+	searcher := search.New(search.Deps{Store: searchStore, Settings: searchStore})
 	sessions := auth.NewSessions(authtable.NewSessionStore(deps.DynamoDB, deps.Config.AuthTable), deps.Auth, auth.Wiki, deps.Config.SessionTTL)
 	router := deps.Router(auth.Wiki)
 	(&wikiweb.Handler{
 		Sessions: sessions, Requirements: requirements, Limiter: router.Limiter,
-		Search: search.New(search.Deps{Store: searchStore, Settings: searchStore}),
+		Search: searcher, Diff: diff.New(diff.Deps{Store: searchStore, Matcher: searcher}),
 	}).Register(router)
 	lambdaapp.ServeHTTP(router)
 	return nil

@@ -58,7 +58,7 @@ func startStack(t *testing.T) *localstack.Stack {
 		BuildDir: testenv.Bootstraps(t), WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
 		SyncInterval: -1, DynamoDBEndpoint: env.DynamoDBEndpoint, SQSEndpoint: env.SQSEndpoint,
 		Prefix: testenv.Prefix("browser"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		FunctionLog: io.Discard, Functions: []string{"WikiWeb", "WikiContent"},
+		FunctionLog: io.Discard, Functions: []string{"WikiWeb", "WikiContent", "WikiBaselines"},
 	})
 	if err != nil {
 		t.Fatalf("start stack: %v", err)
@@ -89,10 +89,28 @@ func savePage(t *testing.T, base, id, space, title, body string) {
 	}
 }
 
+// post sends a JSON POST as the wiki's admin and wants 200.
+func post(t *testing.T, url, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer demo-wiki-admin")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		out, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, out)
+	}
+}
+
 // TestBrowserLoginRequirementAndDependency is a user's visit: a link to a
 // requirement leads to the login, the login back to the requirement,
 // whose page shows its text, links and graph; a dependency link and a
-// graph node open the linked requirements; signing out ends the session.
+// graph node open the linked requirements; the space's navigation opens
+// its diff page; signing out ends the session.
 func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 	st := startStack(t)
 	savePage(t, st.WikiURL, "100", "DEMO", "Specs", pagetest.Table(
@@ -216,6 +234,28 @@ func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 		shot("graph-link.png"))
 	if key := get("key", chromedp.Text(chromedp.CSS("h1 .key"))); key != "REQ-002" {
 		t.Errorf("after the graph link: showing %q, want REQ-002 (two levels from REQ-000)", key)
+	}
+
+	// The space's diff page, from its navigation bar: a baseline, then a
+	// change of REQ-002's text.
+	post(t, st.WikiURL+"/rest/reqs/1/baseline/DEMO/1/create-instant", `{"name":"Release 1","fromCeo":"100"}`)
+	savePage(t, st.WikiURL, "100", "DEMO", "Specs", pagetest.Table(
+		pagetest.TH("Key", "Description", "Depends on", "Implements"),
+		pagetest.TR(pagetest.Def("REQ-001"), "<p>The system shall log in users. &lt;script&gt;alert(1)&lt;/script&gt;</p>",
+			pagetest.Link("", "REQ-000"), pagetest.Jira("PROJ-1", "jira-1")),
+		pagetest.TR(pagetest.Def("REQ-000"), "<p>Users exist.</p>", "", ""),
+		pagetest.TR(pagetest.Def("REQ-002"), "<p>Sessions expire after an hour.</p>", pagetest.Link("", "REQ-001"), ""),
+	))
+	run("open the diff page",
+		chromedp.Click(chromedp.CSS(`nav[aria-label="space"] a[href="/diff/DEMO"]`)),
+		at("/diff/DEMO"),
+		chromedp.SendKeys(chromedp.CSS("#from"), "1"),
+		chromedp.SendKeys(chromedp.CSS("#to"), "current"),
+		chromedp.Click(chromedp.CSS("form.jump button")),
+		chromedp.WaitVisible(chromedp.CSS("table.diff")),
+		shot("diff.png"))
+	if summary := get("summary", chromedp.Text(chromedp.CSS("p.summary"))); !strings.Contains(summary, "1 modified") {
+		t.Errorf("the diff's summary %q, want 1 modified", summary)
 	}
 
 	// Signing out ends the session: the page leads to the login again.

@@ -109,60 +109,9 @@ func diffRows(c diff.Change) [][]string {
 	}
 	rows := make([][]string, 0, len(c.Fields))
 	for _, f := range c.Fields {
-		rows = append(rows, []string{c.SpaceKey, c.Key, string(c.Kind), f.Name, valueText(f.Name, f.From), valueText(f.Name, f.To)})
+		rows = append(rows, []string{c.SpaceKey, c.Key, string(c.Kind), f.Name, diff.ValueText(f.Name, f.From), diff.ValueText(f.Name, f.To)})
 	}
 	return rows
-}
-
-// valueText writes one side of a field's change in a cell: a property's
-// values, links and pages one per line ("" when absent).
-func valueText(field string, v diff.Value) string {
-	if !v.Set {
-		return ""
-	}
-	switch field {
-	case diff.FieldOrigin:
-		return pageText(v.Page)
-	case diff.FieldDependencies:
-		return dependenciesText(v.Dependencies)
-	case diff.FieldIssues:
-		return issuesText(v.Issues)
-	}
-	if v.Values != nil {
-		return strings.Join(v.Values, "\n")
-	}
-	return v.Text
-}
-
-// pageText is "Title (pageId)".
-func pageText(p requirement.PageRef) string {
-	if p.PageID == "" {
-		return ""
-	}
-	return p.Title + " (" + p.PageID + ")"
-}
-
-// dependenciesText is one "SPACE/KEY (relationship)" per line.
-func dependenciesText(deps []requirement.Dependency) string {
-	lines := make([]string, 0, len(deps))
-	for _, d := range deps {
-		lines = append(lines, d.SpaceKey+"/"+d.Key+" ("+d.Relationship+")")
-	}
-	return strings.Join(lines, "\n")
-}
-
-// issuesText is one "ISSUE (relationship)" per line, with ", serviceId"
-// in the parentheses when the link names its integration.
-func issuesText(issues []requirement.IssueLink) string {
-	lines := make([]string, 0, len(issues))
-	for _, l := range issues {
-		s := l.IssueKey + " (" + l.Relationship
-		if l.ServiceID != "" {
-			s += ", " + l.ServiceID
-		}
-		lines = append(lines, s+")")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // searchColumns are the columns of a search's CSV: one row per
@@ -205,6 +154,6 @@ func searchRow(r *requirement.Requirement) []string {
 		deps = append(deps, d)
 	}
 	return []string{r.SpaceKey, r.Key, baseline, string(r.Status), r.Text, r.Origin.PageID, r.Origin.Title,
-		props(r.PageProperties()), props(r.ExternalProperties()), dependenciesText(deps), issuesText(r.Issues),
+		props(r.PageProperties()), props(r.ExternalProperties()), requirement.DependenciesText(deps), requirement.IssuesText(r.Issues),
 		r.NewSpaceKey, r.NewKey}
 }

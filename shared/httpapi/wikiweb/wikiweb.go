@@ -4,7 +4,8 @@
 // a requirement at the genericUrl every requirement carries
 // (/requirements/{spaceKey}/{key}, requirement.go, with its traceability
 // graph, graph.go), the wiki page a baseline's pageLink names
-// (/pages/viewpage.action?pageId=, pageview.go), a home page and the
+// (/pages/viewpage.action?pageId=, pageview.go), the diff of a space
+// (/diff/{spaceKey}, diff.go), a home page and the
 // stylesheet. Pages are html/template templates (templates/) over one
 // layout, with no JavaScript at all.
 //
@@ -73,6 +74,7 @@ type Handler struct {
 	Sessions     SessionManager
 	Requirements Reader
 	Search       Searcher
+	Diff         Differ
 	// Limiter, when set, counts each page of a session against its
 	// tenant's rate (429 past it), as the router does for the API.
 	Limiter httpapi.Limiter
@@ -104,9 +106,10 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.HandleAnonymous("GET "+homePath, h.page(h.home))
 	rt.HandleAnonymous("GET /requirements/{spaceKey}/{key}", h.page(h.requirement))
 	rt.HandleAnonymous("GET "+pageViewPath, h.page(h.pageView))
-	// Coverage and diff pages go here, e.g.
+	rt.HandleAnonymous("GET /diff/{spaceKey}", h.page(h.diffSpace))
+	// The coverage page goes here, e.g.
 	// rt.HandleAnonymous("GET /coverage/{spaceKey}", h.page(h.coverage)),
-	// with their entries in spaceNav.
+	// with its entry in spacePages.
 }
 
 // navItem is one link of a space's navigation bar.
@@ -116,9 +119,9 @@ type navItem struct {
 }
 
 // spacePages are the pages about a whole space, in the order of the
-// navigation bar of every page of that space: the coverage and diff pages
-// add theirs here ({"Coverage", "/coverage/"}, {"Diff", "/diff/"}).
-var spacePages = []struct{ label, prefix string }{}
+// navigation bar of every page of that space (the coverage page adds its
+// own: {"Coverage", "/coverage/"}).
+var spacePages = []struct{ label, prefix string }{{"Diff", "/diff/"}}
 
 // spaceNav returns the navigation bar of a page about space; current is
 // the label of the page shown.

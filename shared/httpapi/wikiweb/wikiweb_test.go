@@ -18,6 +18,8 @@ import (
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
@@ -53,7 +55,9 @@ func newServer(t *testing.T) *server {
 	sessions := auth.NewSessions(authtable.NewSessionStore(db, env.AuthTable), authn, auth.Wiki, time.Hour)
 	rt := httpapi.NewRouter(auth.Wiki, authn)
 	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	(&wikiweb.Handler{Sessions: sessions, Requirements: svc, Search: search.New(search.Deps{Store: store, Settings: store})}).Register(rt)
+	searcher := search.New(search.Deps{Store: store, Settings: store})
+	(&wikiweb.Handler{Sessions: sessions, Requirements: svc, Search: searcher,
+		Diff: diff.New(diff.Deps{Store: store, Matcher: searcher})}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable),
 		bl: wikitable.NewBaselineStore(db, env.WikiTable), sessions: sessions}
 }
@@ -527,5 +531,76 @@ func TestStylesheet(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/css; charset=utf-8" ||
 		rec.Header().Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(rec.Body.String(), ".graph-box") {
 		t.Fatalf("%d %v", rec.Code, rec.Header())
+	}
+}
+
+// TestDiffPage: the diff of a space between a baseline and the current
+// state, as a page: the form, the summary, each change field by field
+// (hostile text escaped), links to the requirements, the refusals as error
+// pages, and another tenant's baseline not found.
+func TestDiffPage(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	ctx := context.Background()
+	s.save(t, "demo", "100", "DEMO", hostileTitle, specs())
+	if _, err := baseline.New(baseline.Deps{Store: s.bl, Source: s.bl}).CreateInstant(ctx, "demo", "alice", "DEMO",
+		baseline.InstantInput{Name: "Release 1", FromCEO: "100"}); err != nil {
+		t.Fatal(err)
+	}
+	// REQ-0's text turns hostile, REQ-2 goes, REQ-3 comes.
+	s.save(t, "demo", "100", "DEMO", hostileTitle, wt.Table(
+		wt.TH("Key", "Description", "Priority", "Depends on", "Implements"),
+		wt.TR(wt.Def("REQ-1"), `<p>Log in &lt;script&gt;alert(1)&lt;/script&gt; <b>now</b> <a href="javascript:alert(2)">x</a></p>`,
+			`<p>&lt;img src=x onerror=alert(3)&gt;</p>`, wt.Link("", "REQ-0"), wt.Jira("PROJ-1", "jira-1")),
+		wt.TR(wt.Def("REQ-0"), "<p>Users &lt;script&gt;alert(5)&lt;/script&gt;</p>", "Low", wt.Link("", "REQ-00"), ""),
+		wt.TR(wt.Def("REQ-00"), "<p>A directory.</p>", "Low", "", ""),
+		wt.TR(wt.Def("REQ-3"), "<p>New.</p>", "High", "", ""),
+	))
+	if rec := s.request("GET", "/diff/DEMO?from=1&to=current", "", nil, nil); rec.Code != http.StatusSeeOther {
+		t.Fatalf("without a session: %d", rec.Code)
+	}
+	c := s.login(t, "demo-wiki-user")
+	form := page(t, s.request("GET", "/diff/DEMO", c.Value, nil, nil), http.StatusOK)
+	if len(findAll(form, element("form"))) == 0 || len(findAll(form, element("table"))) != 0 {
+		t.Fatal("without sides the page is the form only")
+	}
+	doc := page(t, s.request("GET", "/diff/DEMO?from=1&to=current", c.Value, nil, nil), http.StatusOK)
+	summary := one(t, doc, "p.summary", func(n *html.Node) bool { return n.Data == "p" && hasClass(n, "summary") })
+	if got := text(summary); got != "1 added · 0 removed · 2 modified · 2 unchanged" {
+		t.Errorf("summary %q", got)
+	}
+	table := one(t, doc, "table.diff", func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "diff") })
+	var rows []string
+	for _, tr := range findAll(table, element("tr"))[1:] {
+		rows = append(rows, text(tr))
+	}
+	want := []string{
+		"REQ-0 MODIFIED text Users exist. Users <script>alert(5)</script>",
+		"REQ-2 MODIFIED status ACTIVE DELETED",
+		"REQ-3 ADDED text New.", "status ACTIVE", "origin " + hostileTitle + " (100)", "@Priority High",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	for _, href := range []string{"/requirements/DEMO/REQ-0", "/requirements/DEMO/REQ-2", "/requirements/DEMO/REQ-3"} {
+		if !slices.Contains(links(table), href) {
+			t.Errorf("no link to %s in %v", href, links(table))
+		}
+	}
+	nav := one(t, doc, "the space's navigation", func(n *html.Node) bool { return n.Data == "nav" && attr(n, "aria-label") == "space" })
+	if cur := findAll(nav, func(n *html.Node) bool { return attr(n, "aria-current") == "page" }); len(cur) != 1 || text(cur[0]) != "Diff" {
+		t.Errorf("navigation %q", text(nav))
+	}
+	for _, tc := range []struct {
+		path   string
+		cookie string
+		status int
+	}{
+		{"/diff/DEMO?from=1&to=1", c.Value, http.StatusBadRequest},
+		{"/diff/DEMO?from=1&to=current&q=" + url.QueryEscape("key = "), c.Value, http.StatusBadRequest},
+		{"/diff/DEMO?from=7&to=current", c.Value, http.StatusNotFound},
+		{"/diff/DEMO?from=1&to=current", s.login(t, "acme-wiki-user").Value, http.StatusNotFound},
+	} {
+		page(t, s.request("GET", tc.path, tc.cookie, nil, nil), tc.status)
 	}
 }

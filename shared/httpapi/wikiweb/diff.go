@@ -1,0 +1,124 @@
+package wikiweb
+
+// The diff page, GET /diff/{spaceKey}?from=&to=[&q=][&offset=]: what
+// changed in a space between two baselines, or a baseline and the current
+// state (CONTRACT §10 over the diff API of §8.1), field by field, with the
+// old value struck through and the new one highlighted.
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/diff"
+	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+)
+
+// Differ compares two sides of a space (diff.Service implements it).
+type Differ interface {
+	// Diff answers the summary of a whole comparison and one page of its
+	// changes: invalid input, an unknown baseline (not found).
+	Diff(ctx context.Context, req diff.Request) (*diff.Result, error)
+}
+
+var _ Differ = (*diff.Service)(nil)
+
+// diffPageSize is how many changed requirements one diff page lists.
+const diffPageSize = 100
+
+type diffPage struct {
+	layoutData
+	Space, From, To, Q string
+	// Result is nil until the form names both sides.
+	Result      *diff.Result
+	Changes     []diffChange
+	Prev, Next  string
+	First, Last int
+}
+
+type diffChange struct {
+	Key, URL, Kind string
+	Fields         []diffField
+}
+
+type diffField struct {
+	Name, From, To string
+}
+
+// diffSpace serves the diff page of a space: the form, and once it names
+// both sides, the summary and one page of changes.
+func (h *Handler) diffSpace(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	space := r.PathValue("spaceKey")
+	if err := wiki.CheckSpaceKey(space); err != nil {
+		return err
+	}
+	params := r.URL.Query()
+	data := &diffPage{
+		layoutData: layoutData{Title: "Diff of " + space, User: &p, Nav: spaceNav(space, "Diff")},
+		Space:      space, From: strings.TrimSpace(params.Get("from")), To: strings.TrimSpace(params.Get("to")), Q: params.Get("q"),
+	}
+	if data.From == "" || data.To == "" {
+		return render(w, r, http.StatusOK, "diff", data)
+	}
+	req, err := diffRequest(p.Tenant, space, data.From, data.To, data.Q, params.Get("offset"))
+	if err != nil {
+		return err
+	}
+	res, err := h.Diff.Diff(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	data.Result = res
+	for _, c := range res.Changes {
+		dc := diffChange{Key: c.Key, URL: reqURL(c.SpaceKey, c.Key, 0), Kind: string(c.Kind)}
+		for _, f := range c.Fields {
+			dc.Fields = append(dc.Fields, diffField{Name: f.Name, From: diff.ValueText(f.Name, f.From), To: diff.ValueText(f.Name, f.To)})
+		}
+		data.Changes = append(data.Changes, dc)
+	}
+	data.First, data.Last = req.Offset+1, req.Offset+len(res.Changes)
+	page := func(offset int) string {
+		v := url.Values{"from": {data.From}, "to": {data.To}, "offset": {strconv.Itoa(offset)}}
+		if data.Q != "" {
+			v.Set("q", data.Q)
+		}
+		return "/diff/" + url.PathEscape(space) + "?" + v.Encode()
+	}
+	if req.Offset > 0 {
+		data.Prev = page(max(req.Offset-diffPageSize, 0))
+	}
+	if res.HasMore {
+		data.Next = page(req.Offset + diffPageSize)
+	}
+	return render(w, r, http.StatusOK, "diff", data)
+}
+
+// diffRequest parses the page's parameters as the diff API does.
+func diffRequest(tenant, space, from, to, q, offset string) (diff.Request, error) {
+	req := diff.Request{Tenant: tenant, Space: space, Limit: diffPageSize}
+	var err error
+	if req.From, err = diff.ParseSide("from", from); err != nil {
+		return req, err
+	}
+	if req.To, err = diff.ParseSide("to", to); err != nil {
+		return req, err
+	}
+	if offset != "" {
+		n, err := strconv.Atoi(offset)
+		if err != nil || n < 0 || n > 1_000_000 {
+			return req, apperr.InvalidNamed("offset", "offset must be a number from 0 to 1000000, got %q", offset)
+		}
+		req.Offset = n
+	}
+	if strings.TrimSpace(q) != "" {
+		if req.Query, err = query.Parse(q); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
