@@ -27,7 +27,9 @@ const (
 	invNoFDGrowth   = "no file-descriptor growth in function processes that survived the run"
 	invNoGoroutines = "no goroutine growth: each idle function process at the end lists at most as many goroutines as an idle one before the load, and the idle connections of its pools"
 	maxSyncRounds   = 6
-	fdGrowthAllowed = 32
+	// maxProgressRounds bounds the rounds that still make progress.
+	maxProgressRounds = 30
+	fdGrowthAllowed   = 32
 	// goroutineGrowthAllowed is what idle keep-alive connections (two
 	// goroutines each) to DynamoDB, SQS and trackers may add after a
 	// process served requests concurrently.
@@ -143,11 +145,19 @@ func (h *harness) check(ctx context.Context) *Report {
 		}
 	}
 	h.mu.Unlock()
+	lastDiff := 0
 	for round := 1; ; round++ {
 		reqs = h.readRequirements(ctx, c)
 		linkDiff = h.compareLinks(ctx, reqs)
 		rep.SyncRoundsToConverge = round
-		if len(linkDiff) == 0 || (round >= maxSyncRounds && time.Now().After(waitUntil)) {
+		// Rounds go on while they make progress (fewer disagreements than
+		// the round before: a loaded machine delivers slowly, and its
+		// tracker may time out some POSTs, which the next round sends
+		// again), at least maxSyncRounds and until waitUntil, at most
+		// maxProgressRounds.
+		progress := round > 1 && len(linkDiff) < lastDiff
+		lastDiff = len(linkDiff)
+		if len(linkDiff) == 0 || (round >= maxSyncRounds && time.Now().After(waitUntil) && (!progress || round >= maxProgressRounds)) {
 			break
 		}
 		time.Sleep(h.cfg.SyncEvery)
