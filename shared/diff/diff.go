@@ -3,9 +3,11 @@
 // baseline and the current state. Both sides are read in key order (a
 // baseline's copies from its own partition, the current rows from the
 // space's partition) and merge-joined, so a diff of N requirements reads
-// each row once, never sorts, and holds a few pages of rows and one page of
-// changes in memory whatever N is. docs/change-analysis.md describes the
-// rules; the package has no AWS types.
+// each row once and never sorts. Sides longer than a page are cut into
+// key ranges read and merged in parallel, their changes emitted in key
+// order (segment.go), so memory stays a few pages and a bounded number
+// of changes per segment in flight whatever N is. docs/change-analysis.md
+// describes the rules; the package has no AWS types.
 package diff
 
 import (
@@ -77,6 +79,14 @@ type Service struct {
 	matcher Matcher
 	// PageSize is the Limit of each Query that reads a side.
 	PageSize int
+	// Segments is how many key ranges a side longer than one page is cut
+	// into (segment.go); 1 reads each side as one stream.
+	Segments int
+	// InFlight is how many segments are read and merged at once.
+	InFlight int
+	// Buffer is how many changes a segment that is not yet being emitted
+	// holds before it waits for its turn.
+	Buffer int
 }
 
 // Deps are what a Service is built from.
@@ -87,7 +97,7 @@ type Deps struct {
 
 // New returns a Service reading from d.Store.
 func New(d Deps) *Service {
-	return &Service{store: d.Store, matcher: d.Matcher, PageSize: 500}
+	return &Service{store: d.Store, matcher: d.Matcher, PageSize: 500, Segments: 16, InFlight: 8, Buffer: 512}
 }
 
 // Request is one diff, its parameters parsed.
@@ -115,6 +125,8 @@ type Result struct {
 	// Read counts the rows read on each side (stubs included), for logs
 	// and benchmarks.
 	ReadFrom, ReadTo int
+	// Segments is how many key ranges the sides were read in.
+	Segments int
 }
 
 // ParseSide reads a side parameter: "current" (any case) or a baseline
@@ -222,56 +234,6 @@ func (s *Service) check(ctx context.Context, req Request) (Request, error) {
 	return req, nil
 }
 
-// walk merge-joins the two sides in key order, counts every requirement
-// in res.Summary and emits each change.
-func (s *Service) walk(ctx context.Context, req Request, res *Result, emit func(Change) error) error {
-	match := func(*requirement.Requirement) bool { return true }
-	if req.Query != nil {
-		var err error
-		if match, err = s.matcher.Matcher(ctx, req.Tenant, req.Query); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	from := s.side(ctx, req.Tenant, req.Space, req.From)
-	to := s.side(ctx, req.Tenant, req.Space, req.To)
-	defer func() { res.ReadFrom, res.ReadTo = from.read, to.read }()
-	a, err := from.next()
-	if err != nil {
-		return err
-	}
-	b, err := to.next()
-	if err != nil {
-		return err
-	}
-	for a != nil || b != nil {
-		var x, y *requirement.Requirement
-		switch c := compareRows(a, b); {
-		case c < 0:
-			x = a
-		case c > 0:
-			y = b
-		default:
-			x, y = a, b
-		}
-		if err := s.pair(req, res, x, y, match, emit); err != nil {
-			return err
-		}
-		if x != nil {
-			if a, err = from.next(); err != nil {
-				return err
-			}
-		}
-		if y != nil {
-			if b, err = to.next(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // compareRows orders two heads by folded key; a nil head (its side ended)
 // comes last.
 func compareRows(a, b *requirement.Requirement) int {
@@ -285,13 +247,13 @@ func compareRows(a, b *requirement.Requirement) int {
 }
 
 // pair classifies one requirement from its rows on the two sides (nil:
-// none) and counts or emits it.
+// none) and counts it in sum or emits it.
 //
 // A side holds a requirement when it has a real row of it (not a stub).
 // A current row that is DELETED or MOVED is compared with the other
 // side's row (its status changed), but alone it is in neither state and
 // is left out: it had stopped being a requirement before the baseline.
-func (s *Service) pair(req Request, res *Result, x, y *requirement.Requirement, match func(*requirement.Requirement) bool, emit func(Change) error) error {
+func (s *Service) pair(req Request, sum *Summary, x, y *requirement.Requirement, match func(*requirement.Requirement) bool, emit func(Change) error) error {
 	if x != nil && x.Status == "" {
 		x = nil
 	}
@@ -311,19 +273,19 @@ func (s *Service) pair(req Request, res *Result, x, y *requirement.Requirement, 
 	switch {
 	case x == nil:
 		kind = Added
-		res.Summary.Added++
+		sum.Added++
 	case y == nil:
 		kind = Removed
-		res.Summary.Removed++
+		sum.Removed++
 	}
 	fields := Compare(x, y)
 	if kind == "" {
 		if len(fields) == 0 {
-			res.Summary.Unchanged++
+			sum.Unchanged++
 			return nil
 		}
 		kind = Modified
-		res.Summary.Modified++
+		sum.Modified++
 	}
 	r := y
 	if r == nil {

@@ -13,13 +13,13 @@ import (
 // sides' Queries and the comparison overlap, and memory stays a few pages.
 const readAhead = 2
 
-// side reads one side of a diff in key order, one page ahead of its
-// consumer, in its own goroutine.
+// side reads one side of one segment of a diff in key order, a few pages
+// ahead of its consumer, in its own goroutine.
 type side struct {
 	pages chan page
 	buf   []*requirement.Requirement
 	last  string // folded key of the last row returned
-	read  int    // rows read
+	read  int    // rows read by this side's Queries (stubs included)
 	err   error
 	done  bool
 }
@@ -29,21 +29,30 @@ type page struct {
 	err  error
 }
 
-// side starts reading a side: the space's current rows, or the copies of
-// baseline n. ctx's end stops the reading.
-func (s *Service) side(ctx context.Context, tenant, space string, n int) *side {
-	r := search.Range{Space: space}
-	if n != Current {
-		r = search.Range{Space: space, Archived: true, Baseline: n}
+// sideRange is the key-order read of a side: the space's current rows, or
+// the copies of baseline n.
+func sideRange(space string, n int) search.Range {
+	if n == Current {
+		return search.Range{Space: space}
 	}
-	sd := &side{pages: make(chan page, readAhead)}
+	return search.Range{Space: space, Archived: true, Baseline: n}
+}
+
+// side starts reading r (a side's range, cut to one segment): head are
+// rows already read, returned first; then, when read is set, the rows of
+// r from after on. ctx's end stops the reading.
+func (s *Service) side(ctx context.Context, tenant string, r search.Range, n int, head []*requirement.Requirement, read bool, after search.Token) *side {
+	sd := &side{pages: make(chan page, readAhead), buf: head}
+	if !read {
+		close(sd.pages)
+		return sd
+	}
 	go func() {
 		defer close(sd.pages)
-		var after search.Token
 		for {
 			rows, next, err := s.store.Rows(ctx, tenant, r, after, s.PageSize)
 			if err != nil {
-				err = fmt.Errorf("read %s of space %s in key order: %w", sideLabel(n), space, err)
+				err = fmt.Errorf("read %s of space %s in key order: %w", sideLabel(n), r.Space, err)
 			}
 			select {
 			case sd.pages <- page{rows: rows, err: err}:

@@ -62,6 +62,14 @@ type Range struct {
 	Exact  bool
 	// Desc reads in descending order.
 	Desc bool
+	// From and Before, when set, keep the rows whose folded key k is
+	// From <= k < Before (either may be "": that end is open): one key
+	// range of a partition, read in ascending order, so that a long read
+	// can be cut into segments read in parallel (the diff). Only with
+	// Space or Baseline and not Archived alone, without Prefix, Exact or
+	// Desc. They are compared with folded keys as they are (not folded
+	// again).
+	From, Before string
 }
 
 // IndexKind names a search index.

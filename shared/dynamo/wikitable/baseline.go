@@ -21,6 +21,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/keyrange"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
@@ -629,7 +630,7 @@ func (s *BaselineStore) Children(ctx context.Context, tenant, id string) ([]*bas
 
 // SpaceRequirements reads the current rows of the space in key order. The
 // partition's R# range is cut into ReadSegments key ranges, interpolated
-// between its first and last keys (one Query of one key each), and the
+// between its first and last keys (keyrange.Split) (one Query of one key each), and the
 // ranges are read in parallel, ReadPageSize rows per Query; fn sees the
 // rows of one range after the other, so in key order.
 func (s *BaselineStore) SpaceRequirements(ctx context.Context, tenant, space string, fn func(*requirement.Requirement) bool) error {
@@ -642,7 +643,7 @@ func (s *BaselineStore) SpaceRequirements(ctx context.Context, tenant, space str
 	if err != nil {
 		return err
 	}
-	bounds := baselineSplit(first, max(last, first), s.ReadSegments)
+	bounds := keyrange.Split(first, max(last, first), s.ReadSegments)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type segment struct {
@@ -731,45 +732,6 @@ func (s *BaselineStore) baselineReadRange(ctx context.Context, pk, lo, hi string
 		return nil, err
 	}
 	return rows, nil
-}
-
-// baselineSplit returns lo, up to k-1 keys strictly between lo and hi, and hi,
-// in ascending order: the bounds of k key ranges of about equal width.
-// The keys in between are interpolated on the three characters after the
-// common prefix of lo and hi, as base-128 digits, so they are ASCII (valid
-// DynamoDB strings) and sort like the keys.
-func baselineSplit(lo, hi string, k int) []string {
-	const digits = 3
-	p := 0
-	for p < len(lo) && p < len(hi) && lo[p] == hi[p] {
-		p++
-	}
-	num := func(s string) int {
-		v := 0
-		for i := range digits {
-			c := 0
-			if p+i < len(s) {
-				c = int(s[p+i] & 0x7f)
-			}
-			v = v*128 + c
-		}
-		return v
-	}
-	a, b := num(lo), num(hi)
-	out := []string{lo}
-	for i := 1; i < k; i++ {
-		v := a + (b-a)*i/k
-		buf := make([]byte, digits)
-		for j := digits - 1; j >= 0; j-- {
-			buf[j] = byte(v % 128)
-			v /= 128
-		}
-		key := strings.TrimRight(lo[:p]+string(buf), "\x00")
-		if key > out[len(out)-1] && key < hi {
-			out = append(out, key)
-		}
-	}
-	return append(out, hi)
 }
 
 // Requirements reads current rows by key (RequirementStore.GetMany:

@@ -29,6 +29,9 @@ import (
 //	Space, archived              the same, filtered on the space (an exact
 //	                             key reads <KEYU>#<SPACE># only)
 //	Space, Baseline n            pk T#t#S#<SPACE>#B#<n8>, sk begins_with R#<prefix>
+//	either, From/Before          the same partition, sk BETWEEN R#<From> AND
+//	                             R#<Before> (or R$), the row at R#<Before>
+//	                             dropped (read twice at most once a bound)
 type SearchStore struct {
 	db       dynamo.API
 	table    string
@@ -60,6 +63,13 @@ func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, a
 	}
 	rows := make([]*requirement.Requirement, 0, len(out.Items))
 	for _, av := range out.Items {
+		if r.Before != "" {
+			// The key condition is BETWEEN, inclusive: the row at Before
+			// belongs to the next segment.
+			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok && sk.Value == "R#"+r.Before {
+				continue
+			}
+		}
 		row, err := decodeRequirement(av)
 		if err != nil {
 			return nil, "", err
@@ -83,11 +93,26 @@ func (s *SearchStore) searchRangeQuery(tenant string, r search.Range) (*dynamodb
 			pk = baselinePK(tenant, r.Space, r.Baseline)
 		}
 		kc = expression.Key("pk").Equal(expression.Value(pk))
-		if r.Exact {
+		if r.From != "" || r.Before != "" {
+			if r.Prefix != "" || r.Exact || r.Desc {
+				return nil, fmt.Errorf("key-order query: a key range (From, Before) with a prefix or in descending order")
+			}
+			// [R#From, R#Before] (Rows drops the row at Before), or to the
+			// end of the R# rows: every R# key sorts below "R$".
+			// The bounds are folded keys already, or keys between them
+			// (keyrange.Split): folding them again could reorder them.
+			hi := "R$"
+			if r.Before != "" {
+				hi = "R#" + r.Before
+			}
+			kc = kc.And(expression.Key("sk").Between(expression.Value("R#"+r.From), expression.Value(hi)))
+		} else if r.Exact {
 			kc = kc.And(expression.Key("sk").Equal(expression.Value(reqSK(prefix))))
 		} else {
 			kc = kc.And(expression.Key("sk").BeginsWith(reqSK(prefix)))
 		}
+	case r.From != "" || r.Before != "":
+		return nil, fmt.Errorf("key-order query: a key range (From, Before) needs a space or a baseline partition")
 	default:
 		index = "gsi1"
 		pk := curGSI1PK(tenant)

@@ -110,6 +110,12 @@ func TestSearchStoreRanges(t *testing.T) {
 			[]string{"A/REQ-1@2", "A/req-2@2"}},
 		{"baseline partition, prefix", search.Range{Space: "A", Baseline: 2, Prefix: "REQ-2"}, []string{"A/req-2@2"}},
 		{"no match", search.Range{Space: "C"}, []string{}},
+		{"space, key range: From kept, the row at Before left to the next range", search.Range{Space: "A", From: "REQ-10", Before: "X-1"},
+			[]string{"A/REQ-10@0", "A/req-2@0"}},
+		{"space, key range open at the end", search.Range{Space: "A", From: "REQ-2"}, []string{"A/req-2@0", "A/X-1@0"}},
+		{"space, key range open at the start", search.Range{Space: "A", Before: "REQ-10"}, []string{"A/REQ-1@0"}},
+		{"baseline partition, key range with bounds between keys", search.Range{Space: "A", Baseline: 2, From: "REQ-1\x01", Before: "REQ-3"},
+			[]string{"A/req-2@2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,6 +126,12 @@ func TestSearchStoreRanges(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A key range is a segment of one partition read in ascending order.
+	for _, r := range []search.Range{{From: "A"}, {Archived: true, Space: "A", Before: "X"}, {Space: "A", From: "A", Desc: true}, {Space: "A", Before: "X", Prefix: "R"}} {
+		if _, _, err := s.Rows(ctx, "demo", r, "", 0); err == nil {
+			t.Errorf("Rows(%+v) read a key range it cannot", r)
+		}
 	}
 	// acme's rows never appear in demo's ranges, and the reverse.
 	if got := searchReadAll(t, s, "acme", search.Range{}, 0); !slices.Equal(got, []string{"A/REQ-1@0"}) {

@@ -153,7 +153,7 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, p auth.Principal)
 		return err
 	}
 	httpapi.Logger(r.Context()).LogAttrs(r.Context(), slog.LevelDebug, "diff", slog.String("tenant", p.Tenant),
-		slog.Int("readFrom", res.ReadFrom), slog.Int("readTo", res.ReadTo), slog.Int("changes", len(res.Changes)))
+		slog.Int("readFrom", res.ReadFrom), slog.Int("readTo", res.ReadTo), slog.Int("segments", res.Segments), slog.Int("changes", len(res.Changes)))
 	httpapi.WriteJSON(w, http.StatusOK, toDiffDTO(res))
 	return nil
 }

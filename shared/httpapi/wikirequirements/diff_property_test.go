@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
+	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
@@ -280,6 +281,65 @@ func TestDiffAgainstBruteForce(t *testing.T) {
 	}
 	t.Logf("%d diffs compared with the brute force (12 seeds × 4 pairs of sides × 3 queries)", cases)
 	fmt.Printf("TestDiffAgainstBruteForce: %d cases\n", cases)
+}
+
+// TestDiffSegmentsAgainstBruteForce compares the diff with the brute force
+// when the sides are cut into several key ranges merged in parallel: 3
+// rows a Query, so that the 30 keys of a world make several segments;
+// few segments in flight and little room for the changes of those not yet
+// emitted (none at all in the first configuration), so that they wait for
+// their turn; and more segments than keys. In process it checks that the
+// segmented path ran and that every row of each side was read exactly
+// once, besides the one row of the Query of its last key.
+func TestDiffSegmentsAgainstBruteForce(t *testing.T) {
+	t.Parallel()
+	configs := []struct{ segments, inFlight, buffer int }{{3, 2, 0}, {8, 3, 1}, {64, 64, 512}}
+	queries := []string{"", "@Priority = 'High'"}
+	pairs := [][2]int{{1, 0}, {0, 2}, {2, 1}}
+	cases := 0
+	for seed := uint64(31); seed <= 34; seed++ {
+		s := newServer(t)
+		s.diff.PageSize = 3
+		w := seedDiffWorld(t, s, seed)
+		for _, c := range configs {
+			s.diff.Segments, s.diff.InFlight, s.diff.Buffer = c.segments, c.inFlight, c.buffer
+			for _, pair := range pairs {
+				for _, qs := range queries {
+					q, err := query.Parse(qs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					name := fmt.Sprintf("seed %d, %+v, %d → %d, q %q", seed, c, pair[0], pair[1], qs)
+					want, wantSummary := bruteDiff(w, pair[0], pair[1], q)
+					got, gotSummary := diffAll(t, s, pair[0], pair[1], qs)
+					if !mapsEqual(gotSummary, wantSummary) {
+						t.Errorf("%s: summary %v, want %v", name, gotSummary, wantSummary)
+					}
+					if !slices.EqualFunc(got, want, func(a, b bruteChange) bool {
+						return a.key == b.key && a.kind == b.kind && slices.Equal(a.fields, b.fields)
+					}) {
+						t.Errorf("%s: changes\n%v\nwant\n%v", name, got, want)
+					}
+					res, err := s.diff.Diff(context.Background(), diff.Request{Tenant: "demo", Space: "DEMO", From: pair[0], To: pair[1], Query: q, Limit: 1})
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					read := func(n int) int {
+						if len(w[n]) >= s.diff.PageSize {
+							return len(w[n]) + 1 // and the last key
+						}
+						return len(w[n])
+					}
+					if res.Segments < 2 || res.Segments > c.segments || res.ReadFrom != read(pair[0]) || res.ReadTo != read(pair[1]) {
+						t.Errorf("%s: %d segments, read %d + %d rows; want 2 to %d segments, %d + %d rows",
+							name, res.Segments, res.ReadFrom, res.ReadTo, c.segments, read(pair[0]), read(pair[1]))
+					}
+					cases++
+				}
+			}
+		}
+	}
+	t.Logf("%d segmented diffs compared with the brute force", cases)
 }
 
 func mapsEqual(a, b map[string]int) bool {

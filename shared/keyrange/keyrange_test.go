@@ -1,4 +1,4 @@
-package wikitable
+package keyrange
 
 import (
 	"fmt"
@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestBaselineSplit checks that baselineSplit cuts a key range into ascending
+// TestSplit checks that Split cuts a key range into ascending
 // ASCII bounds that divide evenly distributed keys about evenly.
-func TestBaselineSplit(t *testing.T) {
+func TestSplit(t *testing.T) {
 	t.Parallel()
 	var keys []string
 	for i := range 100000 {
@@ -28,9 +28,9 @@ func TestBaselineSplit(t *testing.T) {
 		{"R#A-1", "R#B-1", 4, 4},
 	}
 	for _, c := range cases {
-		b := baselineSplit(c.lo, c.hi, c.k)
+		b := Split(c.lo, c.hi, c.k)
 		if len(b)-1 != c.want || b[0] != c.lo || b[len(b)-1] != c.hi || !slices.IsSorted(b) {
-			t.Errorf("baselineSplit(%q, %q, %d) = %q", c.lo, c.hi, c.k, b)
+			t.Errorf("Split(%q, %q, %d) = %q", c.lo, c.hi, c.k, b)
 		}
 		for _, s := range b {
 			for _, r := range s {
@@ -40,7 +40,7 @@ func TestBaselineSplit(t *testing.T) {
 			}
 		}
 	}
-	b := baselineSplit(keys[0], keys[len(keys)-1], 4)
+	b := Split(keys[0], keys[len(keys)-1], 4)
 	for i := 1; i < len(b); i++ {
 		lo, _ := slices.BinarySearch(keys, b[i-1])
 		hi, _ := slices.BinarySearch(keys, b[i])
