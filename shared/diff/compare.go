@@ -8,7 +8,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
-// Field names of a Change (CONTRACT.md §8.1): the fixed ones, and a
+// Field names of a Change (docs/change-analysis.md): the fixed ones, and a
 // property's name after "@" (a page property) or "ext@" (an external one).
 const (
 	FieldText         = "text"

@@ -1,5 +1,5 @@
 // Package diff compares two states of a space, field by field (GET
-// /rest/reqs/1/diff/{spaceKey}, CONTRACT.md §8.1): two baselines, or a
+// /rest/reqs/1/diff/{spaceKey}, docs/change-analysis.md): two baselines, or a
 // baseline and the current state. Both sides are read in key order (a
 // baseline's copies from its own partition, the current rows from the
 // space's partition) and merge-joined, so a diff of N requirements reads

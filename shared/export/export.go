@@ -1,4 +1,4 @@
-// Package export turns a result into one download (CONTRACT.md §8.4): a
+// Package export turns a result into one download (docs/change-analysis.md, "Export"): a
 // Table (a header and rows produced in order, one at a time) written as
 // RFC 4180 CSV while it is produced, into a Store that keeps it and answers
 // where a client fetches it. Memory stays bounded whatever the number of
@@ -97,7 +97,7 @@ func WriteCSV(ctx context.Context, w io.Writer, t Table) error {
 }
 
 // formulaStarts are the first characters that make a spreadsheet read a
-// cell as a formula: =, +, -, @ (CONTRACT.md §8.4), and tab and carriage
+// cell as a formula: =, +, -, @ (docs/change-analysis.md), and tab and carriage
 // return, which some spreadsheets skip before looking for one.
 const formulaStarts = "=+-@\t\r"
 

@@ -1,7 +1,7 @@
 package wikirequirements
 
 // The diff, GET /rest/reqs/1/diff/{spaceKey}?from=&to=[&q=][&offset=&limit=]
-// (CONTRACT.md §8.1; docs/change-analysis.md): read and check the
+// (docs/change-analysis.md): read and check the
 // parameters, run the diff and answer {"from", "to", "summary", "changes",
 // "offset", "limit", "count", "hasMore"}, or the whole diff as CSV
 // (export.go).

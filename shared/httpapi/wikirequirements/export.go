@@ -1,6 +1,6 @@
 package wikirequirements
 
-// Exports (CONTRACT.md §8.4; docs/change-analysis.md, "Export"): with
+// Exports (docs/change-analysis.md, "Export"): with
 // format=csv, or Accept: text/csv and no format, the search and the diff
 // answer their whole result as one CSV download. The CSV is written while
 // the result is read, into the export Store (S3), and the answer is 303

@@ -13,7 +13,7 @@ import (
 )
 
 // LargeEnv is the flag `make bench` sets: the large diff and export run at
-// the size of CONTRACT.md §8 (100,000 requirements a side) instead of the
+// the size the diff promises (100,000 requirements a side) instead of the
 // size `make test` runs them at.
 const LargeEnv = "REQTRACE_BENCH_FULL"
 

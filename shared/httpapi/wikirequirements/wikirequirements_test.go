@@ -253,7 +253,7 @@ func TestMustNotUseRoutes(t *testing.T) {
 		{"DELETE", "/rest/reqs/1/requirement2/DEMO/REQ-1"},
 	} {
 		// A caller without a valid token learns nothing of the route: 401
-		// before the 405 (CONTRACT: 401 before any 404/405/410).
+		// before the 405 (docs/architecture.md: 401 before any 404/405/410).
 		for _, token := range []string{"", "no-such-token"} {
 			if a := do(t, rt, c.method, c.path, token); a.code != 401 || a.header.Get("Allow") != "" {
 				t.Errorf("%s %s with token %q: %d allow %q, want 401", c.method, c.path, token, a.code, a.header.Get("Allow"))

@@ -2,7 +2,7 @@ package wikiweb
 
 // The diff page, GET /diff/{spaceKey}?from=&to=[&q=][&offset=]: what
 // changed in a space between two baselines, or a baseline and the current
-// state (CONTRACT §10 over the diff API of §8.1), field by field, with the
+// state (over the diff API, docs/change-analysis.md), field by field, with the
 // old value struck through and the new one highlighted.
 
 import (

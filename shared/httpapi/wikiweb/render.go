@@ -50,7 +50,7 @@ func parsePages() map[string]*template.Template {
 const contentSecurityPolicy = "default-src 'none'; script-src 'none'; style-src 'self'; img-src 'self' https:; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// securityHeaders are the headers of every HTML answer (CONTRACT §10).
+// securityHeaders are the headers of every HTML answer (docs/guide.md, "In a browser").
 func securityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")

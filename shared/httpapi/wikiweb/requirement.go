@@ -1,7 +1,7 @@
 package wikiweb
 
 // The requirement page, GET /requirements/{spaceKey}/{key}[?v=N]: the
-// genericUrl of every requirement (CONTRACT §10), and the home page with a
+// genericUrl of every requirement, and the home page with a
 // form that opens one by key.
 
 import (

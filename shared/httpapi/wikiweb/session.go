@@ -1,6 +1,6 @@
 package wikiweb
 
-// Sessions of the web pages (CONTRACT §10, docs/guide.md "Web pages"): the
+// Sessions of the web pages (docs/guide.md, "In a browser"): the
 // login form, POST /login (a wiki token for a session cookie), POST
 // /logout, and the check every page makes (h.page): a session, or 303 to
 // the login with the page as next.
