@@ -75,24 +75,19 @@ func startStack(t *testing.T) *localstack.Stack {
 func savePage(t *testing.T, base, id, space, title, body string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"spaceKey": space, "title": title, "body": body})
-	req, _ := http.NewRequest(http.MethodPut, base+"/rest/reqs/1/content/"+id, strings.NewReader(string(b)))
-	req.Header.Set("Authorization", "Bearer demo-wiki-admin")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		out, _ := io.ReadAll(resp.Body)
-		t.Fatalf("save page %s: %d %s", id, resp.StatusCode, out)
-	}
+	send(t, http.MethodPut, base+"/rest/reqs/1/content/"+id, string(b))
 }
 
 // post sends a JSON POST as the wiki's admin and wants 200.
 func post(t *testing.T, url, body string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	send(t, http.MethodPost, url, body)
+}
+
+// send sends a JSON request as the wiki's admin and wants 200.
+func send(t *testing.T, method, url, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer demo-wiki-admin")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -102,7 +97,7 @@ func post(t *testing.T, url, body string) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		out, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, out)
+		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, out)
 	}
 }
 
