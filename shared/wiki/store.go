@@ -27,6 +27,9 @@ type Store interface {
 	// Integrations lists the tenant's integrations (serviceId and API
 	// version), ordered by serviceId.
 	Integrations(ctx context.Context, tenant string) ([]Integration, error)
+	// SuspectFields returns the admin setting suspectFields
+	// (requirement.DefaultSuspectFields when never set).
+	SuspectFields(ctx context.Context, tenant string) ([]string, error)
 	// AddPendingRemovals adds, per serviceId, the links the page no longer
 	// holds that an integration below version 5 cannot be told to remove
 	// (the integration's pendingRemovals). Absent integrations are skipped.
@@ -173,6 +176,17 @@ type Write struct {
 	New *requirement.Requirement
 	// Messages are written atomically with New.
 	Messages []*outbox.Message
+	// Suspects are the suspect marks New's change adds to rows that
+	// Writes does not hold (rows of other pages that reference it),
+	// written atomically with New.
+	Suspects []SuspectEdit
+}
+
+// SuspectEdit adds suspect marks to one row without reading it, with the
+// row's entry in the suspect index.
+type SuspectEdit struct {
+	Row   requirement.ID // space and key as the referencing row spells them
+	Marks []requirement.Suspect
 }
 
 // RDepEdit adds and removes reverse dependencies of one row without reading

@@ -55,7 +55,13 @@ const (
 	// reconcile (the only reader) must find the requirement to send it its
 	// set, even an empty one.
 	indexService = "S"
+	// indexSuspect items list the requirements with a suspect dependency
+	// or issue link (`suspect IS TRUE`), all in one value partition.
+	indexSuspect = "X"
 )
+
+// indexSuspectValue is the one value of the suspect index.
+const indexSuspectValue = "1"
 
 // indexAnyService is the indexService value of links whose macro names no
 // integration (they go to every integration).
@@ -132,6 +138,9 @@ func indexItems(tenant string, r *requirement.Requirement) map[string]indexItem 
 			add(indexService, serviceIndexValue(l.ServiceID))
 		}
 	}
+	if r.IsSuspect() {
+		add(indexSuspect, indexSuspectValue)
+	}
 	return out
 }
 
@@ -183,6 +192,12 @@ func (s *RequirementStore) QueryExternalIndex(ctx context.Context, tenant, name,
 // links name issueKey (ignoring case).
 func (s *RequirementStore) QueryIssueIndex(ctx context.Context, tenant, issueKey, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
 	return s.indexQuery(ctx, indexIssuePK(tenant, issueKey), keyPrefix, pageSize, fn)
+}
+
+// QuerySuspectIndex is QueryPropertyIndex for the requirements with a
+// suspect dependency or issue link.
+func (s *RequirementStore) QuerySuspectIndex(ctx context.Context, tenant, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
+	return s.indexQuery(ctx, indexPK(tenant, indexSuspect, indexSuspectValue), keyPrefix, pageSize, fn)
 }
 
 func (s *RequirementStore) indexQuery(ctx context.Context, pk, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {

@@ -122,6 +122,12 @@ func (s *WikiStore) AddPendingRemovals(ctx context.Context, tenant string, count
 	return nil
 }
 
+// SuspectFields returns the tenant's suspectFields setting (one GetItem of
+// the settings item; SettingsStore.SuspectFields).
+func (s *WikiStore) SuspectFields(ctx context.Context, tenant string) ([]string, error) {
+	return NewSettingsStore(s.db, s.table).SuspectFields(ctx, tenant)
+}
+
 // Spaces lists the spaces in which the tenant has stored pages, in order.
 func (s *WikiStore) Spaces(ctx context.Context, tenant string) ([]string, error) {
 	return s.saveSortKeys(ctx, spacesPK(tenant), "list spaces")
@@ -225,6 +231,37 @@ func (s *WikiStore) saveRDepUpdate(tenant string, target requirement.ID, deps []
 	}}, nil
 }
 
+// saveSuspectEdit returns the transaction elements that add e's marks to
+// its row without reading it (ADD of string-set members: adding a mark
+// twice is harmless) and put the row's suspect index item. An absent row
+// (its page deleted meanwhile) becomes a stub, invisible to reads.
+func (s *WikiStore) saveSuspectEdit(tenant string, e wiki.SuspectEdit) ([]types.TransactWriteItem, error) {
+	members := make(saveStringSet, 0, len(e.Marks))
+	for _, m := range e.Marks {
+		members = append(members, encodeSuspect(m))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(expression.Add(expression.Name("sus"), expression.Value(members))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build suspect update: %w", err)
+	}
+	sk := indexSK(e.Row.SpaceKey, e.Row.Key)
+	ix, err := attributevalue.MarshalMap(indexItem{
+		PK: indexPK(tenant, indexSuspect, indexSuspectValue), SK: sk,
+		GSI1PK: spaceIndexPK(tenant, e.Row.SpaceKey, indexSuspect, indexSuspectValue), GSI1SK: sk,
+		Space: e.Row.SpaceKey, Key: e.Row.Key,
+	})
+	if err != nil {
+		return nil, dynamo.Errorf("encode index item", err)
+	}
+	return []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName: &s.table, Key: rowKey(tenant, requirement.ID{SpaceKey: e.Row.SpaceKey, Key: e.Row.Key}),
+			UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		}},
+		{Put: &types.Put{TableName: &s.table, Item: ix}},
+	}, nil
+}
+
 // Commit applies a change (wiki.Store). Everything is encoded first, so a
 // page or a requirement too large to store fails (apperr.TooLarge) with
 // nothing written. Then, in order:
@@ -288,11 +325,18 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return err
 		}
 		indexPuts, indexDeletes = append(indexPuts, puts...), append(indexDeletes, deletes...)
-		if len(w.Messages) == 0 {
+		if len(w.Messages) == 0 && len(w.Suspects) == 0 {
 			rowBatch = append(rowBatch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 			continue
 		}
 		unit := []types.TransactWriteItem{{Put: &types.Put{TableName: &s.table, Item: av}}}
+		for _, e := range w.Suspects {
+			els, err := s.saveSuspectEdit(tenant, e)
+			if err != nil {
+				return err
+			}
+			unit = append(unit, els...)
+		}
 		for _, m := range w.Messages {
 			el, err := outboxPut(s.table, tenant, m)
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -99,11 +100,36 @@ type pageRefDTO struct {
 	Title  string `json:"title"`
 }
 
-// dependencyDTO is a link between two requirements.
+// dependencyDTO is a link between two requirements; a dependency (not a
+// reverse one) also says whether it is suspect.
 type dependencyDTO struct {
 	SpaceKey     string `json:"spaceKey"`
 	Key          string `json:"key"`
 	Relationship string `json:"relationship"`
+	suspectDTO
+}
+
+// suspectDTO are the suspect fields of a dependency or issue link (CONTRACT
+// §8.2): suspectSince and suspectCause only when suspect.
+type suspectDTO struct {
+	Suspect      *bool            `json:"suspect,omitempty"`
+	SuspectSince string           `json:"suspectSince,omitempty"`
+	SuspectCause *suspectCauseDTO `json:"suspectCause,omitempty"`
+}
+
+type suspectCauseDTO struct {
+	Fields []string `json:"fields"`
+}
+
+// toSuspectDTO converts a link's mark (nil: not suspect).
+func toSuspectDTO(m *requirement.Suspect) suspectDTO {
+	suspect := m != nil
+	out := suspectDTO{Suspect: &suspect}
+	if m != nil {
+		out.SuspectSince = m.Since.UTC().Format(time.RFC3339Nano)
+		out.SuspectCause = &suspectCauseDTO{Fields: append([]string{}, m.Fields...)}
+	}
+	return out
 }
 
 // issueDTO is a link to an issue; serviceId is null when the page's macro
@@ -115,6 +141,7 @@ type issueDTO struct {
 	// Origin is PAGE while an issue macro of the requirement's page holds
 	// the link, else TRACKER (made on the tracker).
 	Origin string `json:"origin"`
+	suspectDTO
 }
 
 // toRequirementDTO converts a requirement to its JSON shape; lists are
@@ -140,13 +167,15 @@ func toRequirementDTO(r *requirement.Requirement) requirementDTO {
 		out.Properties = append(out.Properties, propertyDTO{Key: p.Key, Value: p.Value, Type: p.Type.String()})
 	}
 	for _, d := range r.Dependencies {
-		out.Dependencies = append(out.Dependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
+		out.Dependencies = append(out.Dependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship,
+			suspectDTO: toSuspectDTO(r.DependencySuspect(d))})
 	}
 	for _, d := range r.ReverseDependencies {
 		out.ReverseDependencies = append(out.ReverseDependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
 	}
 	for _, l := range r.Issues {
-		is := issueDTO{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin())}
+		is := issueDTO{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin()),
+			suspectDTO: toSuspectDTO(r.IssueSuspect(l))}
 		if l.ServiceID != "" {
 			sid := l.ServiceID
 			is.ServiceID = &sid
