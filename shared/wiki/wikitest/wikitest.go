@@ -31,7 +31,7 @@ var (
 // Commit; an error it returns fails the Commit with nothing applied.
 type Mem struct {
 	suspectFields map[string][]string
-	Fail func(c *wiki.Change) error
+	Fail          func(c *wiki.Change) error
 	// Now is the clock of page leases (time.Now when nil).
 	Now func() time.Time
 
