@@ -40,7 +40,7 @@ func run(ctx context.Context) error {
 	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
 	searcher := search.New(search.Deps{Store: searchStore, Settings: searchStore})
 	router := deps.Router(auth.Wiki)
-	(&wikirequirements.Handler{Requirements: requirements, Search: searcher, External: requirements}).Register(router) // includes GET /rest/reqs/1/openapi
+	(&wikirequirements.Handler{Requirements: requirements, Search: searcher, External: requirements, Suspects: requirements}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

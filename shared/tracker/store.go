@@ -66,6 +66,9 @@ type LinkStore interface {
 	// PutRequirements creates requirements or sets their excerpt, URL and
 	// deleted flag; it never touches their link state.
 	PutRequirements(ctx context.Context, tenant string, reqs []Requirement) error
+	// SetSuspects replaces the suspect marks of requirement ref (none:
+	// removes them); it never touches anything else of it.
+	SetSuspects(ctx context.Context, tenant string, ref ReqRef, marks []SuspectMark) error
 }
 
 // IssueLockStore keeps the short lease that makes the edits of one issue's

@@ -39,11 +39,12 @@ type Reader interface {
 // Handler serves the route group. Register works on a zero Handler (the
 // route-agreement test lists its routes); serving reads needs Requirements,
 // serving the search needs Search, setting external properties needs
-// External.
+// External, clearing suspect links needs Search and Suspects.
 type Handler struct {
 	Requirements Reader
 	Search       Searcher
 	External     ExternalSetter
+	Suspects     SuspectClearer
 }
 
 // Register declares the routes of WikiRequirements in template.yaml,
@@ -60,6 +61,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("PUT "+key+"/external", httpapi.Member, h.setExternal)
 	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Reader, requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
+	rt.Handle("POST /rest/reqs/1/suspects/{spaceKey}/clear", httpapi.Member, h.clearSuspects)
 	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
 }
 

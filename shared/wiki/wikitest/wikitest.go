@@ -311,6 +311,19 @@ func (m *Mem) SuspectFields(_ context.Context, tenant string) ([]string, error) 
 	return slices.Clone(requirement.DefaultSuspectFields), nil
 }
 
+// ClearSuspects implements wiki.Store.
+func (m *Mem) ClearSuspects(_ context.Context, tenant string, ids []requirement.ID) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["ClearSuspects"]++
+	for _, id := range ids {
+		if r := m.tenantRows(tenant)[id.Fold()]; r != nil {
+			r.Suspects = nil
+		}
+	}
+	return nil
+}
+
 // AddPendingRemovals implements wiki.Store.
 func (m *Mem) AddPendingRemovals(_ context.Context, tenant string, counts map[string]int) error {
 	m.mu.Lock()
