@@ -194,12 +194,6 @@ func (s *RequirementStore) QueryIssueIndex(ctx context.Context, tenant, issueKey
 	return s.indexQuery(ctx, indexIssuePK(tenant, issueKey), keyPrefix, pageSize, fn)
 }
 
-// QuerySuspectIndex is QueryPropertyIndex for the requirements with a
-// suspect dependency or issue link.
-func (s *RequirementStore) QuerySuspectIndex(ctx context.Context, tenant, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
-	return s.indexQuery(ctx, indexPK(tenant, indexSuspect, indexSuspectValue), keyPrefix, pageSize, fn)
-}
-
 func (s *RequirementStore) indexQuery(ctx context.Context, pk, keyPrefix string, pageSize int32, fn func(requirement.ID) bool) error {
 	kc := expression.Key("pk").Equal(expression.Value(pk))
 	if keyPrefix != "" {
