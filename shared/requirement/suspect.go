@@ -17,6 +17,17 @@ type Suspect struct {
 	IssueKey string // upper case
 	Since    time.Time
 	Fields   []string
+	// Page and Version name the operation that made the mark: the page
+	// saved (or deleted) and the version it wrote. The recovery of a page
+	// whose operation failed drops the marks it made (docs/change-analysis.md).
+	Page    string
+	Version int
+}
+
+// MadeAfter reports whether the mark was made by an operation on page
+// after its version (a failed one, when version is the stored one).
+func (m Suspect) MadeAfter(page string, version int) bool {
+	return m.Page == page && m.Version > version
 }
 
 // DefaultSuspectFields are the fields whose change makes links suspect when
@@ -129,7 +140,7 @@ func MergeSuspects(a, b []Suspect) []Suspect {
 			continue
 		}
 		if m.Since.Before(out[i].Since) {
-			out[i].Since = m.Since
+			out[i].Since, out[i].Page, out[i].Version = m.Since, m.Page, m.Version
 		}
 		for _, f := range m.Fields {
 			if !slices.Contains(out[i].Fields, f) {
@@ -158,6 +169,7 @@ func (r *Requirement) KeepLiveSuspects() []Suspect {
 // SameSuspects reports whether a and b hold the same marks.
 func SameSuspects(a, b []Suspect) bool {
 	return slices.EqualFunc(MergeSuspects(a, nil), MergeSuspects(b, nil), func(x, y Suspect) bool {
-		return x.Target == y.Target && x.IssueKey == y.IssueKey && x.Since.Equal(y.Since) && slices.Equal(x.Fields, y.Fields)
+		return x.Target == y.Target && x.IssueKey == y.IssueKey && x.Since.Equal(y.Since) && slices.Equal(x.Fields, y.Fields) &&
+			x.Page == y.Page && x.Version == y.Version
 	})
 }

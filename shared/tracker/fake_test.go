@@ -340,7 +340,9 @@ func (m *memStore) PutRequirements(_ context.Context, tenant string, reqs []trac
 	}
 	for _, r := range reqs {
 		m.writes++
-		r.Suspects = m.reqs[tenant][r.Ref].Suspects // as the DynamoDB store: never touched here
+		if len(r.Suspects) == 0 {
+			r.Suspects = m.reqs[tenant][r.Ref].Suspects // as the DynamoDB store: none keeps the stored ones
+		}
 		m.reqs[tenant][r.Ref] = r
 	}
 	return nil

@@ -95,14 +95,15 @@ func (s *Service) apply(ctx context.Context, tenant string, a Applink, m Message
 		if excerpt == nil {
 			excerpt = new(string)
 		}
-		err := s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
+		return Applied, nil, s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
 			r.Deleted = false
+			if m.Suspect != nil && *m.Suspect {
+				if err := s.markSuspect(ctx, tenant, r, m); err != nil {
+					return err
+				}
+			}
 			return s.setData(r, excerpt, m.NewURL)
 		})
-		if err == nil && m.Suspect != nil && *m.Suspect {
-			err = s.markSuspect(ctx, tenant, ref, m)
-		}
-		return Applied, nil, err
 	case Deleted:
 		// The links stay: the issue's users see the requirement flagged
 		// deleted and decide what the issue should now point at. An UPDATED

@@ -8,12 +8,15 @@ import (
 	"strings"
 )
 
-// markSuspect marks suspect every issue link of the requirement of a
-// suspect UPDATED message (docs/change-analysis.md, "Suspect links"): one
-// mark per issue linked now, by the page or the tracker; an issue already
-// marked keeps its mark's time and gains the fields. Links made later are
-// not suspect. Applying the message twice gives the same marks.
-func (s *Service) markSuspect(ctx context.Context, tenant string, ref ReqRef, m Message) error {
+// markSuspect marks suspect every issue link of r, the requirement of a
+// suspect UPDATED message as read to be written back (its marks are
+// written with it: one more read, of its link state, and no more write):
+// one mark per issue linked now, by the page or the tracker; an issue
+// already marked keeps its mark's time and gains the fields. Links made
+// later are not suspect. Applying the message twice gives the same marks
+// (docs/change-analysis.md, "Suspect links").
+func (s *Service) markSuspect(ctx context.Context, tenant string, r *Requirement, m Message) error {
+	ref := r.Ref
 	states, err := s.links.LinkStates(ctx, tenant, []ReqRef{ref})
 	if err != nil {
 		return fmt.Errorf("read links of %s: %w", ref, err)
@@ -29,11 +32,7 @@ func (s *Service) markSuspect(ctx context.Context, tenant string, ref ReqRef, m 
 	if len(issues) == 0 {
 		return nil
 	}
-	got, err := s.links.GetRequirements(ctx, tenant, []ReqRef{ref})
-	if err != nil {
-		return fmt.Errorf("read requirement %s: %w", ref, err)
-	}
-	marks := slices.Clone(got[ref].Suspects)
+	marks := slices.Clone(r.Suspects)
 	fields := m.SuspectFields
 	if len(fields) == 0 {
 		fields = m.ChangedFields
@@ -51,9 +50,7 @@ func (s *Service) markSuspect(ctx context.Context, tenant string, ref ReqRef, m 
 			}
 		}
 	}
-	if err := s.links.SetSuspects(ctx, tenant, ref, marks); err != nil {
-		return fmt.Errorf("mark %s suspect: %w", ref, err)
-	}
+	r.Suspects = marks
 	return nil
 }
 

@@ -39,6 +39,17 @@ type plan struct {
 	// suspectFields are the fields whose change makes links suspect; nil
 	// for operations that mark nothing (reindex, page view, recovery).
 	suspectFields func(context.Context) ([]string, error)
+	// markBy names the operation's marks: its page and the version it
+	// writes.
+	markBy struct {
+		page    string
+		version int
+	}
+	// dropAfter, for the redo of a page's stored version, names that
+	// version: the marks a failed operation on the page made after it go
+	// (from the operation's rows, and through Change.DropSuspects from
+	// the rows of other pages that reference them).
+	dropAfter *int
 	// causes are the suspectFields each changed row changed in (rows
 	// whose change made links suspect).
 	causes map[requirement.ID][]string
@@ -159,6 +170,7 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.DropSuspects = p.dropOutside()
 
 	// Rows: only the changed ones are written.
 	for _, id := range p.order {
@@ -217,6 +229,9 @@ func (p *plan) markSuspects(ctx context.Context) (map[requirement.ID][]SuspectEd
 			n.Suspects = requirement.MergeSuspects(st.Suspects, n.Suspects)
 		}
 		n.Suspects = n.KeepLiveSuspects()
+		if p.dropAfter != nil {
+			n.Suspects = slices.DeleteFunc(n.Suspects, func(m requirement.Suspect) bool { return m.MadeAfter(p.markBy.page, *p.dropAfter) })
+		}
 	}
 	if p.suspectFields == nil {
 		return nil, nil
@@ -226,8 +241,9 @@ func (p *plan) markSuspects(ctx context.Context) (map[requirement.ID][]SuspectEd
 	edited := map[requirement.ID]requirement.ID{} // row outside → the write carrying its marks
 	for _, id := range p.order {
 		before, n := p.before(id), p.next[id]
-		if before == nil || before.Status != requirement.Active || sameRow(before, n) {
-			continue
+		if before == nil || before.Status != requirement.Active || sameRow(before, n) ||
+			len(n.Issues) == 0 && len(n.ReverseDependencies) == 0 {
+			continue // nothing changed, or nothing to mark: no settings read
 		}
 		if fields == nil {
 			var err error
@@ -244,7 +260,8 @@ func (p *plan) markSuspects(ctx context.Context) (map[requirement.ID][]SuspectEd
 		}
 		var own []requirement.Suspect
 		for _, l := range n.Issues {
-			own = append(own, requirement.Suspect{IssueKey: strings.ToUpper(l.IssueKey), Since: p.now, Fields: cause})
+			own = append(own, requirement.Suspect{IssueKey: strings.ToUpper(l.IssueKey), Since: p.now, Fields: cause,
+				Page: p.markBy.page, Version: p.markBy.version})
 		}
 		n.Suspects = requirement.MergeSuspects(n.Suspects, own)
 		if p.causes == nil {
@@ -253,7 +270,7 @@ func (p *plan) markSuspects(ctx context.Context) (map[requirement.ID][]SuspectEd
 		p.causes[id] = cause
 		for _, d := range n.ReverseDependencies {
 			src := requirement.NewID(d.SpaceKey, d.Key, 0)
-			mark := requirement.Suspect{Target: id.Current(), Since: p.now, Fields: cause}
+			mark := requirement.Suspect{Target: id.Current(), Since: p.now, Fields: cause, Page: p.markBy.page, Version: p.markBy.version}
 			if r, ok := p.next[src]; ok {
 				if r.Status == requirement.Active && slices.ContainsFunc(r.Dependencies, func(x requirement.Dependency) bool { return x.Target() == id.Current() }) {
 					r.Suspects = requirement.MergeSuspects(r.Suspects, []requirement.Suspect{mark})
@@ -273,6 +290,29 @@ func (p *plan) markSuspects(ctx context.Context) (map[requirement.ID][]SuspectEd
 		}
 	}
 	return out, nil
+}
+
+// dropOutside returns, for a redo, the rows of other pages that reference
+// the operation's rows: a failed operation may have marked them.
+func (p *plan) dropOutside() *DropSuspects {
+	if p.dropAfter == nil {
+		return nil
+	}
+	d := &DropSuspects{Page: p.markBy.page, After: *p.dropAfter}
+	seen := map[requirement.ID]bool{}
+	for _, id := range p.order {
+		for _, src := range p.next[id].ReverseDependencies {
+			sid := requirement.NewID(src.SpaceKey, src.Key, 0)
+			if !p.has(sid) && !seen[sid] {
+				seen[sid] = true
+				d.Rows = append(d.Rows, requirement.ID{SpaceKey: src.SpaceKey, Key: src.Key})
+			}
+		}
+	}
+	if len(d.Rows) == 0 {
+		return nil
+	}
+	return d
 }
 
 // integrations lists the tenant's integrations once per operation.

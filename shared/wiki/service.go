@@ -205,7 +205,14 @@ func (s *Service) index(ctx context.Context, tenant, actor string, pg *Page, par
 	}
 
 	p := newPlan(tenant, actor, now, stored)
-	p.suspectFields = s.suspectFieldsOf(tenant)
+	p.markBy.page, p.markBy.version = pg.ID, pg.Version
+	if redo {
+		// The stored version again: what a failed operation marked goes,
+		// and the redo marks nothing itself.
+		p.dropAfter = &old.Version
+	} else {
+		p.suspectFields = s.suspectFieldsOf(tenant)
+	}
 	p.leftoverEdges = lease.LeftoverEdges
 	res := &Result{Page: pg, Duplicates: slices.Clone(parsed.Duplicates)}
 	for _, d := range parsed.Definitions {
@@ -334,6 +341,7 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 	}
 	p := newPlan(tenant, actor, s.Now().UTC(), stored)
 	p.suspectFields = s.suspectFieldsOf(tenant)
+	p.markBy.page, p.markBy.version = id, old.Version+1
 	p.leftoverEdges = lease.LeftoverEdges
 	for _, k := range old.Keys {
 		if st := stored[requirement.NewID(old.SpaceKey, k, 0)]; ownedBy(st, id) {

@@ -162,6 +162,9 @@ type Change struct {
 	// removes that an integration below version 5 cannot be told about;
 	// added to the integrations after the commit (informational).
 	PendingRemovals map[string]int
+	// DropSuspects, for the redo of a page's stored version, removes from
+	// rows of other pages the marks a failed operation on the page made.
+	DropSuspects *DropSuspects
 	// Reconciled says that the change reconciles the lease's Leftover
 	// (the page's save, delete and reindex do; a page view does not):
 	// committing it clears the record even when the page item does not
@@ -183,6 +186,14 @@ type Write struct {
 	// Writes does not hold (rows of other pages that reference it),
 	// written atomically with New.
 	Suspects []SuspectEdit
+}
+
+// DropSuspects removes, from Rows, the suspect marks made by operations on
+// Page after version After (requirement.Suspect.MadeAfter).
+type DropSuspects struct {
+	Page  string
+	After int
+	Rows  []requirement.ID
 }
 
 // SuspectEdit adds suspect marks to one row without reading it, with the

@@ -318,6 +318,9 @@ func (s *TrackerStore) PutRequirements(ctx context.Context, tenant string, reqs 
 			Set(expression.Name("genericUrl"), expression.Value(r.GenericURL)).
 			Set(expression.Name("deleted"), expression.Value(r.Deleted)).
 			Set(expression.Name("updatedAt"), expression.Value(dynamo.Time(r.UpdatedAt)))
+		if len(r.Suspects) > 0 {
+			upd = upd.Set(expression.Name("suspects"), expression.Value(suspectItems(r.Suspects)))
+		}
 		expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 		if err != nil {
 			return dynamo.Errorf("build requirement update", err)
@@ -338,11 +341,7 @@ func (s *TrackerStore) SetSuspects(ctx context.Context, tenant string, ref track
 	if len(marks) == 0 {
 		upd = upd.Remove(expression.Name("suspects"))
 	} else {
-		items := make([]suspectItem, len(marks))
-		for i, m := range marks {
-			items[i] = suspectItem{IssueKey: m.IssueKey, Since: dynamo.Time(m.Since), Fields: m.Fields}
-		}
-		upd = upd.Set(expression.Name("suspects"), expression.Value(items))
+		upd = upd.Set(expression.Name("suspects"), expression.Value(suspectItems(marks)))
 	}
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
@@ -353,6 +352,14 @@ func (s *TrackerStore) SetSuspects(ctx context.Context, tenant string, ref track
 		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	return dynamo.Translate(err, "set suspects of "+ref.String())
+}
+
+func suspectItems(marks []tracker.SuspectMark) []suspectItem {
+	items := make([]suspectItem, len(marks))
+	for i, m := range marks {
+		items[i] = suspectItem{IssueKey: m.IssueKey, Since: dynamo.Time(m.Since), Fields: m.Fields}
+	}
+	return items
 }
 
 // refSet sets the identity attributes of a requirement item (and of an

@@ -113,12 +113,14 @@ type suspectMember struct {
 	I string   `json:"i,omitempty"` // issue key (upper case)
 	T string   `json:"t"`           // since
 	F []string `json:"f"`           // fields
+	P string   `json:"p,omitempty"` // page of the operation that made it
+	V int      `json:"v,omitempty"` // the version that operation wrote
 }
 
 // encodeSuspect encodes a mark as one string-set member: the same mark
 // always gives the same member, so adding it twice is harmless.
 func encodeSuspect(m requirement.Suspect) string {
-	b, _ := json.Marshal(suspectMember{S: m.Target.SpaceKey, K: m.Target.Key, I: m.IssueKey, T: dynamo.Time(m.Since), F: m.Fields})
+	b, _ := json.Marshal(suspectMember{S: m.Target.SpaceKey, K: m.Target.Key, I: m.IssueKey, T: dynamo.Time(m.Since), F: m.Fields, P: m.Page, V: m.Version})
 	return string(b)
 }
 
@@ -127,7 +129,7 @@ func decodeSuspect(s string) (requirement.Suspect, bool) {
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
 		return requirement.Suspect{}, false
 	}
-	out := requirement.Suspect{IssueKey: m.I, Since: dynamo.ParseTime(m.T), Fields: m.F}
+	out := requirement.Suspect{IssueKey: m.I, Since: dynamo.ParseTime(m.T), Fields: m.F, Page: m.P, Version: m.V}
 	if m.I == "" {
 		out.Target = requirement.NewID(m.S, m.K, 0)
 	}

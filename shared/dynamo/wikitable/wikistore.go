@@ -301,6 +301,53 @@ func (s *WikiStore) saveSuspectEdit(tenant string, e wiki.SuspectEdit) ([]types.
 	}, nil
 }
 
+// saveDropSuspects removes from d.Rows the suspect marks a failed
+// operation on d.Page made (after version d.After): one strongly
+// consistent BatchGetItem per 100 rows, then one UpdateItem DELETE of
+// exactly those set members per row that holds any. Their suspect index
+// items stay (a superset, which searches check).
+func (s *WikiStore) saveDropSuspects(ctx context.Context, tenant string, d *wiki.DropSuspects) error {
+	keys := make([]map[string]types.AttributeValue, 0, len(d.Rows))
+	for _, id := range d.Rows {
+		keys = append(keys, rowKey(tenant, id.Current()))
+	}
+	items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, true)
+	if err != nil {
+		return err
+	}
+	type drop struct {
+		key     map[string]types.AttributeValue
+		members saveStringSet
+	}
+	var drops []drop
+	for _, av := range items {
+		var it requirementItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return dynamo.Errorf("decode requirement", err)
+		}
+		var members saveStringSet
+		for _, m := range it.Suspects {
+			if mark, ok := decodeSuspect(m); ok && mark.MadeAfter(d.Page, d.After) {
+				members = append(members, m)
+			}
+		}
+		if len(members) > 0 {
+			drops = append(drops, drop{key: map[string]types.AttributeValue{"pk": av["pk"], "sk": av["sk"]}, members: members})
+		}
+	}
+	return dynamo.Each(ctx, drops, 8, func(ctx context.Context, dr drop) error {
+		expr, err := expression.NewBuilder().WithUpdate(expression.Delete(expression.Name("sus"), expression.Value(dr.members))).Build()
+		if err != nil {
+			return fmt.Errorf("build suspect drop: %w", err)
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: dr.key, UpdateExpression: expr.Update(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
+		return dynamo.Translate(err, "drop suspect marks")
+	})
+}
+
 // Commit applies a change (wiki.Store). Everything is encoded first, so a
 // page or a requirement too large to store fails (apperr.TooLarge) with
 // nothing written. Then, in order:
@@ -443,6 +490,11 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		}
 		if txErr != nil {
 			return txErr
+		}
+	}
+	if c.DropSuspects != nil {
+		if err := s.saveDropSuspects(ctx, tenant, c.DropSuspects); err != nil {
+			return err
 		}
 	}
 	switch {

@@ -421,6 +421,13 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 			m.Outbox = append(m.Outbox, &cp)
 		}
 	}
+	if d := c.DropSuspects; d != nil {
+		for _, id := range d.Rows {
+			if r := rows[id.Fold()]; r != nil {
+				r.Suspects = slices.DeleteFunc(r.Suspects, func(s requirement.Suspect) bool { return s.MadeAfter(d.Page, d.After) })
+			}
+		}
+	}
 	if c.RegisterSpace != "" && !slices.Contains(m.spaces[tenant], c.RegisterSpace) {
 		m.spaces[tenant] = append(m.spaces[tenant], c.RegisterSpace)
 	}
