@@ -50,7 +50,7 @@ func run(ctx context.Context) error {
 	exports := export.New(s3export.New(s3.NewFromConfig(deps.AWS), deps.Config.ExportBucket))
 	router := deps.Router(auth.Wiki)
 	(&wikirequirements.Handler{Requirements: requirements, Search: searcher, External: requirements, Diff: differ,
-		Export: exports}).Register(router) // includes GET /rest/reqs/1/openapi
+		Export: exports, Suspects: requirements}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

@@ -46,7 +46,7 @@ func TestLoadFunctions(t *testing.T) {
 		schedules  int
 		firstRoute samtemplate.Route
 	}{
-		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 13, 29 * time.Second, 1024, 0,
+		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 14, 29 * time.Second, 1024, 0,
 			samtemplate.Route{Event: "Default", API: "WikiApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
 		{"WikiWeb", "functions/wikiweb", "WikiApi", 8, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Diff", API: "WikiApi", Method: "GET", Path: "/diff/{spaceKey}"}},
@@ -58,7 +58,7 @@ func TestLoadFunctions(t *testing.T) {
 			samtemplate.Route{Event: "Create", API: "WikiApi", Method: "POST", Path: "/rest/reqs/1/integration"}},
 		{"TrackerApiFunction", "functions/trackerapi", "TrackerApi", 11, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Default", API: "TrackerApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
-		{"TrackerLinks", "functions/trackerlinks", "TrackerApi", 6, 29 * time.Second, 512, 0,
+		{"TrackerLinks", "functions/trackerlinks", "TrackerApi", 7, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Create", API: "TrackerApi", Method: "POST", Path: "/rest/reqs/1/issuelinks/{issueKey}"}},
 		{"Sync", "functions/sync", "", 0, 600 * time.Second, 512, 1, samtemplate.Route{}},
 		{"TrackerOutbox", "functions/trackeroutbox", "", 0, 60 * time.Second, 256, 1, samtemplate.Route{}},

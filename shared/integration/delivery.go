@@ -51,6 +51,14 @@ type Message struct {
 	// 5 or more only.
 	ChangedFields *[]string `json:"changedFields,omitempty"`
 	Suspect       *bool     `json:"suspect,omitempty"`
+	// SuspectCause names the suspectFields that changed, when Suspect.
+	SuspectCause *SuspectCause `json:"suspectCause,omitempty"`
+}
+
+// SuspectCause is why a change made links suspect: the fields of the
+// admin setting suspectFields that changed.
+type SuspectCause struct {
+	Fields []string `json:"fields"`
 }
 
 // MessageLink is one issue link of a LINKS message.
@@ -109,8 +117,11 @@ func Batch(version int, msgs []*outbox.Message) []Message {
 			w.Origin = &MessageOrigin{PageID: m.OriginPageID, Title: m.OriginTitle}
 		case m.Type == outbox.Updated && version >= LinksVersion:
 			changed := append([]string{}, m.ChangedFields...)
-			suspect := false
+			suspect := len(m.SuspectFields) > 0
 			w.ChangedFields, w.Suspect = &changed, &suspect
+			if suspect {
+				w.SuspectCause = &SuspectCause{Fields: append([]string{}, m.SuspectFields...)}
+			}
 		}
 		out[i] = w
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -304,4 +305,17 @@ type Settings struct {
 	// IsolateSpaces limits a search without a spaceKey query parameter to
 	// the space of its path (spec §4.1 scope rule).
 	IsolateSpaces bool
+	// SuspectFields are the fields whose change on a page save makes the
+	// links to a requirement suspect (CONTRACT §8.2): nil for the default,
+	// requirement.DefaultSuspectFields.
+	SuspectFields []string
+}
+
+// EffectiveSuspectFields returns SuspectFields, or the default when they
+// were never set.
+func (s Settings) EffectiveSuspectFields() []string {
+	if s.SuspectFields == nil {
+		return slices.Clone(requirement.DefaultSuspectFields)
+	}
+	return s.SuspectFields
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/outbox"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
 // Deps are what the Service and the Sync consume; each uses the part it
@@ -560,6 +562,14 @@ func (s *Service) Settings(ctx context.Context, tenant string) (Settings, error)
 
 // PutSettings stores the tenant's admin settings.
 func (s *Service) PutSettings(ctx context.Context, tenant string, st Settings) (Settings, error) {
+	for _, f := range st.SuspectFields {
+		if !requirement.ValidSuspectField(f) {
+			return Settings{}, apperr.InvalidField("suspectFields", "unknown field %q: use text, properties, dependencies, status or @Name", f)
+		}
+	}
+	if st.SuspectFields != nil {
+		st.SuspectFields = slices.Compact(slices.Clone(st.SuspectFields))
+	}
 	if err := s.d.Settings.Put(ctx, tenant, st); err != nil {
 		return Settings{}, fmt.Errorf("put settings: %w", err)
 	}

@@ -71,6 +71,10 @@ type Message struct {
 	// ChangedFields are the fields an UPDATED message reports as changed
 	// at version 5 ("text", "properties", "dependencies", "status").
 	ChangedFields []string
+	// SuspectFields are the fields of the change that made the
+	// requirement's links suspect (a version-5 UPDATED message then says
+	// "suspect": true); none when it made none.
+	SuspectFields []string
 	// OriginPageID and OriginTitle name the page that defines the
 	// requirement (LINKS "origin"), so that a tracker can tell its users
 	// where to edit a PAGE link.

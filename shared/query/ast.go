@@ -3,7 +3,7 @@ package query
 import "strings"
 
 // Expr is a node of a parsed query: *Or, *And, *Not, *FullText, *Compare,
-// *In or *IsNull. Parse returns a nil Expr for an empty query, and a nil Expr
+// *In, *IsNull or *IsSuspect. Parse returns a nil Expr for an empty query, and a nil Expr
 // matches every requirement.
 //
 // Trees built by Parse are well formed: no nil children, FullText only as the
@@ -52,6 +52,20 @@ type IsNull struct {
 	Field Field
 	Not   bool
 }
+
+// IsSuspect is the predicate `suspect IS [NOT] TRUE|FALSE` (CONTRACT §8.2):
+// a requirement is suspect when one of its dependencies or issue links is.
+// It matches the requirements whose suspect state is Value, or is not when
+// Not is set; it is never NULL.
+type IsSuspect struct {
+	Not   bool
+	Value bool
+}
+
+// Wants reports whether the predicate matches suspect requirements.
+func (n *IsSuspect) Wants() bool { return n.Value != n.Not }
+
+func (*IsSuspect) expr() {}
 
 func (*Or) expr()       {}
 func (*And) expr()      {}
@@ -290,4 +304,16 @@ func (e *IsNull) String() string {
 		return e.Field.String() + " IS NOT NULL"
 	}
 	return e.Field.String() + " IS NULL"
+}
+
+// String renders `suspect IS [NOT] TRUE|FALSE`.
+func (e *IsSuspect) String() string {
+	s := "suspect IS "
+	if e.Not {
+		s += "NOT "
+	}
+	if e.Value {
+		return s + "TRUE"
+	}
+	return s + "FALSE"
 }

@@ -255,6 +255,8 @@ func Match(e Expr, r *requirement.Requirement, env Env) bool {
 		return matchIn(n, subjectOf(n.Field, r, env))
 	case *IsNull:
 		return subjectOf(n.Field, r, env).present() == n.Not
+	case *IsSuspect:
+		return r.IsSuspect() == n.Wants()
 	}
 	return false
 }

@@ -17,6 +17,7 @@ import (
 //	factor    := NOT factor | '(' expr ')' | predicate
 //	predicate := field op value | field [NOT] IN '(' value (',' value)* ')'
 //	           | field IS [NOT] NULL
+//	           | suspect IS [NOT] (TRUE | FALSE)
 //
 // An empty or white-space-only query returns a nil Expr and no error: it
 // matches everything. Every error is an *apperr.Error of code Invalid whose
@@ -172,6 +173,9 @@ func (p *parser) group(open token) (Expr, error) {
 }
 
 func (p *parser) predicate() (Expr, error) {
+	if t := p.peek(); isKeyword(t, "suspect") {
+		return p.isSuspect()
+	}
 	f, err := p.field()
 	if err != nil {
 		return nil, err
@@ -278,6 +282,28 @@ func (p *parser) isNull(f Field) (Expr, error) {
 	}
 	if !isKeyword(t, "NULL") {
 		return nil, apperr.InvalidAt(t.pos, "expected NULL at position %d, found %s", t.pos, describe(t))
+	}
+	return n, nil
+}
+
+// isSuspect reads `suspect IS [NOT] TRUE|FALSE`.
+func (p *parser) isSuspect() (Expr, error) {
+	p.advance()
+	if t := p.advance(); !isKeyword(t, "IS") {
+		return nil, apperr.InvalidAt(t.pos, "expected IS after suspect at position %d, found %s", t.pos, describe(t))
+	}
+	t := p.advance()
+	n := &IsSuspect{}
+	if isKeyword(t, "NOT") {
+		n.Not = true
+		t = p.advance()
+	}
+	switch {
+	case isKeyword(t, "TRUE"):
+		n.Value = true
+	case isKeyword(t, "FALSE"):
+	default:
+		return nil, apperr.InvalidAt(t.pos, "expected TRUE or FALSE at position %d, found %s", t.pos, describe(t))
 	}
 	return n, nil
 }

@@ -49,12 +49,15 @@ const (
 	// is in the PageNames.Cited of one of Values (`page ~`; the values
 	// are the patterns' texts, escapes resolved).
 	AccessPageCited
+	// AccessSuspect: one of the requirement's dependencies or issue links
+	// is suspect (requirement.IsSuspect).
+	AccessSuspect
 )
 
 var accessNames = map[AccessKind]string{
 	AccessKey: "key", AccessKeyPrefix: "key-prefix", AccessProperty: "property", AccessPage: "page",
 	AccessIssue: "issue", AccessTo: "to", AccessFrom: "from", AccessBaseline: "baseline",
-	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union", AccessExternal: "external", AccessPageCited: "page-cited",
+	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union", AccessExternal: "external", AccessPageCited: "page-cited", AccessSuspect: "suspect",
 }
 
 // String names the access kind.
@@ -94,7 +97,7 @@ type Access struct {
 // non-empty prefix; no wildcard at all counts as key = 'X'), @Name = 'V',
 // ext@Name = 'V', page = 'N' (an id or a title), page ~ 'N', jira[@rel] =
 // 'X', to[@rel] = 'X', from[@rel] = 'X', baseline = N, space = 'S', status
-// = 'S', and IN lists of all of these.
+// = 'S', IN lists of all of these, and suspect IS TRUE (or IS NOT FALSE).
 // NOT, !=, NOT IN, IS [NOT] NULL, text, parent, child and the comparisons
 // never drive. A nil result means no index helps.
 //
@@ -113,6 +116,10 @@ func Drivers(e Expr) []Access {
 	case *In:
 		if !n.Not {
 			return eqDrivers(n.Field, n.Values)
+		}
+	case *IsSuspect:
+		if n.Wants() {
+			return []Access{{Kind: AccessSuspect}}
 		}
 	}
 	return nil
@@ -277,6 +284,8 @@ func (a Access) Holds(r *requirement.Requirement, env Env) bool {
 		return slices.Contains(a.Values, Fold(string(r.Status)))
 	case AccessUnion:
 		return slices.ContainsFunc(a.Branches, func(b []Access) bool { return allHold(b, r, env) })
+	case AccessSuspect:
+		return r.IsSuspect()
 	}
 	return false
 }

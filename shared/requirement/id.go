@@ -66,5 +66,6 @@ func (r *Requirement) Clone() *Requirement {
 	c.Dependencies = slices.Clone(r.Dependencies)
 	c.ReverseDependencies = slices.Clone(r.ReverseDependencies)
 	c.Issues = slices.Clone(r.Issues)
+	c.Suspects = slices.Clone(r.Suspects)
 	return &c
 }

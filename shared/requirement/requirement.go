@@ -148,6 +148,9 @@ type Requirement struct {
 	// ReverseDependencies are the requirements that reference this one.
 	ReverseDependencies []Dependency
 	Issues              []IssueLink
+	// Suspects are the suspect marks of the requirement's dependencies and
+	// issue links (suspect.go).
+	Suspects []Suspect
 	// LinksVersion grows by one with every change of the links the page
 	// holds (the version of the LINKS messages sent to trackers).
 	LinksVersion int64

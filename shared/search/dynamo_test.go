@@ -143,15 +143,25 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 				t.Fatal(err)
 			}
 			withExt, extRows, extFound := 0, 0, 0
+			suspectRows, withSuspect, suspectFound := 0, 0, 0
 			for _, r := range all {
 				if len(r.ExternalProperties()) > 0 {
 					extRows++
+				}
+				if r.Baseline == 0 && r.Status == requirement.Active && r.IsSuspect() {
+					suspectRows++
 				}
 			}
 			var pageCases, titleCases, citedCases, pageMatched int
 			for range 300 {
 				req, scope, desc := randomRequest(t, rnd, w, "demo", isolate)
 				n := checkPlans(t, s.svc, all, w.titles, req, scope, desc)
+				if strings.Contains(desc, "suspect IS") {
+					withSuspect++
+					if n > 0 {
+						suspectFound++
+					}
+				}
 				if strings.Contains(desc, "ext@") {
 					withExt++
 					if n > 0 {
@@ -176,8 +186,11 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 			if extRows == 0 || withExt == 0 {
 				t.Fatalf("the world has %d rows with external properties and %d searches use ext@", extRows, withExt)
 			}
-			t.Logf("seed %d: 300 searches checked against the brute force; %d with page predicates (%d naming a title, %d with page ~), %d of those with matches; %d use ext@ (%d of them find something); %d of %d rows have external properties",
-				seed, pageCases, titleCases, citedCases, pageMatched, withExt, extFound, extRows, len(all))
+			if withSuspect == 0 {
+				t.Fatalf("no search of the 300 uses suspect IS")
+			}
+			t.Logf("seed %d: 300 searches checked against the brute force; %d with page predicates (%d naming a title, %d with page ~), %d of those with matches; %d use ext@ (%d of them find something); %d of %d rows have external properties; %d use suspect IS (%d find something) over %d suspect rows",
+				seed, pageCases, titleCases, citedCases, pageMatched, withExt, extFound, extRows, len(all), withSuspect, suspectFound, suspectRows)
 		})
 	}
 }

@@ -190,6 +190,7 @@ const (
 	rankPageCited
 	rankPrefix
 	rankProperty
+	rankSuspect
 	rankBaseline
 	rankSpaces
 	rankScan
@@ -274,7 +275,7 @@ func (p *planner) option(d query.Access, spaces []string) (option, bool) {
 		return p.keyOption(d.Values, spaces), true
 	case query.AccessKeyPrefix:
 		return p.prefixOption(d.Values[0], spaces), true
-	case query.AccessProperty, query.AccessExternal, query.AccessIssue:
+	case query.AccessProperty, query.AccessExternal, query.AccessIssue, query.AccessSuspect:
 		if !p.activeOnly {
 			return option{}, false // the indexes hold current ACTIVE rows only
 		}
@@ -473,6 +474,13 @@ func (p *planner) indexOption(d query.Access) option {
 	switch d.Kind {
 	case query.AccessExternal:
 		kind, label = IndexExternal, "external["+d.Name+"]"
+	case query.AccessSuspect:
+		kind, rank, label, name = IndexSuspect, rankSuspect, "suspect", ""
+		return option{rank: rank, label: label + " via index",
+			build: func(context.Context) ([]source, error) {
+				return []source{&indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
+					ix: IndexRef{Kind: kind, Name: name, Space: p.oneSpace()}}}, nil
+			}}
 	case query.AccessIssue:
 		// The issue index has no relationship: Match checks it.
 		kind, rank, label, name = IndexIssue, rankIssue, "issue", ""
@@ -484,10 +492,7 @@ func (p *planner) indexOption(d query.Access) option {
 		build: func(context.Context) ([]source, error) {
 			// One space reads that space's items only; several read the
 			// tenant's (other spaces' items dropped unread, by wanted).
-			space := ""
-			if len(p.spaces) == 1 {
-				space = p.spaces[0]
-			}
+			space := p.oneSpace()
 			out := make([]source, 0, len(d.Values))
 			for _, v := range d.Values {
 				out = append(out, &indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
@@ -495,6 +500,16 @@ func (p *planner) indexOption(d query.Access) option {
 			}
 			return out, nil
 		}}
+}
+
+// oneSpace is the scope's space when it has exactly one, else "": one space
+// reads that space's index items only; several read the tenant's (other
+// spaces' items dropped unread, by wanted).
+func (p *planner) oneSpace() string {
+	if len(p.spaces) == 1 {
+		return p.spaces[0]
+	}
+	return ""
 }
 
 // pageOption reads the pages the values name (an id: one GetItem; a title:

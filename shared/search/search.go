@@ -84,6 +84,9 @@ const (
 	IndexIssue
 	// IndexExternal: IndexProperty for external properties.
 	IndexExternal
+	// IndexSuspect: the rows with a suspect dependency or issue link (a
+	// superset: rows cleared meanwhile may stay until their next write).
+	IndexSuspect
 )
 
 // IndexRef names one partition of a search index: its items of every

@@ -290,7 +290,7 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 	q := func(xs []string) func() string { return func() string { return quoted(pick(rnd, xs)) } }
 	prop := func() string { return "@" + strings.ReplaceAll(pick(rnd, wProps), " ", `\ `) }
 	ext := func() string { return "ext@" + strings.ReplaceAll(pick(rnd, wExtProps), " ", `\ `) }
-	switch rnd.IntN(32) {
+	switch rnd.IntN(35) {
 	case 0:
 		return "key = " + q(wKeys)()
 	case 1:
@@ -351,6 +351,10 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 		return "page ~ " + quoted(likeEscaped(pageValue(rnd, w)))
 	case 30:
 		return in(rnd, "page", func() string { return quoted(pageValue(rnd, w)) })
+	case 31, 32:
+		// suspect IS TRUE and IS NOT FALSE drive through the suspect
+		// index; the others are evaluated on the rows read.
+		return "suspect IS " + pick(rnd, []string{"", "NOT "}) + pick(rnd, []string{"TRUE", "FALSE", "true"})
 	}
 	return prop() + " " + pick(rnd, []string{"IS NULL", "IS NOT NULL", "~ 'h%'", "!= 'High'"})
 }

@@ -340,8 +340,27 @@ func (m *memStore) PutRequirements(_ context.Context, tenant string, reqs []trac
 	}
 	for _, r := range reqs {
 		m.writes++
+		if len(r.Suspects) == 0 {
+			r.Suspects = m.reqs[tenant][r.Ref].Suspects // as the DynamoDB store: none keeps the stored ones
+		}
 		m.reqs[tenant][r.Ref] = r
 	}
+	return nil
+}
+
+func (m *memStore) SetSuspects(_ context.Context, tenant string, ref tracker.ReqRef, marks []tracker.SuspectMark) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("SetSuspects"); err != nil {
+		return err
+	}
+	if m.reqs[tenant] == nil {
+		m.reqs[tenant] = map[tracker.ReqRef]tracker.Requirement{}
+	}
+	m.writes++
+	r := m.reqs[tenant][ref]
+	r.Ref, r.Suspects = ref, slices.Clone(marks)
+	m.reqs[tenant][ref] = r
 	return nil
 }
 

@@ -420,7 +420,8 @@ func (s *Service) views(ctx context.Context, tenant string, links []HeldLink) ([
 			// at the requirement: the wiki's generic address of it.
 			url = "/requirements/" + l.Req.SpaceKey + "/" + l.Req.Key
 		}
-		out[i] = LinkView{Link: l.Link, Holds: l.Holds, HTMLExcerpt: r.HTMLExcerpt, GenericURL: url, Deleted: r.Deleted}
+		out[i] = LinkView{Link: l.Link, Holds: l.Holds, HTMLExcerpt: r.HTMLExcerpt, GenericURL: url, Deleted: r.Deleted,
+			Suspect: r.SuspectOf(l.IssueKey)}
 	}
 	slices.SortFunc(out, func(a, b LinkView) int { return compareLinks(a.Link, b.Link) })
 	return out, nil

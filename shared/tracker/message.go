@@ -61,10 +61,13 @@ type Message struct {
 	Links        []IssueRelationship
 	LinksVersion *int
 	Origin       PageOrigin
-	// UPDATED (version 5): which fields changed, and whether the wiki
-	// flags the requirement suspect. Accepted and kept; not used.
+	// UPDATED (version 5): which fields changed, and whether the change
+	// makes the requirement's issue links suspect (suspect.go).
 	ChangedFields []string
 	Suspect       *bool
+	// SuspectFields are the wiki's suspectCause fields of a suspect
+	// UPDATED (changedFields when it sends none).
+	SuspectFields []string
 }
 
 // Ref returns the requirement the message is about, on applink applinkID.

@@ -97,6 +97,11 @@ func (s *Service) apply(ctx context.Context, tenant string, a Applink, m Message
 		}
 		return Applied, nil, s.changeRequirement(ctx, tenant, ref, func(r *Requirement) error {
 			r.Deleted = false
+			if m.Suspect != nil && *m.Suspect {
+				if err := s.markSuspect(ctx, tenant, r, m); err != nil {
+					return err
+				}
+			}
 			return s.setData(r, excerpt, m.NewURL)
 		})
 	case Deleted:

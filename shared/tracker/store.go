@@ -64,8 +64,12 @@ type LinkStore interface {
 	// ones are missing from the map.
 	GetRequirements(ctx context.Context, tenant string, refs []ReqRef) (map[ReqRef]Requirement, error)
 	// PutRequirements creates requirements or sets their excerpt, URL and
-	// deleted flag; it never touches their link state.
+	// deleted flag, and their suspect marks when they have any (none
+	// leaves the stored ones); it never touches their link state.
 	PutRequirements(ctx context.Context, tenant string, reqs []Requirement) error
+	// SetSuspects replaces the suspect marks of requirement ref (none:
+	// removes them); it never touches anything else of it.
+	SetSuspects(ctx context.Context, tenant string, ref ReqRef, marks []SuspectMark) error
 }
 
 // IssueLockStore keeps the short lease that makes the edits of one issue's

@@ -252,6 +252,29 @@ type Requirement struct {
 	// kept, so that issue users see which links need attention.
 	Deleted   bool
 	UpdatedAt time.Time
+	// Suspects mark the requirement's links to some issues suspect: the
+	// wiki reported a change of it (an UPDATED message with "suspect":
+	// true) since those issues' users last reviewed it.
+	Suspects []SuspectMark
+}
+
+// SuspectMark says that the links of a requirement to issue IssueKey are
+// suspect since Since, because of a change of the requirement in Fields.
+type SuspectMark struct {
+	IssueKey string // upper case
+	Since    time.Time
+	Fields   []string
+}
+
+// SuspectOf returns the mark of the requirement's links to issueKey, nil
+// when they are not suspect.
+func (r Requirement) SuspectOf(issueKey string) *SuspectMark {
+	for i := range r.Suspects {
+		if strings.EqualFold(r.Suspects[i].IssueKey, issueKey) {
+			return &r.Suspects[i]
+		}
+	}
+	return nil
 }
 
 // LinkView is a link with its requirement's excerpt, as issue users see it.
@@ -261,6 +284,8 @@ type LinkView struct {
 	HTMLExcerpt string
 	GenericURL  string
 	Deleted     bool
+	// Suspect is the link's suspect mark, nil when it is not suspect.
+	Suspect *SuspectMark
 }
 
 // LinkInput is a link to create, with the requirement data the client sends

@@ -36,6 +36,23 @@ type plan struct {
 	leftoverEdges []Edge
 	// services are the tenant's integrations, once listed.
 	services []Integration
+	// suspectFields are the fields whose change makes links suspect; nil
+	// for operations that mark nothing (reindex, page view, recovery).
+	suspectFields func(context.Context) ([]string, error)
+	// markBy names the operation's marks: its page and the version it
+	// writes.
+	markBy struct {
+		page    string
+		version int
+	}
+	// dropAfter, for the redo of a page's stored version, names that
+	// version: the marks a failed operation on the page made after it go
+	// (from the operation's rows, and through Change.DropSuspects from
+	// the rows of other pages that reference them).
+	dropAfter *int
+	// causes are the suspectFields each changed row changed in (rows
+	// whose change made links suspect).
+	causes map[requirement.ID][]string
 }
 
 func newPlan(tenant, actor string, now time.Time, stored map[requirement.ID]*requirement.Requirement) *plan {
@@ -149,6 +166,11 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 		c.RDeps = append(c.RDeps, RDepEdit{Target: id, Add: deps(e.add), Remove: deps(e.remove)})
 	}
 	p.rebuildInPageRDeps()
+	outside, err := p.markSuspects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.DropSuspects = p.dropOutside()
 
 	// Rows: only the changed ones are written.
 	for _, id := range p.order {
@@ -165,7 +187,7 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 		if sameRow(old, n) {
 			continue
 		}
-		c.Writes = append(c.Writes, Write{Old: old, New: n})
+		c.Writes = append(c.Writes, Write{Old: old, New: n, Suspects: outside[id]})
 		w := written{write: len(c.Writes) - 1, prior: p.before(id), old: old, next: n}
 		ws = append(ws, w)
 		needServices = needServices || hasLinks(w.prior) || hasLinks(old) || hasLinks(n)
@@ -188,6 +210,109 @@ func (p *plan) build(ctx context.Context, store Store) (*Change, error) {
 	})
 	p.route(c, pending)
 	return c, nil
+}
+
+// markSuspects carries the stored suspect marks of the operation's rows
+// over (those of links still there) and, when the operation marks, adds
+// the marks its changes cause (docs/change-analysis.md, "Suspect links"):
+// a row that was ACTIVE and changes in one of the suspectFields marks its
+// own issue links, and the dependencies on it of every requirement that
+// references it. Marks on rows of the operation go into their writes; the
+// others are returned by the id of the changed row whose write carries
+// them, each row once (its first cause in the operation's order), so that
+// no transaction updates a row twice. Everything derives from the rows'
+// stored and new states: redoing the operation marks the same links.
+func (p *plan) markSuspects(ctx context.Context) (map[requirement.ID][]SuspectEdit, error) {
+	for _, id := range p.order {
+		n := p.next[id]
+		if st := p.stored[id]; st != nil && st != n {
+			n.Suspects = requirement.MergeSuspects(st.Suspects, n.Suspects)
+		}
+		n.Suspects = n.KeepLiveSuspects()
+		if p.dropAfter != nil {
+			n.Suspects = slices.DeleteFunc(n.Suspects, func(m requirement.Suspect) bool { return m.MadeAfter(p.markBy.page, *p.dropAfter) })
+		}
+	}
+	if p.suspectFields == nil {
+		return nil, nil
+	}
+	var fields []string
+	out := map[requirement.ID][]SuspectEdit{}
+	edited := map[requirement.ID]requirement.ID{} // row outside → the write carrying its marks
+	for _, id := range p.order {
+		before, n := p.before(id), p.next[id]
+		if before == nil || before.Status != requirement.Active || sameRow(before, n) ||
+			len(n.Issues) == 0 && len(n.ReverseDependencies) == 0 {
+			continue // nothing changed, or nothing to mark: no settings read
+		}
+		if fields == nil {
+			var err error
+			if fields, err = p.suspectFields(ctx); err != nil {
+				return nil, fmt.Errorf("read suspect fields: %w", err)
+			}
+			if fields == nil {
+				fields = []string{}
+			}
+		}
+		cause := requirement.SuspectCause(before, n, fields)
+		if len(cause) == 0 {
+			continue
+		}
+		var own []requirement.Suspect
+		for _, l := range n.Issues {
+			own = append(own, requirement.Suspect{IssueKey: strings.ToUpper(l.IssueKey), Since: p.now, Fields: cause,
+				Page: p.markBy.page, Version: p.markBy.version})
+		}
+		n.Suspects = requirement.MergeSuspects(n.Suspects, own)
+		if p.causes == nil {
+			p.causes = map[requirement.ID][]string{}
+		}
+		p.causes[id] = cause
+		for _, d := range n.ReverseDependencies {
+			src := requirement.NewID(d.SpaceKey, d.Key, 0)
+			mark := requirement.Suspect{Target: id.Current(), Since: p.now, Fields: cause, Page: p.markBy.page, Version: p.markBy.version}
+			if r, ok := p.next[src]; ok {
+				if r.Status == requirement.Active && slices.ContainsFunc(r.Dependencies, func(x requirement.Dependency) bool { return x.Target() == id.Current() }) {
+					r.Suspects = requirement.MergeSuspects(r.Suspects, []requirement.Suspect{mark})
+				}
+				continue
+			}
+			carrier, ok := edited[src]
+			if !ok {
+				carrier, edited[src] = id, id
+				out[carrier] = append(out[carrier], SuspectEdit{Row: requirement.ID{SpaceKey: d.SpaceKey, Key: d.Key}})
+			}
+			for i := range out[carrier] {
+				if out[carrier][i].Row.Fold() == src && !slices.ContainsFunc(out[carrier][i].Marks, func(m requirement.Suspect) bool { return m.Target == mark.Target }) {
+					out[carrier][i].Marks = append(out[carrier][i].Marks, mark)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// dropOutside returns, for a redo, the rows of other pages that reference
+// the operation's rows: a failed operation may have marked them.
+func (p *plan) dropOutside() *DropSuspects {
+	if p.dropAfter == nil {
+		return nil
+	}
+	d := &DropSuspects{Page: p.markBy.page, After: *p.dropAfter}
+	seen := map[requirement.ID]bool{}
+	for _, id := range p.order {
+		for _, src := range p.next[id].ReverseDependencies {
+			sid := requirement.NewID(src.SpaceKey, src.Key, 0)
+			if !p.has(sid) && !seen[sid] {
+				seen[sid] = true
+				d.Rows = append(d.Rows, requirement.ID{SpaceKey: src.SpaceKey, Key: src.Key})
+			}
+		}
+	}
+	if len(d.Rows) == 0 {
+		return nil
+	}
+	return d
 }
 
 // integrations lists the tenant's integrations once per operation.
@@ -416,6 +541,7 @@ func (p *plan) messages(write int, prior, old, n *requirement.Requirement, servi
 				switch {
 				case s.Version >= LinksVersion && len(changed) > 0:
 					m.ChangedFields = changed
+					m.SuspectFields = p.causes[n.ID()]
 					emit(s, m)
 				case s.Version < LinksVersion && prior.HTMLExcerpt != n.HTMLExcerpt:
 					emit(s, m)
@@ -560,7 +686,7 @@ func sameRow(old, n *requirement.Requirement) bool {
 		return false
 	}
 	if !slices.Equal(a.Properties, b.Properties) || !slices.Equal(a.Dependencies, b.Dependencies) ||
-		!slices.Equal(a.Issues, b.Issues) {
+		!slices.Equal(a.Issues, b.Issues) || !requirement.SameSuspects(a.Suspects, b.Suspects) {
 		return false
 	}
 	return sameSet(a.ReverseDependencies, b.ReverseDependencies)

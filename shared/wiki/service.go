@@ -205,6 +205,14 @@ func (s *Service) index(ctx context.Context, tenant, actor string, pg *Page, par
 	}
 
 	p := newPlan(tenant, actor, now, stored)
+	p.markBy.page, p.markBy.version = pg.ID, pg.Version
+	if redo {
+		// The stored version again: what a failed operation marked goes,
+		// and the redo marks nothing itself.
+		p.dropAfter = &old.Version
+	} else {
+		p.suspectFields = s.suspectFieldsOf(tenant)
+	}
 	p.leftoverEdges = lease.LeftoverEdges
 	res := &Result{Page: pg, Duplicates: slices.Clone(parsed.Duplicates)}
 	for _, d := range parsed.Definitions {
@@ -332,6 +340,8 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 		return fmt.Errorf("read requirements of page %s: %w", id, err)
 	}
 	p := newPlan(tenant, actor, s.Now().UTC(), stored)
+	p.suspectFields = s.suspectFieldsOf(tenant)
+	p.markBy.page, p.markBy.version = id, old.Version+1
 	p.leftoverEdges = lease.LeftoverEdges
 	for _, k := range old.Keys {
 		if st := stored[requirement.NewID(old.SpaceKey, k, 0)]; ownedBy(st, id) {
@@ -538,4 +548,11 @@ func appendKey(keys []string, k string) []string {
 		return keys
 	}
 	return append(keys, k)
+}
+
+// suspectFieldsOf reads the tenant's suspectFields when an operation first
+// needs them (a row changed that was ACTIVE): saves that only add
+// requirements read nothing more.
+func (s *Service) suspectFieldsOf(tenant string) func(context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) { return s.store.SuspectFields(ctx, tenant) }
 }

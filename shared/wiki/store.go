@@ -27,6 +27,12 @@ type Store interface {
 	// Integrations lists the tenant's integrations (serviceId and API
 	// version), ordered by serviceId.
 	Integrations(ctx context.Context, tenant string) ([]Integration, error)
+	// SuspectFields returns the admin setting suspectFields
+	// (requirement.DefaultSuspectFields when never set).
+	SuspectFields(ctx context.Context, tenant string) ([]string, error)
+	// ClearSuspects removes every suspect mark of the current rows ids,
+	// with their entries in the suspect index.
+	ClearSuspects(ctx context.Context, tenant string, ids []requirement.ID) error
 	// AddPendingRemovals adds, per serviceId, the links the page no longer
 	// holds that an integration below version 5 cannot be told to remove
 	// (the integration's pendingRemovals). Absent integrations are skipped.
@@ -156,6 +162,9 @@ type Change struct {
 	// removes that an integration below version 5 cannot be told about;
 	// added to the integrations after the commit (informational).
 	PendingRemovals map[string]int
+	// DropSuspects, for the redo of a page's stored version, removes from
+	// rows of other pages the marks a failed operation on the page made.
+	DropSuspects *DropSuspects
 	// Reconciled says that the change reconciles the lease's Leftover
 	// (the page's save, delete and reindex do; a page view does not):
 	// committing it clears the record even when the page item does not
@@ -173,6 +182,25 @@ type Write struct {
 	New *requirement.Requirement
 	// Messages are written atomically with New.
 	Messages []*outbox.Message
+	// Suspects are the suspect marks New's change adds to rows that
+	// Writes does not hold (rows of other pages that reference it),
+	// written atomically with New.
+	Suspects []SuspectEdit
+}
+
+// DropSuspects removes, from Rows, the suspect marks made by operations on
+// Page after version After (requirement.Suspect.MadeAfter).
+type DropSuspects struct {
+	Page  string
+	After int
+	Rows  []requirement.ID
+}
+
+// SuspectEdit adds suspect marks to one row without reading it, with the
+// row's entry in the suspect index.
+type SuspectEdit struct {
+	Row   requirement.ID // space and key as the referencing row spells them
+	Marks []requirement.Suspect
 }
 
 // RDepEdit adds and removes reverse dependencies of one row without reading

@@ -148,6 +148,15 @@ type reqItem struct {
 	OriginPageID string   `dynamodbav:"originPageId,omitempty"`
 	OriginTitle  string   `dynamodbav:"originTitle,omitempty"`
 	Rev          int64    `dynamodbav:"rev,omitempty"`
+	// Suspects are the suspect marks of the requirement's issue links.
+	Suspects []suspectItem `dynamodbav:"suspects,omitempty"`
+}
+
+// suspectItem is one suspect mark: an issue, since when, which fields.
+type suspectItem struct {
+	IssueKey string   `dynamodbav:"i"`
+	Since    string   `dynamodbav:"t"`
+	Fields   []string `dynamodbav:"f,omitempty"`
 }
 
 func (it reqItem) ref() tracker.ReqRef {
@@ -155,8 +164,12 @@ func (it reqItem) ref() tracker.ReqRef {
 }
 
 func (it reqItem) entity() tracker.Requirement {
-	return tracker.Requirement{Ref: it.ref(), HTMLExcerpt: it.HTMLExcerpt, GenericURL: it.GenericURL,
+	r := tracker.Requirement{Ref: it.ref(), HTMLExcerpt: it.HTMLExcerpt, GenericURL: it.GenericURL,
 		Deleted: it.Deleted, UpdatedAt: dynamo.ParseTime(it.UpdatedAt)}
+	for _, m := range it.Suspects {
+		r.Suspects = append(r.Suspects, tracker.SuspectMark{IssueKey: m.IssueKey, Since: dynamo.ParseTime(m.Since), Fields: m.Fields})
+	}
+	return r
 }
 
 func relMember(r tracker.IssueRelationship) string { return r.IssueKey + "#" + r.Relationship }
@@ -305,6 +318,9 @@ func (s *TrackerStore) PutRequirements(ctx context.Context, tenant string, reqs 
 			Set(expression.Name("genericUrl"), expression.Value(r.GenericURL)).
 			Set(expression.Name("deleted"), expression.Value(r.Deleted)).
 			Set(expression.Name("updatedAt"), expression.Value(dynamo.Time(r.UpdatedAt)))
+		if len(r.Suspects) > 0 {
+			upd = upd.Set(expression.Name("suspects"), expression.Value(suspectItems(r.Suspects)))
+		}
 		expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 		if err != nil {
 			return dynamo.Errorf("build requirement update", err)
@@ -315,6 +331,35 @@ func (s *TrackerStore) PutRequirements(ctx context.Context, tenant string, reqs 
 		})
 		return dynamo.Translate(err, "put requirement "+r.Ref.String())
 	})
+}
+
+// SetSuspects replaces the suspect marks of requirement ref (one
+// UpdateItem; none removes the attribute), creating the requirement item
+// if it does not exist.
+func (s *TrackerStore) SetSuspects(ctx context.Context, tenant string, ref tracker.ReqRef, marks []tracker.SuspectMark) error {
+	upd := reqSet(expression.UpdateBuilder{}, tenant, ref)
+	if len(marks) == 0 {
+		upd = upd.Remove(expression.Name("suspects"))
+	} else {
+		upd = upd.Set(expression.Name("suspects"), expression.Value(suspectItems(marks)))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
+	if err != nil {
+		return dynamo.Errorf("build suspect update", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: itemKey(reqPK(tenant, ref), reqSK),
+		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	return dynamo.Translate(err, "set suspects of "+ref.String())
+}
+
+func suspectItems(marks []tracker.SuspectMark) []suspectItem {
+	items := make([]suspectItem, len(marks))
+	for i, m := range marks {
+		items[i] = suspectItem{IssueKey: m.IssueKey, Since: dynamo.Time(m.Since), Fields: m.Fields}
+	}
+	return items
 }
 
 // refSet sets the identity attributes of a requirement item (and of an

@@ -55,7 +55,13 @@ const (
 	// reconcile (the only reader) must find the requirement to send it its
 	// set, even an empty one.
 	indexService = "S"
+	// indexSuspect items list the requirements with a suspect dependency
+	// or issue link (`suspect IS TRUE`), all in one value partition.
+	indexSuspect = "X"
 )
+
+// indexSuspectValue is the one value of the suspect index.
+const indexSuspectValue = "1"
 
 // indexAnyService is the indexService value of links whose macro names no
 // integration (they go to every integration).
@@ -131,6 +137,9 @@ func indexItems(tenant string, r *requirement.Requirement) map[string]indexItem 
 		if l.Page {
 			add(indexService, serviceIndexValue(l.ServiceID))
 		}
+	}
+	if r.IsSuspect() {
+		add(indexSuspect, indexSuspectValue)
 	}
 	return out
 }

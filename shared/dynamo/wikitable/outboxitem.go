@@ -46,6 +46,9 @@ type outboxItem struct {
 	OriginPageID  string       `dynamodbav:"originPageId,omitempty"`
 	OriginTitle   string       `dynamodbav:"originTitle,omitempty"`
 	ChangedFields []string     `dynamodbav:"changedFields,omitempty"`
+	// SuspectFields are the fields of an UPDATED message's change that
+	// made its links suspect (suspectFields), none when it made none.
+	SuspectFields []string `dynamodbav:"suspectFields,omitempty"`
 }
 
 type outboxLink struct {
@@ -68,7 +71,7 @@ func newOutboxItem(tenant string, m *outbox.Message) outboxItem {
 		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTML: m.NewHTMLExcerpt, NewSpace: m.NewSpaceKey,
 		NewKey: m.NewKey, NewBaseline: m.NewBaseline, NewURL: m.NewURL, LastResponse: m.LastResponse, Enqueued: m.Enqueued,
 		LinksVersion: m.LinksVersion, OriginPageID: m.OriginPageID, OriginTitle: m.OriginTitle,
-		ChangedFields: m.ChangedFields,
+		ChangedFields: m.ChangedFields, SuspectFields: m.SuspectFields,
 	}
 	if m.Type == outbox.Links {
 		it.Links = make([]outboxLink, 0, len(m.Links))
@@ -90,7 +93,7 @@ func (it *outboxItem) entity() *outbox.Message {
 		ObjectKey: it.ObjectKey, Relationship: it.Relationship, NewHTMLExcerpt: it.NewHTML, NewSpaceKey: it.NewSpace,
 		NewKey: it.NewKey, NewBaseline: it.NewBaseline, NewURL: it.NewURL, LastResponse: it.LastResponse, Enqueued: it.Enqueued,
 		LinksVersion: it.LinksVersion, OriginPageID: it.OriginPageID, OriginTitle: it.OriginTitle,
-		ChangedFields: it.ChangedFields,
+		ChangedFields: it.ChangedFields, SuspectFields: it.SuspectFields,
 	}
 	for _, l := range it.Links {
 		m.Links = append(m.Links, outbox.LinkRef{IssueKey: l.IK, Relationship: l.R})

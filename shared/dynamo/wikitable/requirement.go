@@ -2,6 +2,7 @@ package wikitable
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,6 +43,9 @@ type requirementItem struct {
 	// pages can ADD/DELETE them as a string set without reading the item.
 	RDeps  []string    `dynamodbav:"rdeps,stringset,omitempty"`
 	Issues []issueLink `dynamodbav:"issues,omitempty"`
+	// Suspects are the suspect marks (encodeSuspect), a string set so that
+	// a save of another page can ADD a mark without reading the row.
+	Suspects []string `dynamodbav:"sus,stringset,omitempty"`
 	// LinksVersion counts the changes of the links the page holds.
 	LinksVersion int64  `dynamodbav:"lv,omitempty"`
 	NewSpace     string `dynamodbav:"newSpaceKey,omitempty"`
@@ -102,6 +106,36 @@ func decodeDep(s string) requirement.Dependency {
 	return requirement.Dependency{SpaceKey: parts[0], Key: parts[1], Relationship: parts[2]}
 }
 
+// suspectMember is the JSON of one suspect mark in the row's string set.
+type suspectMember struct {
+	S string   `json:"s,omitempty"` // target requirement's space
+	K string   `json:"k,omitempty"` // target requirement's key (folded)
+	I string   `json:"i,omitempty"` // issue key (upper case)
+	T string   `json:"t"`           // since
+	F []string `json:"f"`           // fields
+	P string   `json:"p,omitempty"` // page of the operation that made it
+	V int      `json:"v,omitempty"` // the version that operation wrote
+}
+
+// encodeSuspect encodes a mark as one string-set member: the same mark
+// always gives the same member, so adding it twice is harmless.
+func encodeSuspect(m requirement.Suspect) string {
+	b, _ := json.Marshal(suspectMember{S: m.Target.SpaceKey, K: m.Target.Key, I: m.IssueKey, T: dynamo.Time(m.Since), F: m.Fields, P: m.Page, V: m.Version})
+	return string(b)
+}
+
+func decodeSuspect(s string) (requirement.Suspect, bool) {
+	var m suspectMember
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return requirement.Suspect{}, false
+	}
+	out := requirement.Suspect{IssueKey: m.I, Since: dynamo.ParseTime(m.T), Fields: m.F, Page: m.P, Version: m.V}
+	if m.I == "" {
+		out.Target = requirement.NewID(m.S, m.K, 0)
+	}
+	return out, true
+}
+
 // newRequirementItem converts an entity to its item, keys included.
 func newRequirementItem(tenant string, r *requirement.Requirement) requirementItem {
 	it := requirementItem{
@@ -134,6 +168,10 @@ func newRequirementItem(tenant string, r *requirement.Requirement) requirementIt
 	for _, l := range r.Issues {
 		it.Issues = append(it.Issues, issueLink{SID: l.ServiceID, IK: l.IssueKey, R: l.Relationship, O: encodeHolds(l)})
 	}
+	for _, m := range requirement.MergeSuspects(r.Suspects, nil) {
+		it.Suspects = append(it.Suspects, encodeSuspect(m))
+	}
+	slices.Sort(it.Suspects)
 	return it
 }
 
@@ -161,6 +199,13 @@ func (it *requirementItem) entity() *requirement.Requirement {
 		page, tracker := decodeHolds(l.O)
 		r.Issues = append(r.Issues, requirement.IssueLink{ServiceID: l.SID, IssueKey: l.IK, Relationship: l.R, Page: page, Tracker: tracker})
 	}
+	var marks []requirement.Suspect
+	for _, m := range it.Suspects {
+		if s, ok := decodeSuspect(m); ok {
+			marks = append(marks, s)
+		}
+	}
+	r.Suspects = requirement.MergeSuspects(marks, nil)
 	return r
 }
 

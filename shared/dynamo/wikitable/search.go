@@ -174,6 +174,8 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 		kind, value = indexProperty, indexPropertyValue(ix.Name, ix.Value)
 	case search.IndexExternal:
 		kind, value = indexExternal, indexPropertyValue(ix.Name, ix.Value)
+	case search.IndexSuspect:
+		kind, value = indexSuspect, indexSuspectValue
 	}
 	// Every space: the index partition; one space: its gsi1 partition.
 	kc := expression.Key("pk").Equal(expression.Value(indexPK(tenant, kind, value)))

@@ -2,6 +2,7 @@ package wikitable
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -30,6 +31,9 @@ type settingsItem struct {
 	PK            string `dynamodbav:"pk"`
 	SK            string `dynamodbav:"sk"`
 	IsolateSpaces bool   `dynamodbav:"isolateSpaces"`
+	// SuspectFields is the JSON array of the setting, "" when never set
+	// (the default applies).
+	SuspectFields string `dynamodbav:"suspectFields,omitempty"`
 	UpdatedAt     string `dynamodbav:"updatedAt"`
 }
 
@@ -54,18 +58,42 @@ func (s *SettingsStore) Get(ctx context.Context, tenant string) (integration.Set
 	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
 		return integration.Settings{}, dynamo.Errorf("decode settings", err)
 	}
-	return integration.Settings{IsolateSpaces: it.IsolateSpaces}, nil
+	st := integration.Settings{IsolateSpaces: it.IsolateSpaces}
+	if it.SuspectFields != "" {
+		if err := json.Unmarshal([]byte(it.SuspectFields), &st.SuspectFields); err != nil {
+			return integration.Settings{}, dynamo.Errorf("decode settings", err)
+		}
+		if st.SuspectFields == nil {
+			st.SuspectFields = []string{}
+		}
+	}
+	return st, nil
 }
 
 // Put stores the tenant's settings.
 func (s *SettingsStore) Put(ctx context.Context, tenant string, st integration.Settings) error {
-	av, err := attributevalue.MarshalMap(settingsItem{
+	it := settingsItem{
 		PK: dynamo.TenantPrefix(tenant) + "SETTINGS", SK: "SETTINGS", IsolateSpaces: st.IsolateSpaces,
 		UpdatedAt: dynamo.Time(time.Now()),
-	})
+	}
+	if st.SuspectFields != nil {
+		b, _ := json.Marshal(st.SuspectFields)
+		it.SuspectFields = string(b)
+	}
+	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return dynamo.Errorf("encode settings", err)
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: av})
 	return dynamo.Translate(err, "put settings")
+}
+
+// SuspectFields returns the tenant's suspectFields (wiki.Store) with one
+// GetItem.
+func (s *SettingsStore) SuspectFields(ctx context.Context, tenant string) ([]string, error) {
+	st, err := s.Get(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	return st.EffectiveSuspectFields(), nil
 }

@@ -122,6 +122,51 @@ func (s *WikiStore) AddPendingRemovals(ctx context.Context, tenant string, count
 	return nil
 }
 
+// SuspectFields returns the tenant's suspectFields setting (one GetItem of
+// the settings item; SettingsStore.SuspectFields).
+func (s *WikiStore) SuspectFields(ctx context.Context, tenant string) ([]string, error) {
+	return NewSettingsStore(s.db, s.table).SuspectFields(ctx, tenant)
+}
+
+// ClearSuspects removes the suspect marks of the rows ids (one UpdateItem
+// each, 8 at a time, on condition that the row exists), then their suspect
+// index items (BatchWriteItem calls of 25): a failure half way leaves the
+// index a superset of the rows, which searches check.
+func (s *WikiStore) ClearSuspects(ctx context.Context, tenant string, ids []requirement.ID) error {
+	expr, err := expression.NewBuilder().
+		WithCondition(expression.AttributeExists(expression.Name("pk"))).
+		WithUpdate(expression.Remove(expression.Name("sus"))).Build()
+	if err != nil {
+		return fmt.Errorf("clear suspects: build update: %w", err)
+	}
+	err = dynamo.Each(ctx, ids, 8, func(ctx context.Context, id requirement.ID) error {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: rowKey(tenant, id.Current()),
+			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return nil // gone meanwhile: nothing to clear
+		}
+		return dynamo.Translate(err, "clear suspects")
+	})
+	if err != nil {
+		return err
+	}
+	deletes := make([]types.WriteRequest, 0, len(ids))
+	for _, id := range ids {
+		deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: indexPK(tenant, indexSuspect, indexSuspectValue)},
+			"sk": &types.AttributeValueMemberS{Value: indexSK(id.SpaceKey, id.Key)},
+		}}})
+	}
+	if err := dynamo.BatchWrite(ctx, s.db, s.table, deletes); err != nil {
+		return fmt.Errorf("delete suspect index items: %w", err)
+	}
+	return nil
+}
+
 // Spaces lists the spaces in which the tenant has stored pages, in order.
 func (s *WikiStore) Spaces(ctx context.Context, tenant string) ([]string, error) {
 	return s.saveSortKeys(ctx, spacesPK(tenant), "list spaces")
@@ -225,6 +270,84 @@ func (s *WikiStore) saveRDepUpdate(tenant string, target requirement.ID, deps []
 	}}, nil
 }
 
+// saveSuspectEdit returns the transaction elements that add e's marks to
+// its row without reading it (ADD of string-set members: adding a mark
+// twice is harmless) and put the row's suspect index item. An absent row
+// (its page deleted meanwhile) becomes a stub, invisible to reads.
+func (s *WikiStore) saveSuspectEdit(tenant string, e wiki.SuspectEdit) ([]types.TransactWriteItem, error) {
+	members := make(saveStringSet, 0, len(e.Marks))
+	for _, m := range e.Marks {
+		members = append(members, encodeSuspect(m))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(expression.Add(expression.Name("sus"), expression.Value(members))).Build()
+	if err != nil {
+		return nil, fmt.Errorf("build suspect update: %w", err)
+	}
+	sk := indexSK(e.Row.SpaceKey, e.Row.Key)
+	ix, err := attributevalue.MarshalMap(indexItem{
+		PK: indexPK(tenant, indexSuspect, indexSuspectValue), SK: sk,
+		GSI1PK: spaceIndexPK(tenant, e.Row.SpaceKey, indexSuspect, indexSuspectValue), GSI1SK: sk,
+		Space: e.Row.SpaceKey, Key: e.Row.Key,
+	})
+	if err != nil {
+		return nil, dynamo.Errorf("encode index item", err)
+	}
+	return []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName: &s.table, Key: rowKey(tenant, requirement.ID{SpaceKey: e.Row.SpaceKey, Key: e.Row.Key}),
+			UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		}},
+		{Put: &types.Put{TableName: &s.table, Item: ix}},
+	}, nil
+}
+
+// saveDropSuspects removes from d.Rows the suspect marks a failed
+// operation on d.Page made (after version d.After): one strongly
+// consistent BatchGetItem per 100 rows, then one UpdateItem DELETE of
+// exactly those set members per row that holds any. Their suspect index
+// items stay (a superset, which searches check).
+func (s *WikiStore) saveDropSuspects(ctx context.Context, tenant string, d *wiki.DropSuspects) error {
+	keys := make([]map[string]types.AttributeValue, 0, len(d.Rows))
+	for _, id := range d.Rows {
+		keys = append(keys, rowKey(tenant, id.Current()))
+	}
+	items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, true)
+	if err != nil {
+		return err
+	}
+	type drop struct {
+		key     map[string]types.AttributeValue
+		members saveStringSet
+	}
+	var drops []drop
+	for _, av := range items {
+		var it requirementItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return dynamo.Errorf("decode requirement", err)
+		}
+		var members saveStringSet
+		for _, m := range it.Suspects {
+			if mark, ok := decodeSuspect(m); ok && mark.MadeAfter(d.Page, d.After) {
+				members = append(members, m)
+			}
+		}
+		if len(members) > 0 {
+			drops = append(drops, drop{key: map[string]types.AttributeValue{"pk": av["pk"], "sk": av["sk"]}, members: members})
+		}
+	}
+	return dynamo.Each(ctx, drops, 8, func(ctx context.Context, dr drop) error {
+		expr, err := expression.NewBuilder().WithUpdate(expression.Delete(expression.Name("sus"), expression.Value(dr.members))).Build()
+		if err != nil {
+			return fmt.Errorf("build suspect drop: %w", err)
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: dr.key, UpdateExpression: expr.Update(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
+		return dynamo.Translate(err, "drop suspect marks")
+	})
+}
+
 // Commit applies a change (wiki.Store). Everything is encoded first, so a
 // page or a requirement too large to store fails (apperr.TooLarge) with
 // nothing written. Then, in order:
@@ -288,11 +411,18 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return err
 		}
 		indexPuts, indexDeletes = append(indexPuts, puts...), append(indexDeletes, deletes...)
-		if len(w.Messages) == 0 {
+		if len(w.Messages) == 0 && len(w.Suspects) == 0 {
 			rowBatch = append(rowBatch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 			continue
 		}
 		unit := []types.TransactWriteItem{{Put: &types.Put{TableName: &s.table, Item: av}}}
+		for _, e := range w.Suspects {
+			els, err := s.saveSuspectEdit(tenant, e)
+			if err != nil {
+				return err
+			}
+			unit = append(unit, els...)
+		}
 		for _, m := range w.Messages {
 			el, err := outboxPut(s.table, tenant, m)
 			if err != nil {
@@ -360,6 +490,11 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 		}
 		if txErr != nil {
 			return txErr
+		}
+	}
+	if c.DropSuspects != nil {
+		if err := s.saveDropSuspects(ctx, tenant, c.DropSuspects); err != nil {
+			return err
 		}
 	}
 	switch {

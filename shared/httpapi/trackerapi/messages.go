@@ -40,6 +40,9 @@ type messageInDTO struct {
 	Origin        *originDTO   `json:"origin"`
 	ChangedFields []string     `json:"changedFields"`
 	Suspect       *bool        `json:"suspect"`
+	SuspectCause  *struct {
+		Fields []string `json:"fields"`
+	} `json:"suspectCause"`
 }
 
 // linkRefDTO is one PAGE link of a LINKS message.
@@ -92,6 +95,9 @@ func (d messageInDTO) entity() tracker.Message {
 		}
 	}
 	m.LinksVersion, m.ChangedFields, m.Suspect = d.Version, d.ChangedFields, d.Suspect
+	if d.SuspectCause != nil {
+		m.SuspectFields = d.SuspectCause.Fields
+	}
 	return m
 }
 

@@ -7,6 +7,7 @@ package trackerlinks
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -33,13 +34,15 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("POST /rest/reqs/1/issuelinks/{issueKey}", httpapi.Member, h.create)
 	rt.Handle("PUT /rest/reqs/1/issuelinks/{issueKey}", httpapi.Member, h.replace)
 	rt.Handle("DELETE /rest/reqs/1/issuelinks/{issueKey}", httpapi.Member, h.delete)
+	rt.Handle("DELETE /rest/reqs/1/issuelinks/{issueKey}/suspect", httpapi.Member, h.clearSuspect)
 	rt.Handle("PUT /rest/reqs/1/sync", httpapi.Member, h.sync)
 }
 
 // linkInDTO is an issue link item (spec 2.6) or reference (2.7). The
 // fields the GET answer adds are accepted, so a client can send back what
-// it read: issueKey must then be the path's, requirementDeleted and origin
-// are ignored (a link made here is always the tracker's).
+// it read: issueKey must then be the path's, requirementDeleted, origin
+// and the suspect fields are ignored (a link made here is always the
+// tracker's, and suspect marks come from the wiki).
 type linkInDTO struct {
 	ApplinkID          string  `json:"applinkId"`
 	SpaceKey           string  `json:"spaceKey"`
@@ -51,6 +54,11 @@ type linkInDTO struct {
 	IssueKey           *string `json:"issueKey"`
 	RequirementDeleted *bool   `json:"requirementDeleted"`
 	Origin             *string `json:"origin"`
+	Suspect            *bool   `json:"suspect"`
+	SuspectSince       *string `json:"suspectSince"`
+	SuspectCause       *struct {
+		Fields []string `json:"fields"`
+	} `json:"suspectCause"`
 }
 
 func (d linkInDTO) entity(issueKey string) tracker.LinkInput {
@@ -78,6 +86,16 @@ type linkDTO struct {
 	HTMLExcerpt        string `json:"htmlExcerpt"`
 	RequirementDeleted bool   `json:"requirementDeleted"`
 	Origin             string `json:"origin"`
+	// Suspect says whether the wiki changed the requirement since the
+	// issue's users last reviewed it (CONTRACT §8.2); suspectSince and
+	// suspectCause only when it did.
+	Suspect      bool             `json:"suspect"`
+	SuspectSince string           `json:"suspectSince,omitempty"`
+	SuspectCause *suspectCauseDTO `json:"suspectCause,omitempty"`
+}
+
+type suspectCauseDTO struct {
+	Fields []string `json:"fields"`
 }
 
 func baselineNumber(b int) *int {
@@ -93,6 +111,10 @@ func toLinkDTOs(views []tracker.LinkView) []linkDTO {
 		out[i] = linkDTO{IssueKey: v.IssueKey, ApplinkID: v.Req.ApplinkID, SpaceKey: v.Req.SpaceKey, Key: v.Req.Key,
 			BaselineNumber: baselineNumber(v.Req.Baseline), Relationship: v.Relationship, GenericURL: v.GenericURL,
 			HTMLExcerpt: v.HTMLExcerpt, RequirementDeleted: v.Deleted, Origin: v.Holds.Origin()}
+		if m := v.Suspect; m != nil {
+			out[i].Suspect, out[i].SuspectSince = true, m.Since.UTC().Format(time.RFC3339Nano)
+			out[i].SuspectCause = &suspectCauseDTO{Fields: append([]string{}, m.Fields...)}
+		}
 	}
 	return out
 }
@@ -154,6 +176,16 @@ func (h *Handler) replace(w http.ResponseWriter, r *http.Request, p auth.Princip
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, toLinkDTOs(views))
+	return nil
+}
+
+// clearSuspect serves DELETE /rest/reqs/1/issuelinks/{issueKey}/suspect:
+// the issue's users reviewed its suspect links → 204.
+func (h *Handler) clearSuspect(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	if err := h.Tracker.ClearSuspect(r.Context(), p.Tenant, r.PathValue("issueKey")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

@@ -465,11 +465,13 @@ func (h *Handler) links(w http.ResponseWriter, r *http.Request, p auth.Principal
 // settingsDTO is the admin settings document, answered and sent (a field
 // left out of a PUT keeps its value).
 type settingsDTO struct {
-	IsolateSpaces *bool `json:"isolateSpaces"`
+	IsolateSpaces *bool     `json:"isolateSpaces"`
+	SuspectFields *[]string `json:"suspectFields"`
 }
 
 func toSettingsDTO(s integration.Settings) settingsDTO {
-	return settingsDTO{IsolateSpaces: &s.IsolateSpaces}
+	fields := s.EffectiveSuspectFields()
+	return settingsDTO{IsolateSpaces: &s.IsolateSpaces, SuspectFields: &fields}
 }
 
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
@@ -492,6 +494,9 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request, p auth.Pri
 	}
 	if in.IsolateSpaces != nil {
 		s.IsolateSpaces = *in.IsolateSpaces
+	}
+	if in.SuspectFields != nil {
+		s.SuspectFields = append([]string{}, *in.SuspectFields...)
 	}
 	if s, err = h.Service.PutSettings(r.Context(), p.Tenant, s); err != nil {
 		return err

@@ -235,7 +235,7 @@ func TestSearchJSON(t *testing.T) {
 	}
 	want := `{"results":[{"spaceKey":"DEMO","key":"REQ-2","baseline":null,"status":"ACTIVE","text":"Log out users.",
 	 "htmlExcerpt":"<p>Log out users.</p>","htmlNeedsUpdating":false,"properties":[{"key":"Priority","value":"Low","type":"INLINE"}],
-	 "origin":{"pageId":"1","title":"Page 1"},"dependencies":[{"spaceKey":"DEMO","key":"REQ-1","relationship":"refines"}],
+	 "origin":{"pageId":"1","title":"Page 1"},"dependencies":[{"spaceKey":"DEMO","key":"REQ-1","relationship":"refines","suspect":false}],
 	 "reverseDependencies":[{"spaceKey":"OTHER","key":"O-1","relationship":"refines"}],"issues":[],
 	 "genericUrl":"/requirements/DEMO/REQ-2"}],"offset":0,"limit":50,"count":1,"hasMore":false}`
 	var wantBody map[string]any

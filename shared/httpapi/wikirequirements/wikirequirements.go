@@ -15,6 +15,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
@@ -40,13 +41,15 @@ type Reader interface {
 // Handler serves the route group. Register works on a zero Handler (the
 // route-agreement test lists its routes); serving reads needs Requirements,
 // serving the search needs Search, setting external properties needs
-// External, the diff needs Diff, and CSV exports need Export.
+// External, the diff needs Diff, CSV exports need Export, and clearing
+// suspect links needs Search and Suspects.
 type Handler struct {
 	Requirements Reader
 	Search       Searcher
 	External     ExternalSetter
 	Diff         Differ
 	Export       Exporter
+	Suspects     SuspectClearer
 }
 
 // Register declares the routes of WikiRequirements in template.yaml,
@@ -64,6 +67,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Reader, requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
 	rt.Handle("GET /rest/reqs/1/diff/{spaceKey}", httpapi.Member, h.diff)
+	rt.Handle("POST /rest/reqs/1/suspects/{spaceKey}/clear", httpapi.Member, h.clearSuspects)
 	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
 }
 
@@ -104,11 +108,36 @@ type pageRefDTO struct {
 	Title  string `json:"title"`
 }
 
-// dependencyDTO is a link between two requirements.
+// dependencyDTO is a link between two requirements; a dependency (not a
+// reverse one) also says whether it is suspect.
 type dependencyDTO struct {
 	SpaceKey     string `json:"spaceKey"`
 	Key          string `json:"key"`
 	Relationship string `json:"relationship"`
+	suspectDTO
+}
+
+// suspectDTO are the suspect fields of a dependency or issue link (CONTRACT
+// §8.2): suspectSince and suspectCause only when suspect.
+type suspectDTO struct {
+	Suspect      *bool            `json:"suspect,omitempty"`
+	SuspectSince string           `json:"suspectSince,omitempty"`
+	SuspectCause *suspectCauseDTO `json:"suspectCause,omitempty"`
+}
+
+type suspectCauseDTO struct {
+	Fields []string `json:"fields"`
+}
+
+// toSuspectDTO converts a link's mark (nil: not suspect).
+func toSuspectDTO(m *requirement.Suspect) suspectDTO {
+	suspect := m != nil
+	out := suspectDTO{Suspect: &suspect}
+	if m != nil {
+		out.SuspectSince = m.Since.UTC().Format(time.RFC3339Nano)
+		out.SuspectCause = &suspectCauseDTO{Fields: append([]string{}, m.Fields...)}
+	}
+	return out
 }
 
 // issueDTO is a link to an issue; serviceId is null when the page's macro
@@ -120,6 +149,7 @@ type issueDTO struct {
 	// Origin is PAGE while an issue macro of the requirement's page holds
 	// the link, else TRACKER (made on the tracker).
 	Origin string `json:"origin"`
+	suspectDTO
 }
 
 // toRequirementDTO converts a requirement to its JSON shape; lists are
@@ -145,13 +175,15 @@ func toRequirementDTO(r *requirement.Requirement) requirementDTO {
 		out.Properties = append(out.Properties, propertyDTO{Key: p.Key, Value: p.Value, Type: p.Type.String()})
 	}
 	for _, d := range r.Dependencies {
-		out.Dependencies = append(out.Dependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
+		out.Dependencies = append(out.Dependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship,
+			suspectDTO: toSuspectDTO(r.DependencySuspect(d))})
 	}
 	for _, d := range r.ReverseDependencies {
 		out.ReverseDependencies = append(out.ReverseDependencies, dependencyDTO{SpaceKey: d.SpaceKey, Key: d.Key, Relationship: d.Relationship})
 	}
 	for _, l := range r.Issues {
-		is := issueDTO{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin())}
+		is := issueDTO{IssueKey: l.IssueKey, Relationship: l.Relationship, Origin: string(l.Origin()),
+			suspectDTO: toSuspectDTO(r.IssueSuspect(l))}
 		if l.ServiceID != "" {
 			sid := l.ServiceID
 			is.ServiceID = &sid

@@ -128,9 +128,9 @@ func TestGetRequirement(t *testing.T) {
 	 "htmlNeedsUpdating":false,
 	 "properties":[{"key":"Priority","value":"High","type":"INLINE"}],
 	 "origin":{"pageId":"123","title":"Page 123"},
-	 "dependencies":[{"spaceKey":"DEMO","key":"REQ-000","relationship":"refines"}],
+	 "dependencies":[{"spaceKey":"DEMO","key":"REQ-000","relationship":"refines","suspect":false}],
 	 "reverseDependencies":[{"spaceKey":"OTHER","key":"O-1","relationship":"refines"}],
-	 "issues":[{"serviceId":"jira-1","issueKey":"PROJ-1","relationship":"implements","origin":"PAGE"},{"serviceId":null,"issueKey":"PROJ-2","relationship":"implements","origin":"PAGE"}],
+	 "issues":[{"serviceId":"jira-1","issueKey":"PROJ-1","relationship":"implements","origin":"PAGE","suspect":false},{"serviceId":null,"issueKey":"PROJ-2","relationship":"implements","origin":"PAGE","suspect":false}],
 	 "genericUrl":"/requirements/DEMO/REQ-001"}`
 	var wantBody map[string]any
 	if err := json.Unmarshal([]byte(want), &wantBody); err != nil {

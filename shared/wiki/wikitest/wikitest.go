@@ -30,7 +30,8 @@ var (
 // Mem is an in-memory wiki.Store. Fail, when set, is called before each
 // Commit; an error it returns fails the Commit with nothing applied.
 type Mem struct {
-	Fail func(c *wiki.Change) error
+	suspectFields map[string][]string
+	Fail          func(c *wiki.Change) error
 	// Now is the clock of page leases (time.Now when nil).
 	Now func() time.Time
 
@@ -288,6 +289,41 @@ func (m *Mem) Integrations(_ context.Context, tenant string) ([]wiki.Integration
 	return slices.Clone(m.services[tenant]), nil
 }
 
+// SetSuspectFields sets the tenant's suspectFields setting (nil: the
+// default).
+func (m *Mem) SetSuspectFields(tenant string, fields []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.suspectFields == nil {
+		m.suspectFields = map[string][]string{}
+	}
+	m.suspectFields[tenant] = fields
+}
+
+// SuspectFields implements wiki.Store.
+func (m *Mem) SuspectFields(_ context.Context, tenant string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["SuspectFields"]++
+	if f, ok := m.suspectFields[tenant]; ok && f != nil {
+		return slices.Clone(f), nil
+	}
+	return slices.Clone(requirement.DefaultSuspectFields), nil
+}
+
+// ClearSuspects implements wiki.Store.
+func (m *Mem) ClearSuspects(_ context.Context, tenant string, ids []requirement.ID) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Calls["ClearSuspects"]++
+	for _, id := range ids {
+		if r := m.tenantRows(tenant)[id.Fold()]; r != nil {
+			r.Suspects = nil
+		}
+	}
+	return nil
+}
+
 // AddPendingRemovals implements wiki.Store.
 func (m *Mem) AddPendingRemovals(_ context.Context, tenant string, counts map[string]int) error {
 	m.mu.Lock()
@@ -371,9 +407,25 @@ func (m *Mem) Commit(_ context.Context, tenant string, c *wiki.Change) error {
 	}
 	for _, w := range c.Writes {
 		rows[requirement.NewID(w.New.SpaceKey, w.New.Key, 0)] = w.New.Clone()
+		for _, e := range w.Suspects {
+			id := e.Row.Fold()
+			r, ok := rows[id]
+			if !ok {
+				r = &requirement.Requirement{SpaceKey: e.Row.SpaceKey, Key: e.Row.Key}
+				rows[id] = r
+			}
+			r.Suspects = requirement.MergeSuspects(r.Suspects, e.Marks)
+		}
 		for _, msg := range w.Messages {
 			cp := *msg
 			m.Outbox = append(m.Outbox, &cp)
+		}
+	}
+	if d := c.DropSuspects; d != nil {
+		for _, id := range d.Rows {
+			if r := rows[id.Fold()]; r != nil {
+				r.Suspects = slices.DeleteFunc(r.Suspects, func(s requirement.Suspect) bool { return s.MadeAfter(d.Page, d.After) })
+			}
 		}
 	}
 	if c.RegisterSpace != "" && !slices.Contains(m.spaces[tenant], c.RegisterSpace) {
