@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Suspect links (CONTRACT §8.2) through the HTTP APIs of the local stack:
+// Suspect links through the HTTP APIs of the local stack:
 // the suspectFields setting, a change in each kind of field and in one
 // that is not set, a chain, the query, a save that changes nothing,
 // delivery to a version-5 tracker (and none to a version-4 one), and

@@ -306,7 +306,7 @@ type Settings struct {
 	// the space of its path (spec §4.1 scope rule).
 	IsolateSpaces bool
 	// SuspectFields are the fields whose change on a page save makes the
-	// links to a requirement suspect (CONTRACT §8.2): nil for the default,
+	// links to a requirement suspect (docs/change-analysis.md): nil for the default,
 	// requirement.DefaultSuspectFields.
 	SuspectFields []string
 }

@@ -53,7 +53,7 @@ type IsNull struct {
 	Not   bool
 }
 
-// IsSuspect is the predicate `suspect IS [NOT] TRUE|FALSE` (CONTRACT §8.2):
+// IsSuspect is the predicate `suspect IS [NOT] TRUE|FALSE`:
 // a requirement is suspect when one of its dependencies or issue links is.
 // It matches the requirements whose suspect state is Value, or is not when
 // Not is set; it is never NULL.

@@ -87,7 +87,7 @@ type linkDTO struct {
 	RequirementDeleted bool   `json:"requirementDeleted"`
 	Origin             string `json:"origin"`
 	// Suspect says whether the wiki changed the requirement since the
-	// issue's users last reviewed it (CONTRACT §8.2); suspectSince and
+	// issue's users last reviewed it; suspectSince and
 	// suspectCause only when it did.
 	Suspect      bool             `json:"suspect"`
 	SuspectSince string           `json:"suspectSince,omitempty"`

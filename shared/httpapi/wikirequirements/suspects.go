@@ -1,7 +1,7 @@
 package wikirequirements
 
 // Clearing suspect links, POST /rest/reqs/1/suspects/{spaceKey}/clear
-// (CONTRACT §8.2; docs/change-analysis.md, "Suspect links"): the matches
+// (docs/change-analysis.md, "Suspect links"): the matches
 // of a query in the space are read with the Searcher, every page of them
 // before anything is cleared (clearing changes what `suspect IS TRUE`
 // matches), then their marks are cleared.

@@ -117,8 +117,8 @@ type dependencyDTO struct {
 	suspectDTO
 }
 
-// suspectDTO are the suspect fields of a dependency or issue link (CONTRACT
-// §8.2): suspectSince and suspectCause only when suspect.
+// suspectDTO are the suspect fields of a dependency or issue link:
+// suspectSince and suspectCause only when suspect.
 type suspectDTO struct {
 	Suspect      *bool            `json:"suspect,omitempty"`
 	SuspectSince string           `json:"suspectSince,omitempty"`
