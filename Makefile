@@ -105,8 +105,9 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 30s); their seed corpo
 	echo "every fuzz target passed"
 
 .PHONY: bench
-bench: deps build ## measure against DESIGN.md §9 and write docs/benchmarks.md; then the diff and exports at 100,000 requirements a side as a test
+bench: deps build ## measure and write docs/benchmarks.md, the write spread of docs/scale.md; then the diff and exports at 100,000 requirements a side as a test
 	$(GO) run ./infra/cmd/bench -build-dir $(BUILD_DIR) -out docs/benchmarks.md
+	$(GO) run ./infra/cmd/scale -doc docs/scale.md
 	REQTRACE_BENCH_FULL=1 $(GO) test -count=1 -timeout 30m -run '^TestDiffAndExportLarge$$' -v ./shared/httpapi/wikirequirements
 
 .PHONY: soak
