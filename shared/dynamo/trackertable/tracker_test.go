@@ -518,7 +518,7 @@ func TestTrackerOutboxMarkShards(t *testing.T) {
 		}
 	}
 	out, err := env.DynamoDB.Scan(ctx, &dynamodb.ScanInput{TableName: &env.TrackerTable, IndexName: aws.String("gsi1"),
-		FilterExpression: aws.String("begins_with(gsi1pk, :p)"),
+		FilterExpression:          aws.String("begins_with(gsi1pk, :p)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "TOUTBOX#"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -537,8 +537,8 @@ func TestTrackerOutboxMarkShards(t *testing.T) {
 	// One mark moved to the legacy partition, as a former release wrote it.
 	moved := out.Items[0]
 	if _, err := env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &env.TrackerTable,
-		Key:              map[string]types.AttributeValue{"pk": moved["pk"], "sk": moved["sk"]},
-		UpdateExpression: aws.String("SET gsi1pk = :p"),
+		Key:                       map[string]types.AttributeValue{"pk": moved["pk"], "sk": moved["sk"]},
+		UpdateExpression:          aws.String("SET gsi1pk = :p"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "TOUTBOX#PENDING"}}}); err != nil {
 		t.Fatal(err)
 	}
