@@ -65,6 +65,19 @@ func TestDiffAndExportLarge(t *testing.T) {
 		t.Fatalf("diff of %d a side: calls %v, want at most %d Queries and nothing else", n, s.calls.Counts(), 2*perSide+1)
 	}
 	t.Logf("diff of %d vs %d requirements (1%% changed): %v, DynamoDB calls %v", n, n, took.Round(time.Millisecond), s.calls.Counts())
+	// The floor, measured right after on the same data: the reads alone,
+	// as the diff makes them (Segments key ranges, InFlight at a time,
+	// PageSize a Query), nothing decoded.
+	floor, items, err := diffFloor(context.Background(), s.db, s.table, "demo", "DEMO", "REQ-000000", fmt.Sprintf("REQ-%06d", n-1),
+		s.diff.Segments, s.diff.InFlight, s.diff.PageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items < 2*n {
+		t.Fatalf("the floor read %d items, want both sides' %d", items, 2*n)
+	}
+	t.Logf("diff floor (the same Queries, nothing decoded or compared): %v for %d items; diff ÷ floor = %.2f",
+		floor.Round(time.Millisecond), items, float64(took)/float64(floor))
 
 	start = time.Now()
 	records, _, _ := download(t, s, "/rest/reqs/1/diff/DEMO?from=1&to=current&format=csv", "")

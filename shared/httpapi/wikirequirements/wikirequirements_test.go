@@ -45,6 +45,9 @@ type server struct {
 	diff     *diff.Service
 	s3       *s3.Client
 	bucket   string
+	// db and table reach the WikiTable without the call counter.
+	db    *dynamodb.Client
+	table string
 }
 
 // newServer serves the route group wired as functions/wikirequirements
@@ -64,7 +67,8 @@ func newServer(t *testing.T) *server {
 	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ,
 		Export: export.New(s3export.New(s3c, env.ExportBucket))}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
-		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, diff: differ, s3: s3c, bucket: env.ExportBucket}
+		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, diff: differ, s3: s3c, bucket: env.ExportBucket,
+		db: env.DynamoDB, table: env.WikiTable}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {
