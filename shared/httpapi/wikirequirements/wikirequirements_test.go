@@ -18,6 +18,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
@@ -61,7 +62,7 @@ func newServer(t *testing.T) *server {
 	searcher := search.New(search.Deps{Store: store, Settings: store})
 	differ := diff.New(diff.Deps{Store: store, Matcher: searcher})
 	s3c := s3.NewFromConfig(env.Config)
-	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ,
+	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ, Coverage: coverage.New(searcher),
 		Export: export.New(s3export.New(s3c, env.ExportBucket))}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
 		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, diff: differ, s3: s3c, bucket: env.ExportBucket}
