@@ -43,6 +43,7 @@ type server struct {
 	bl       *wikitable.BaselineStore
 	settings *wikitable.SettingsStore
 	calls    *dynamo.CallCounter
+	items    *itemCounter
 	diff     *diff.Service
 	s3       *s3.Client
 	bucket   string
@@ -53,8 +54,8 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.AWS(t)
-	calls := dynamo.NewCallCounter()
-	db := dynamodb.NewFromConfig(env.Config, calls.Options)
+	calls, items := dynamo.NewCallCounter(), &itemCounter{}
+	db := dynamodb.NewFromConfig(env.Config, calls.Options, items.options)
 	svc := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)})
 	store := wikitable.NewSearchStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
@@ -65,7 +66,7 @@ func newServer(t *testing.T) *server {
 	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ, Coverage: coverage.New(searcher),
 		Export: export.New(s3export.New(s3c, env.ExportBucket))}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
-		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, diff: differ, s3: s3c, bucket: env.ExportBucket}
+		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, items: items, diff: differ, s3: s3c, bucket: env.ExportBucket}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {
