@@ -105,9 +105,9 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 30s); their seed corpo
 	echo "every fuzz target passed"
 
 .PHONY: bench
-bench: deps build ## measure against DESIGN.md §9 and write docs/benchmarks.md; then the diff, coverage and exports at 100,000 requirements as tests
+bench: deps build ## measure against DESIGN.md §9 and write docs/benchmarks.md; then the diff, coverage and exports at 100,000 requirements and the cost of suspect marking as tests
 	$(GO) run ./infra/cmd/bench -build-dir $(BUILD_DIR) -out docs/benchmarks.md
-	REQTRACE_BENCH_FULL=1 $(GO) test -count=1 -timeout 30m -run '^(TestDiffAndExportLarge|TestCoverageLarge)$$' -v ./shared/httpapi/wikirequirements
+	REQTRACE_BENCH_FULL=1 $(GO) test -count=1 -timeout 30m -run '^(TestDiffAndExportLarge|TestCoverageLarge|TestSuspectMarkingCost)$$' -v ./shared/httpapi/wikirequirements
 
 .PHONY: soak
 soak: deps build ## load + faults on a local stack, then invariants: SOAK_RATE (20/s), SOAK_DURATION (2m), SOAK_SEED; report on stdout and in soak-report.json

@@ -15,7 +15,9 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
+	"github.com/reqtrace/reqtrace/shared/integration"
 	"github.com/reqtrace/reqtrace/shared/requirement"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
 // LargeEnv is the flag `make bench` sets: the large diff, coverage and
@@ -87,14 +89,26 @@ func TestDiffAndExportLarge(t *testing.T) {
 	t.Logf("search export (%d rows): %v", n, time.Since(start).Round(time.Millisecond))
 }
 
-// itemCounter counts the items DynamoDB read for the client's reads:
-// ScannedCount of a Query, the items a GetItem or a BatchGetItem returned.
-type itemCounter struct{ n atomic.Int64 }
+// itemCounter counts the items DynamoDB read for the client's reads
+// (ScannedCount of a Query, the items a GetItem or a BatchGetItem
+// returned) and the items its writes sent (a PutItem, UpdateItem or
+// DeleteItem, each element of a BatchWriteItem or a TransactWriteItems).
+type itemCounter struct{ n, written atomic.Int64 }
 
 func (c *itemCounter) options(o *dynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("test/itemCounter",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				switch w := in.Parameters.(type) {
+				case *dynamodb.PutItemInput, *dynamodb.UpdateItemInput, *dynamodb.DeleteItemInput:
+					c.written.Add(1)
+				case *dynamodb.TransactWriteItemsInput:
+					c.written.Add(int64(len(w.TransactItems)))
+				case *dynamodb.BatchWriteItemInput:
+					for _, reqs := range w.RequestItems {
+						c.written.Add(int64(len(reqs)))
+					}
+				}
 				out, md, err := next.HandleInitialize(ctx, in)
 				switch r := out.Result.(type) {
 				case *dynamodb.QueryOutput:
@@ -113,7 +127,7 @@ func (c *itemCounter) options(o *dynamodb.Options) {
 	})
 }
 
-func (c *itemCounter) reset()     { c.n.Store(0) }
+func (c *itemCounter) reset()     { c.n.Store(0); c.written.Store(0) }
 func (c *itemCounter) get() int64 { return c.n.Load() }
 
 // peakHeap samples the heap in use every 10 ms while f runs and returns
@@ -222,4 +236,73 @@ func TestCoverageLarge(t *testing.T) {
 	}
 	t.Logf("coverage export (%d rows): %v, %.2f items read per requirement, heap peak +%.1f MiB (the test's parsed CSV included)",
 		n, time.Since(start).Round(time.Millisecond), float64(s.items.get())/float64(n), float64(heap)/(1<<20))
+}
+
+// TestSuspectMarkingCost measures what suspect marking adds to a page
+// save: a page of n requirements, each referenced by 5 requirements of 5
+// other pages, saved with every text changed, once with suspectFields []
+// (nothing marks) and once with the default (text, properties: every
+// referencing row is marked, 5n marks). `make test` runs it with n = 40,
+// REQTRACE_BENCH_FULL=1 (`make bench`) with 400. Calls and items written
+// are logged per requirement; the marks and the extra items are asserted.
+func TestSuspectMarkingCost(t *testing.T) {
+	t.Parallel()
+	n := 40
+	if os.Getenv(LargeEnv) != "" {
+		n = 400
+	}
+	const refs = 5
+	s := newServer(t)
+	targets := func(v int) string {
+		rows := make([]string, 0, n)
+		for i := range n {
+			rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("T-%03d", i)), fmt.Sprintf("<p>Target %d, version %d.</p>", i, v), "", "", ""))
+		}
+		return specs(rows...)
+	}
+	s.save(t, "demo", "10", "DEMO", targets(1))
+	for p := range refs {
+		rows := make([]string, 0, n)
+		for i := range n {
+			rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R%d-%03d", p, i)), "<p>Refines.</p>", "", wt.Link("", fmt.Sprintf("T-%03d", i)), ""))
+		}
+		s.save(t, "demo", fmt.Sprint(11+p), "DEMO", specs(rows...))
+	}
+	suspects := func() int {
+		a, _ := mustCoverage(t, s, "demo-wiki-user", "DEMO", params("columns", "to", "q", "suspect IS TRUE", "limit", "1"))
+		return a.Columns[0].Total
+	}
+	save := func(fields []string, v int) (map[string]int, int64) {
+		if err := s.settings.Put(context.Background(), "demo", integration.Settings{SuspectFields: fields}); err != nil {
+			t.Fatal(err)
+		}
+		s.calls.Reset()
+		s.items.reset()
+		s.save(t, "demo", "10", "DEMO", targets(v))
+		return s.calls.Counts(), s.items.written.Load()
+	}
+	callsOff, writtenOff := save([]string{}, 2)
+	if got := suspects(); got != 0 {
+		t.Fatalf("suspectFields []: %d suspect requirements, want 0", got)
+	}
+	callsOn, writtenOn := save(nil, 3)
+	if got := suspects(); got != refs*n {
+		t.Fatalf("default suspectFields: %d suspect requirements, want %d", got, refs*n)
+	}
+	// Each referencing row of another page: its mark (an UpdateItem ADD)
+	// and its suspect index item, in the changed row's transaction.
+	if extra := writtenOn - writtenOff; extra != int64(2*refs*n) {
+		t.Errorf("marking wrote %d items more, want %d (2 per referencing row)", extra, 2*refs*n)
+	}
+	per := func(calls map[string]int, written int64) string {
+		total := 0
+		for _, c := range calls {
+			total += c
+		}
+		return fmt.Sprintf("%d calls (%.3f per requirement: %v), %d items written (%.2f per requirement)",
+			total, float64(total)/float64(n), calls, written, float64(written)/float64(n))
+	}
+	t.Logf("save of %d changed requirements, %d reverse dependencies each on other pages:", n, refs)
+	t.Logf("  suspectFields []:      %s", per(callsOff, writtenOff))
+	t.Logf("  suspectFields default: %s", per(callsOn, writtenOn))
 }
