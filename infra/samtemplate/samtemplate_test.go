@@ -48,8 +48,8 @@ func TestLoadFunctions(t *testing.T) {
 	}{
 		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 15, 29 * time.Second, 1024, 0,
 			samtemplate.Route{Event: "Coverage", API: "WikiApi", Method: "GET", Path: "/rest/reqs/1/coverage/{spaceKey}"}},
-		{"WikiWeb", "functions/wikiweb", "WikiApi", 8, 29 * time.Second, 512, 0,
-			samtemplate.Route{Event: "Diff", API: "WikiApi", Method: "GET", Path: "/diff/{spaceKey}"}},
+		{"WikiWeb", "functions/wikiweb", "WikiApi", 9, 29 * time.Second, 512, 0,
+			samtemplate.Route{Event: "Coverage", API: "WikiApi", Method: "GET", Path: "/coverage/{spaceKey}"}},
 		{"WikiContent", "functions/wikicontent", "WikiApi", 5, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Delete", API: "WikiApi", Method: "DELETE", Path: "/rest/reqs/1/content/{contentId}"}},
 		{"WikiBaselines", "functions/wikibaselines", "WikiApi", 6, 29 * time.Second, 1024, 0,

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
@@ -276,4 +277,30 @@ func (s *Service) Each(ctx context.Context, req Request, emit func(i int, row Ro
 		return nil, 0, fmt.Errorf("coverage of %s: %w", req.Space, err)
 	}
 	return counts, total, nil
+}
+
+// Separator joins the items of a cell in the CSV export: one item per
+// line, as the other exports list links.
+const Separator = "\n"
+
+// Table describes the whole matrix of req as an export (shared/export):
+// columns spaceKey, key, text, then one per requested column (its name),
+// each cell's items joined by Separator; its rows are built while they are
+// written.
+func (s *Service) Table(req Request) export.Table {
+	columns := []string{"spaceKey", "key", "text"}
+	for _, c := range req.Columns {
+		columns = append(columns, c.Name())
+	}
+	return export.Table{Name: "coverage-" + req.Space, Columns: columns,
+		Rows: func(ctx context.Context, emit func([]string) error) error {
+			_, _, err := s.Each(ctx, req, func(_ int, row Row) error {
+				cells := []string{row.SpaceKey, row.Key, row.Text}
+				for _, items := range row.Cells {
+					cells = append(cells, strings.Join(items, Separator))
+				}
+				return emit(cells)
+			})
+			return err
+		}}
 }

@@ -9,7 +9,6 @@ package wikirequirements
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/coverage"
@@ -25,8 +24,9 @@ type Coverer interface {
 	// Coverage builds a matrix and returns one page of its rows: invalid
 	// input, internal.
 	Coverage(ctx context.Context, req coverage.Request) (*coverage.Result, error)
-	// Each emits every row of a matrix in key order: as Coverage.
-	Each(ctx context.Context, req coverage.Request, emit func(i int, row coverage.Row) error) ([]coverage.ColumnCount, int, error)
+	// Table describes the whole matrix as an export; its rows' errors are
+	// Coverage's.
+	Table(req coverage.Request) export.Table
 }
 
 var _ Coverer = (*coverage.Service)(nil)
@@ -119,26 +119,7 @@ func parseCoverage(r *http.Request) (coverage.Request, error) {
 	return coverage.Request{Space: r.PathValue("spaceKey"), Query: e, Columns: cols, Offset: offset, Limit: limit}, nil
 }
 
-// CoverageSeparator joins the items of a cell in the CSV: one item per
-// line, as the other exports list links.
-const CoverageSeparator = "\n"
-
-// exportCoverage answers the whole matrix as CSV: spaceKey, key, text,
-// then one column per requested column, its items one per line.
+// exportCoverage answers the whole matrix as CSV (coverage.Service.Table).
 func (h *Handler) exportCoverage(w http.ResponseWriter, r *http.Request, p auth.Principal, req coverage.Request) error {
-	columns := []string{"spaceKey", "key", "text"}
-	for _, c := range req.Columns {
-		columns = append(columns, c.Name())
-	}
-	return h.download(w, r, p, export.Table{Name: "coverage-" + req.Space, Columns: columns,
-		Rows: func(ctx context.Context, emit func([]string) error) error {
-			_, _, err := h.Coverage.Each(ctx, req, func(_ int, row coverage.Row) error {
-				cells := []string{row.SpaceKey, row.Key, row.Text}
-				for _, items := range row.Cells {
-					cells = append(cells, strings.Join(items, CoverageSeparator))
-				}
-				return emit(cells)
-			})
-			return err
-		}})
+	return h.download(w, r, p, h.Coverage.Table(req))
 }
