@@ -78,6 +78,20 @@ func savePage(t *testing.T, base, id, space, title, body string) {
 	send(t, http.MethodPut, base+"/rest/reqs/1/content/"+id, string(b))
 }
 
+// saveSpecs saves page 100 of DEMO: REQ-001 depends on REQ-000 and
+// implements PROJ-1 (its text hostile), REQ-002 depends on REQ-001; the
+// texts of REQ-000 and REQ-002 are given.
+func saveSpecs(t *testing.T, base, req000, req002 string) {
+	t.Helper()
+	savePage(t, base, "100", "DEMO", "Specs", pagetest.Table(
+		pagetest.TH("Key", "Description", "Depends on", "Implements"),
+		pagetest.TR(pagetest.Def("REQ-001"), "<p>The system shall log in users. &lt;script&gt;alert(1)&lt;/script&gt;</p>",
+			pagetest.Link("", "REQ-000"), pagetest.Jira("PROJ-1", "jira-1")),
+		pagetest.TR(pagetest.Def("REQ-000"), "<p>"+req000+"</p>", "", ""),
+		pagetest.TR(pagetest.Def("REQ-002"), "<p>"+req002+"</p>", pagetest.Link("", "REQ-001"), ""),
+	))
+}
+
 // post sends a JSON POST as the wiki's admin and wants 200.
 func post(t *testing.T, url, body string) {
 	t.Helper()
@@ -108,13 +122,7 @@ func send(t *testing.T, method, url, body string) {
 // its diff and coverage pages; signing out ends the session.
 func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 	st := startStack(t)
-	savePage(t, st.WikiURL, "100", "DEMO", "Specs", pagetest.Table(
-		pagetest.TH("Key", "Description", "Depends on", "Implements"),
-		pagetest.TR(pagetest.Def("REQ-001"), "<p>The system shall log in users. &lt;script&gt;alert(1)&lt;/script&gt;</p>",
-			pagetest.Link("", "REQ-000"), pagetest.Jira("PROJ-1", "jira-1")),
-		pagetest.TR(pagetest.Def("REQ-000"), "<p>Users exist.</p>", "", ""),
-		pagetest.TR(pagetest.Def("REQ-002"), "<p>Sessions expire.</p>", pagetest.Link("", "REQ-001"), ""),
-	))
+	saveSpecs(t, st.WikiURL, "Users exist.", "Sessions expire.")
 
 	ctx, cancel := chromedp.NewExecAllocator(t.Context(), chromiumOptions(t)...)
 	defer cancel()
@@ -234,13 +242,7 @@ func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 	// The space's diff page, from its navigation bar: a baseline, then a
 	// change of REQ-002's text.
 	post(t, st.WikiURL+"/rest/reqs/1/baseline/DEMO/1/create-instant", `{"name":"Release 1","fromCeo":"100"}`)
-	savePage(t, st.WikiURL, "100", "DEMO", "Specs", pagetest.Table(
-		pagetest.TH("Key", "Description", "Depends on", "Implements"),
-		pagetest.TR(pagetest.Def("REQ-001"), "<p>The system shall log in users. &lt;script&gt;alert(1)&lt;/script&gt;</p>",
-			pagetest.Link("", "REQ-000"), pagetest.Jira("PROJ-1", "jira-1")),
-		pagetest.TR(pagetest.Def("REQ-000"), "<p>Users exist.</p>", "", ""),
-		pagetest.TR(pagetest.Def("REQ-002"), "<p>Sessions expire after an hour.</p>", pagetest.Link("", "REQ-001"), ""),
-	))
+	saveSpecs(t, st.WikiURL, "Users exist.", "Sessions expire after an hour.")
 	run("open the diff page",
 		chromedp.Click(chromedp.CSS(`nav[aria-label="space"] a[href="/diff/DEMO"]`)),
 		at("/diff/DEMO"),
@@ -255,13 +257,7 @@ func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 
 	// The space's coverage page, from its navigation bar, once REQ-000's
 	// text changed (REQ-001's link to it turns suspect).
-	savePage(t, st.WikiURL, "100", "DEMO", "Specs", pagetest.Table(
-		pagetest.TH("Key", "Description", "Depends on", "Implements"),
-		pagetest.TR(pagetest.Def("REQ-001"), "<p>The system shall log in users. &lt;script&gt;alert(1)&lt;/script&gt;</p>",
-			pagetest.Link("", "REQ-000"), pagetest.Jira("PROJ-1", "jira-1")),
-		pagetest.TR(pagetest.Def("REQ-000"), "<p>Users exist, each with a password.</p>", "", ""),
-		pagetest.TR(pagetest.Def("REQ-002"), "<p>Sessions expire after an hour.</p>", pagetest.Link("", "REQ-001"), ""),
-	))
+	saveSpecs(t, st.WikiURL, "Users exist, each with a password.", "Sessions expire after an hour.")
 	run("open the coverage page",
 		chromedp.Click(chromedp.CSS(`nav[aria-label="space"] a[href="/coverage/DEMO"]`)),
 		at("/coverage/DEMO"),

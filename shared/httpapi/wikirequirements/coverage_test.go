@@ -189,22 +189,7 @@ func TestCoverageBadInput(t *testing.T) {
 		{"link credential", httpapitest.LinkToken, "DEMO", params("columns", "to"), 403, ""},
 	} {
 		code, raw := getCoverage(t, s, tc.token, tc.space, tc.params)
-		var body struct {
-			Status   int               `json:"status"`
-			Message  string            `json:"message"`
-			Errors   map[string]string `json:"errors"`
-			Position *int              `json:"position"`
-		}
-		if err := json.Unmarshal([]byte(raw), &body); err != nil || code != tc.code || body.Status != tc.code || body.Message == "" {
-			t.Errorf("%s: %d %s, want %d", tc.name, code, raw, tc.code)
-			continue
-		}
-		if tc.named != "" && body.Errors[tc.named] == "" {
-			t.Errorf("%s: %s does not name %s", tc.name, raw, tc.named)
-		}
-		if tc.name == "bad q" && (body.Position == nil || *body.Position != 13) {
-			t.Errorf("%s: position in %s, want 13", tc.name, raw)
-		}
+		checkRefusal(t, tc.name, code, raw, tc.code, tc.named)
 	}
 	// limit above 500 is clamped, as the search's.
 	if a, _ := mustCoverage(t, s, "demo-wiki-user", "DEMO", params("columns", "to", "limit", "5000")); a.Limit != 500 {

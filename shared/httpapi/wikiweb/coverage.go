@@ -17,7 +17,6 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/export"
-	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -161,17 +160,6 @@ func coverageRequest(tenant, space, columns, q, offset string) (coverage.Request
 	if req.Columns, err = coverage.ParseColumns(columns); err != nil {
 		return req, err
 	}
-	if offset != "" {
-		n, err := strconv.Atoi(offset)
-		if err != nil || n < 0 || n > 1_000_000 {
-			return req, apperr.InvalidNamed("offset", "offset must be a number from 0 to 1000000, got %q", offset)
-		}
-		req.Offset = n
-	}
-	if strings.TrimSpace(q) != "" {
-		if req.Query, err = query.Parse(q); err != nil {
-			return req, err
-		}
-	}
-	return req, nil
+	req.Offset, req.Query, err = pageParams(offset, q)
+	return req, err
 }
