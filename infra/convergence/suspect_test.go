@@ -2,6 +2,7 @@ package convergence_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/url"
 	"slices"
@@ -168,6 +169,31 @@ func TestSuspectLinksThroughTheAPIs(t *testing.T) {
 	}
 	if got := search("suspect IS FALSE OR key = 'B'"); !slices.Equal(got, []string{"A", "B"}) {
 		t.Fatalf("suspect IS FALSE OR key = 'B' = %v", got)
+	}
+	// The wiki's outbound queue shows what the version-5 tracker will
+	// receive: the UPDATED of the Owner change without suspect, that of the
+	// text change with it and its cause.
+	var queue []struct {
+		Type, Key     string
+		ChangedFields []string
+		Suspect       *bool
+		SuspectCause  *struct{ Fields []string }
+	}
+	if err := json.Unmarshal([]byte(want(t, call(t, "GET", W+"/integration/jira-1/queue/outbound", tn.wikiAdmin, nil), 200, "queue").body), &queue); err != nil {
+		t.Fatal(err)
+	}
+	var updated []string
+	for _, q := range queue {
+		if q.Type == "UPDATED" && q.Key == "C" {
+			suspect := q.Suspect != nil && *q.Suspect && q.SuspectCause != nil
+			updated = append(updated, fmt.Sprintf("%v suspect=%v", q.ChangedFields, suspect))
+			if suspect && !slices.Equal(q.SuspectCause.Fields, []string{"text"}) {
+				t.Errorf("suspectCause %v", q.SuspectCause.Fields)
+			}
+		}
+	}
+	if !slices.Equal(updated, []string{"[properties] suspect=false", "[text] suspect=true"}) {
+		t.Fatalf("UPDATED messages of C in jira-1's queue: %v", updated)
 	}
 	since := m.SuspectSince
 	c.Priority = "Low"

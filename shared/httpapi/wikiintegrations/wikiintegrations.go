@@ -215,10 +215,13 @@ type messageDTO struct {
 	NewURL         string  `json:"newUrl"`
 	LastResponse   *string `json:"lastResponse,omitempty"`
 	// Version 5: a LINKS message's page link set and version, an UPDATED
-	// message's changed fields.
-	Links         *[]linkDTO `json:"links,omitempty"`
-	Version       *int64     `json:"version,omitempty"`
-	ChangedFields []string   `json:"changedFields,omitempty"`
+	// message's changed fields and, when the change made links suspect,
+	// suspect and its cause, as a version-5 tracker receives them.
+	Links         *[]linkDTO                `json:"links,omitempty"`
+	Version       *int64                    `json:"version,omitempty"`
+	ChangedFields []string                  `json:"changedFields,omitempty"`
+	Suspect       *bool                     `json:"suspect,omitempty"`
+	SuspectCause  *integration.SuspectCause `json:"suspectCause,omitempty"`
 }
 
 // linkDTO is one link of a LINKS message, as the tracker receives it.
@@ -240,6 +243,10 @@ func toMessageDTO(m *outbox.Message, withResponse bool) messageDTO {
 		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, SpaceKey: m.SpaceKey, Key: m.Key, Baseline: optInt(m.Baseline),
 		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTMLExcerpt: m.NewHTMLExcerpt, NewSpaceKey: m.NewSpaceKey,
 		NewKey: m.NewKey, NewBaseline: optInt(m.NewBaseline), NewURL: m.NewURL, ChangedFields: m.ChangedFields,
+	}
+	if len(m.SuspectFields) > 0 {
+		suspect := true
+		out.Suspect, out.SuspectCause = &suspect, &integration.SuspectCause{Fields: append([]string{}, m.SuspectFields...)}
 	}
 	if m.Type == outbox.Links {
 		links := make([]linkDTO, 0, len(m.Links))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/diff"
+	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/search"
@@ -24,8 +25,8 @@ type Differ interface {
 	// Diff compares two sides: invalid input, an unknown baseline (not
 	// found).
 	Diff(ctx context.Context, req diff.Request) (*diff.Result, error)
-	// Each emits every change of a diff in key order: as Diff.
-	Each(ctx context.Context, req diff.Request, emit func(diff.Change) error) (*diff.Result, error)
+	// Table describes the whole diff as a CSV export.
+	Table(req diff.Request) export.Table
 }
 
 var _ Differ = (*diff.Service)(nil)
@@ -186,7 +187,3 @@ func parseDiff(r *http.Request) (diff.Request, error) {
 	return diff.Request{Space: r.PathValue("spaceKey"), From: from, To: to, Query: e, Offset: offset, Limit: limit}, nil
 }
 
-// diffFileName names a diff's download: diff-DEMO-3-current.csv.
-func diffFileName(req diff.Request) string {
-	return "diff-" + req.Space + "-" + diff.SideName(req.From) + "-" + diff.SideName(req.To)
-}

@@ -82,36 +82,9 @@ type downloadDTO struct {
 	URL string `json:"url"`
 }
 
-// diffColumns are the columns of a diff's CSV: one row per changed field.
-var diffColumns = []string{"spaceKey", "key", "change", "field", "from", "to"}
-
 // exportDiff answers the whole diff as CSV.
 func (h *Handler) exportDiff(w http.ResponseWriter, r *http.Request, p auth.Principal, req diff.Request) error {
-	return h.download(w, r, p, export.Table{Name: diffFileName(req), Columns: diffColumns,
-		Rows: func(ctx context.Context, emit func([]string) error) error {
-			_, err := h.Diff.Each(ctx, req, func(c diff.Change) error {
-				for _, row := range diffRows(c) {
-					if err := emit(row); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			return err
-		}})
-}
-
-// diffRows are the CSV rows of one change: one per field (one with empty
-// field, from and to when it has none).
-func diffRows(c diff.Change) [][]string {
-	if len(c.Fields) == 0 {
-		return [][]string{{c.SpaceKey, c.Key, string(c.Kind), "", "", ""}}
-	}
-	rows := make([][]string, 0, len(c.Fields))
-	for _, f := range c.Fields {
-		rows = append(rows, []string{c.SpaceKey, c.Key, string(c.Kind), f.Name, diff.ValueText(f.Name, f.From), diff.ValueText(f.Name, f.To)})
-	}
-	return rows
+	return h.download(w, r, p, h.Diff.Table(req))
 }
 
 // searchColumns are the columns of a search's CSV: one row per

@@ -90,17 +90,8 @@ func (h *Handler) coverageSpace(w http.ResponseWriter, r *http.Request, p auth.P
 	if err != nil {
 		return err
 	}
-	switch f := params.Get("format"); f {
-	case "":
-	case "csv":
-		url, err := h.Export.CSV(r.Context(), p.Tenant, h.Coverage.Table(req))
-		if err != nil {
-			return err
-		}
-		http.Redirect(w, r, url, http.StatusSeeOther)
-		return nil
-	default:
-		return apperr.InvalidNamed("format", "format must be csv, got %q", f)
+	if done, err := h.csv(w, r, p, params.Get("format"), func() export.Table { return h.Coverage.Table(req) }); done || err != nil {
+		return err
 	}
 	res, err := h.Coverage.Coverage(r.Context(), req)
 	if err != nil {
@@ -162,4 +153,23 @@ func coverageRequest(tenant, space, columns, q, offset string) (coverage.Request
 	}
 	req.Offset, req.Query, err = pageParams(offset, q)
 	return req, err
+}
+
+// csv serves a page's CSV download when format is csv: the table is
+// exported and the answer is 303 See Other to it, as the API's exports;
+// done says the answer is written. Another format is refused.
+func (h *Handler) csv(w http.ResponseWriter, r *http.Request, p auth.Principal, format string, table func() export.Table) (done bool, err error) {
+	switch format {
+	case "":
+		return false, nil
+	case "csv":
+		url, err := h.Export.CSV(r.Context(), p.Tenant, table())
+		if err != nil {
+			return true, err
+		}
+		http.Redirect(w, r, url, http.StatusSeeOther)
+		return true, nil
+	default:
+		return true, apperr.InvalidNamed("format", "format must be csv, got %q", format)
+	}
 }

@@ -1,9 +1,10 @@
 package wikiweb
 
-// The diff page, GET /diff/{spaceKey}?from=&to=[&q=][&offset=]: what
-// changed in a space between two baselines, or a baseline and the current
-// state (over the diff API, docs/change-analysis.md), field by field, with the
-// old value struck through and the new one highlighted.
+// The diff page, GET /diff/{spaceKey}?from=&to=[&q=][&offset=][&format=csv]:
+// what changed in a space between two baselines, or a baseline and the
+// current state (over the diff API, docs/change-analysis.md), field by field,
+// with the old value struck through and the new one highlighted, and the
+// whole diff as a CSV download (303 to it, as the API).
 
 import (
 	"context"
@@ -15,6 +16,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/diff"
+	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -24,6 +26,8 @@ type Differ interface {
 	// Diff answers the summary of a whole comparison and one page of its
 	// changes: invalid input, an unknown baseline (not found).
 	Diff(ctx context.Context, req diff.Request) (*diff.Result, error)
+	// Table describes the whole diff as a CSV export.
+	Table(req diff.Request) export.Table
 }
 
 var _ Differ = (*diff.Service)(nil)
@@ -37,8 +41,8 @@ type diffPage struct {
 	// Result is nil until the form names both sides.
 	Result      *diff.Result
 	Changes     []diffChange
-	Prev, Next  string
-	First, Last int
+	Prev, Next, CSV string
+	First, Last     int
 }
 
 type diffChange struct {
@@ -69,6 +73,9 @@ func (h *Handler) diffSpace(w http.ResponseWriter, r *http.Request, p auth.Princ
 	if err != nil {
 		return err
 	}
+	if done, err := h.csv(w, r, p, params.Get("format"), func() export.Table { return h.Diff.Table(req) }); done || err != nil {
+		return err
+	}
 	res, err := h.Diff.Diff(r.Context(), req)
 	if err != nil {
 		return err
@@ -82,19 +89,23 @@ func (h *Handler) diffSpace(w http.ResponseWriter, r *http.Request, p auth.Princ
 		data.Changes = append(data.Changes, dc)
 	}
 	data.First, data.Last = req.Offset+1, req.Offset+len(res.Changes)
-	page := func(offset int) string {
-		v := url.Values{"from": {data.From}, "to": {data.To}, "offset": {strconv.Itoa(offset)}}
+	link := func(extra url.Values) string {
+		v := url.Values{"from": {data.From}, "to": {data.To}}
 		if data.Q != "" {
 			v.Set("q", data.Q)
+		}
+		for k, vals := range extra {
+			v[k] = vals
 		}
 		return "/diff/" + url.PathEscape(space) + "?" + v.Encode()
 	}
 	if req.Offset > 0 {
-		data.Prev = page(max(req.Offset-diffPageSize, 0))
+		data.Prev = link(url.Values{"offset": {strconv.Itoa(max(req.Offset-diffPageSize, 0))}})
 	}
 	if res.HasMore {
-		data.Next = page(req.Offset + diffPageSize)
+		data.Next = link(url.Values{"offset": {strconv.Itoa(req.Offset + diffPageSize)}})
 	}
+	data.CSV = link(url.Values{"format": {"csv"}})
 	return render(w, r, http.StatusOK, "diff", data)
 }
 

@@ -77,7 +77,7 @@ type Handler struct {
 	Search       Searcher
 	Diff         Differ
 	Coverage     Coverer
-	// Export stores the coverage page's CSV downloads.
+	// Export stores the coverage and diff pages' CSV downloads.
 	Export Exporter
 	// Limiter, when set, counts each page of a session against its
 	// tenant's rate (429 past it), as the router does for the API.

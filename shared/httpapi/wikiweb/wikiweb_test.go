@@ -596,6 +596,12 @@ func TestDiffPage(t *testing.T) {
 	if cur := findAll(nav, func(n *html.Node) bool { return attr(n, "aria-current") == "page" }); len(cur) != 1 || text(cur[0]) != "Diff" {
 		t.Errorf("navigation %q", text(nav))
 	}
+	// The CSV link: 303 to the download of the whole diff, a row per field.
+	records := s.csvLink(t, doc, c.Value)
+	if len(records) != 1+len(want) || !slices.Equal(records[0], diff.Columns) ||
+		!slices.Equal(records[2], []string{"DEMO", "REQ-2", "MODIFIED", "status", "ACTIVE", "DELETED"}) {
+		t.Fatalf("CSV download: %q", records)
+	}
 	for _, tc := range []struct {
 		path   string
 		cookie string
@@ -605,6 +611,8 @@ func TestDiffPage(t *testing.T) {
 		{"/diff/DEMO?from=1&to=current&q=" + url.QueryEscape("key = "), c.Value, http.StatusBadRequest},
 		{"/diff/DEMO?from=7&to=current", c.Value, http.StatusNotFound},
 		{"/diff/DEMO?from=1&to=current", s.login(t, "acme-wiki-user").Value, http.StatusNotFound},
+		{"/diff/DEMO?from=1&to=current&format=csv", s.login(t, "acme-wiki-user").Value, http.StatusNotFound},
+		{"/diff/DEMO?from=1&to=current&format=xml", c.Value, http.StatusBadRequest},
 	} {
 		page(t, s.request("GET", tc.path, tc.cookie, nil, nil), tc.status)
 	}
