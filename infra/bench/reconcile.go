@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/queue"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -58,7 +59,8 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	if err := createIntegration(ctx, db.API, table, Tenant, reconcileService, "https://tracker.example.com"); err != nil {
 		return err
 	}
-	integ := wikitable.NewIntegrationStore(db.API, table)
+	rec := NewRecorder(db.API)
+	integ := wikitable.NewIntegrationStore(rec, table)
 	d, err := integ.Get(ctx, Tenant, reconcileService)
 	if err != nil {
 		return err
@@ -67,21 +69,46 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	if err := integ.Update(ctx, Tenant, d); err != nil {
 		return fmt.Errorf("raise %s to version 5: %w", reconcileService, err)
 	}
-	ob := wikitable.NewOutboxStore(db.API, table)
-	deps := integration.Deps{Store: integ, Outbox: ob, Publisher: integration.NewPublisher(queue.New(env.SQS(), queueURL), ob),
+	ob := wikitable.NewOutboxStore(rec, table)
+	q := queue.New(env.SQS(), queueURL)
+	deps := integration.Deps{Store: integ, Outbox: ob, Publisher: integration.NewPublisher(q, ob),
 		Logger: slog.New(slog.DiscardHandler)}
-	rec := integration.NewReconciler(deps, integ)
+	rc := integration.NewReconciler(deps, integ)
 	stop, err := startProfile(env, "reconcile")
 	if err != nil {
 		return err
 	}
 	defer stop()
+	result := row.result("reconcile_10k", fmt.Sprintf("one integration.Reconcile run over %d linked requirements, in process, one round.", n),
+		"right after the run: its index Queries (recorded key conditions) read to their ends without filter, the rows it read "+
+			"(keys recorded) read again with BatchGetItem of 100, the items it wrote (recorded) written again with BatchWriteItem "+
+			"of 25 under a scratch tenant of the same length, 8 calls at a time, and as many references published to SQS "+
+			"(same envelopes, scratch tenant).")
 	db.Reset()
+	rec.Start()
+	cpu := env.cpu()
+	used := cpu.now()
 	start = time.Now()
-	queued, runErr := rec.Run(ctx, Tenant, reconcileService, "bench")
+	queued, runErr := rc.Run(ctx, Tenant, reconcileService, "bench")
 	elapsed := time.Since(start)
+	selfCPU := cpu.since(used).self
+	recorded := rec.Stop()
 	stop()
 	calls := db.Calls.Counts()
+	if runErr == nil {
+		floor, err := reconcileFloor(ctx, env, table, q, recorded, n)
+		if err != nil {
+			return err
+		}
+		var pairs Pairs
+		pairs.Add(elapsed, floor.Took)
+		result.setPairs(pairs)
+		result.Per = "requirement"
+		result.ItemsWrittenPerRequirement = &Amplification{Service: round3(float64(db.API.Written()) / float64(n)),
+			Floor: round3(float64(recorded.Written()) / float64(n))}
+		result.Calls = &Calls{Service: float64(sum(calls)), Floor: float64(floor.Calls), ServiceByOp: calls}
+		result.CPUMSPerRequirement = ptr(float64(selfCPU) / float64(time.Millisecond) / float64(n))
+	}
 	total := 0
 	for _, c := range calls {
 		total += c
@@ -102,4 +129,50 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 		row.note("The run failed: %v", runErr)
 	}
 	return nil
+}
+
+// reconcileFloor times the minimum of a reconcile that read and wrote rec
+// and queued n messages.
+func reconcileFloor(ctx context.Context, env *Env, table string, q *queue.Queue, rec Recorded, n int) (FloorRound, error) {
+	refs := make([]integration.Ref, n)
+	now := time.Now()
+	for i := range refs {
+		refs[i] = integration.Ref{Tenant: floorTenant, ServiceID: reconcileService, ID: outbox.NewID(now.Add(time.Duration(i)))}
+	}
+	envs := integration.Envelopes(refs)
+	db := env.DynamoDB()
+	start := time.Now()
+	queries, err := queryFloor(ctx, db, rec.Queries)
+	if err != nil {
+		return FloorRound{}, err
+	}
+	reads, err := batchGetFloor(ctx, db, table, recordedKeys(rec, table))
+	if err != nil {
+		return FloorRound{}, err
+	}
+	writes, err := writeFloor(ctx, db, table, Tenant, rec)
+	if err != nil {
+		return FloorRound{}, err
+	}
+	if _, err := q.Publish(ctx, envs); err != nil {
+		return FloorRound{}, fmt.Errorf("floor: publish: %w", err)
+	}
+	took := time.Since(start)
+	round := queries.add(reads).add(writes)
+	round.Took, round.Calls = took, round.Calls+ceilDiv(len(envs), 10)
+	// The references go nowhere: drain them so that no later run meets them.
+	for {
+		recv, err := q.Receive(ctx, 10, 0)
+		if err != nil || len(recv) == 0 {
+			break
+		}
+		handles := make([]string, len(recv))
+		for i, r := range recv {
+			handles[i] = r.Handle
+		}
+		if err := q.Delete(ctx, handles); err != nil {
+			break
+		}
+	}
+	return round, nil
 }
