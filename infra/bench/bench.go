@@ -162,20 +162,26 @@ func (r *Row) note(format string, args ...any) {
 // Verdict is the row's overall verdict: NotMeasured when it failed or
 // measured nothing with a target, Misses when any metric misses.
 func (r *Row) Verdict() Verdict {
-	if r.Err != nil || r.Error != "" {
+	vs := make([]Verdict, len(r.Metrics))
+	for i, m := range r.Metrics {
+		vs[i] = m.Verdict
+	}
+	return overall(vs, r.Err != nil || r.Error != "")
+}
+
+// overall is NotMeasured when failed or when no verdict has a target,
+// Misses when any misses, else Meets.
+func overall(vs []Verdict, failed bool) Verdict {
+	if failed {
 		return NotMeasured
 	}
 	out := NotMeasured
-	for _, m := range r.Metrics {
-		switch m.Verdict {
+	for _, v := range vs {
+		switch v {
 		case Misses:
 			return Misses
 		case Meets:
 			out = Meets
-		case NotMeasured:
-			if out != Meets {
-				out = NotMeasured
-			}
 		}
 	}
 	return out

@@ -191,10 +191,10 @@ func TestMedianAndQuantile(t *testing.T) {
 		if got := median(tt.in); got != tt.md {
 			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.md)
 		}
-		if got := quantile(tt.in, 25); got != tt.p25 {
+		if got := percentile(tt.in, 25); got != tt.p25 {
 			t.Errorf("p25(%v) = %v, want %v", tt.in, got, tt.p25)
 		}
-		if got := quantile(tt.in, 75); got != tt.p75 {
+		if got := percentile(tt.in, 75); got != tt.p75 {
 			t.Errorf("p75(%v) = %v, want %v", tt.in, got, tt.p75)
 		}
 	}

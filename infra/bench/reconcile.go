@@ -100,14 +100,7 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 		if err != nil {
 			return err
 		}
-		var pairs Pairs
-		pairs.Add(elapsed, floor.Took)
-		result.setPairs(pairs)
-		result.Per = "requirement"
-		result.ItemsWrittenPerRequirement = &Amplification{Service: round3(float64(db.API.Written()) / float64(n)),
-			Floor: round3(float64(recorded.Written()) / float64(n))}
-		result.Calls = &Calls{Service: float64(sum(calls)), Floor: float64(floor.Calls), ServiceByOp: calls}
-		result.CPUMSPerRequirement = ptr(float64(selfCPU) / float64(time.Millisecond) / float64(n))
+		result.oneRound(elapsed, floor, db.API.Written(), recorded, calls, selfCPU, n)
 	}
 	total := 0
 	for _, c := range calls {
@@ -160,19 +153,8 @@ func reconcileFloor(ctx context.Context, env *Env, table string, q *queue.Queue,
 	took := time.Since(start)
 	round := queries.add(reads).add(writes)
 	round.Took, round.Calls = took, round.Calls+ceilDiv(len(envs), 10)
-	// The references go nowhere: drain them so that no later run meets them.
-	for {
-		recv, err := q.Receive(ctx, 10, 0)
-		if err != nil || len(recv) == 0 {
-			break
-		}
-		handles := make([]string, len(recv))
-		for i, r := range recv {
-			handles[i] = r.Handle
-		}
-		if err := q.Delete(ctx, handles); err != nil {
-			break
-		}
-	}
+	// The references go nowhere: drain them (and the run's own) so that
+	// no later run meets them.
+	_, _ = drain(ctx, q, 2*len(envs), 0)
 	return round, nil
 }

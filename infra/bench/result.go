@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -48,36 +47,9 @@ type Spread struct {
 	P75 float64 `json:"p75"`
 }
 
-// quantile is the p-th percentile (0 < p ≤ 100) of v by nearest rank, as
-// Durations.Percentile; 0 for an empty sample.
-func quantile(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	rank := int(math.Ceil(p / 100 * float64(len(s))))
-	return s[min(max(rank, 1), len(s))-1]
-}
-
-// median is the median of v (the mean of the middle two for an even
-// sample), 0 for an empty one.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // spreadOf is the interquartile range of v.
 func spreadOf(v []float64) Spread {
-	return Spread{P25: round3(quantile(v, 25)), P75: round3(quantile(v, 75))}
+	return Spread{P25: round3(percentile(v, 25)), P75: round3(percentile(v, 75))}
 }
 
 // millis converts a sample of durations to milliseconds.
@@ -201,19 +173,24 @@ func (r *Result) setPairs(p Pairs) {
 
 // Verdict is the row's overall verdict, as Row.Verdict.
 func (r *Result) Verdict() Verdict {
-	if r.Error != "" {
-		return NotMeasured
+	vs := make([]Verdict, len(r.Goals))
+	for i, g := range r.Goals {
+		vs[i] = g.Verdict
 	}
-	out := NotMeasured
-	for _, g := range r.Goals {
-		switch g.Verdict {
-		case Misses:
-			return Misses
-		case Meets:
-			out = Meets
-		}
-	}
-	return out
+	return overall(vs, r.Error != "")
+}
+
+// oneRound fills r from a measurement of one round (a run that takes
+// minutes): its service time, its floor, what it wrote against the
+// floor's items, its calls and its CPU, per requirement of n.
+func (r *Result) oneRound(service time.Duration, floor FloorRound, written int, rec Recorded, calls map[string]int, cpu time.Duration, n int) {
+	var p Pairs
+	p.Add(service, floor.Took)
+	r.setPairs(p)
+	r.Per = "requirement"
+	r.ItemsWrittenPerRequirement = &Amplification{Service: round3(float64(written) / float64(n)), Floor: round3(float64(rec.Written()) / float64(n))}
+	r.Calls = &Calls{Service: float64(sum(calls)), Floor: float64(floor.Calls), ServiceByOp: calls}
+	r.CPUMSPerRequirement = ptr(float64(cpu) / float64(time.Millisecond) / float64(n))
 }
 
 // RowNames are the rows docs/benchmarks.json always has, measured or not

@@ -89,15 +89,10 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 	if err != nil {
 		return err
 	}
-	var pairs Pairs
-	pairs.Add(elapsed, floor.Took)
-	result.setPairs(pairs)
-	result.Per = "requirement"
-	result.ItemsWrittenPerRequirement = &Amplification{Service: round3(float64(db.API.Written()) / float64(n)),
-		Floor: round3(float64(recorded.Written()) / float64(n))}
-	result.Calls = &Calls{Service: float64(sum(serviceCalls) + rep.Received/10 + ceilDiv(rep.Settled, 10) + int(tracker.posts.Load())),
-		Floor: float64(floor.Calls), ServiceByOp: serviceCalls}
-	result.CPUMSPerRequirement = ptr(float64(selfCPU) / float64(time.Millisecond) / float64(n))
+	result.oneRound(elapsed, floor, db.API.Written(), recorded, serviceCalls, selfCPU, n)
+	// Besides DynamoDB: ReceiveMessage (10 a call, estimated),
+	// DeleteMessageBatch and the POSTs.
+	result.Calls.Service += float64(ceilDiv(rep.Received, 10) + ceilDiv(rep.Settled, 10) + int(tracker.posts.Load()))
 
 	posts, delivered := int(tracker.posts.Load()), int(tracker.messages.Load())
 	row.add(fmt.Sprintf("messages delivered in one run (of %d)", n), "all", fmt.Sprintf("%d (report: %d delivered, %d refused, %d failed POSTs)",
@@ -196,25 +191,10 @@ func syncFloor(ctx context.Context, env *Env, table string, q *queue.Queue, msgs
 	db := env.DynamoDB()
 	var round FloorRound
 	start := time.Now()
-	for got, empty := 0, 0; got < len(envs) && empty < 3; {
-		recv, err := q.Receive(ctx, 10, time.Second)
-		round.Calls++
-		if err != nil {
-			return FloorRound{}, fmt.Errorf("floor: %w", err)
-		}
-		if len(recv) == 0 {
-			empty++
-			continue
-		}
-		handles := make([]string, len(recv))
-		for i, r := range recv {
-			handles[i] = r.Handle
-		}
-		if err := q.Delete(ctx, handles); err != nil {
-			return FloorRound{}, fmt.Errorf("floor: %w", err)
-		}
-		round.Calls++
-		got += len(recv)
+	calls, err := drain(ctx, q, len(envs), time.Second)
+	round.Calls += calls
+	if err != nil {
+		return FloorRound{}, fmt.Errorf("floor: %w", err)
 	}
 	reads, err := batchGetFloor(ctx, db, table, recordedKeys(rec, table))
 	if err != nil {
@@ -233,4 +213,32 @@ func syncFloor(ctx context.Context, env *Env, table string, q *queue.Queue, msgs
 	}
 	round.Took = time.Since(start)
 	return round.add(FloorRound{Calls: reads.Calls + writes.Calls, Items: reads.Items + writes.Items}), nil
+}
+
+// drain receives up to want envelopes of q, 10 a call, deleting each batch
+// (10 a call), until want are received or three receives waiting up to
+// wait find nothing; it returns the calls made.
+func drain(ctx context.Context, q *queue.Queue, want int, wait time.Duration) (int, error) {
+	calls := 0
+	for got, empty := 0, 0; got < want && empty < 3; {
+		recv, err := q.Receive(ctx, 10, wait)
+		calls++
+		if err != nil {
+			return calls, err
+		}
+		if len(recv) == 0 {
+			empty++
+			continue
+		}
+		handles := make([]string, len(recv))
+		for i, r := range recv {
+			handles[i] = r.Handle
+		}
+		if err := q.Delete(ctx, handles); err != nil {
+			return calls, err
+		}
+		calls++
+		got += len(recv)
+	}
+	return calls, nil
 }
