@@ -27,7 +27,7 @@ func TestSettingsCache(t *testing.T) {
 	src := &countingSettings{isolate: map[string]bool{"demo": true}}
 	now := time.Unix(1_700_000_000, 0)
 	c := search.NewSettingsCache(src, 30*time.Second)
-	c.Now = func() time.Time { return now }
+	c.Cache.Now = func() time.Time { return now }
 	ask := func(tenant string, want bool) {
 		t.Helper()
 		got, err := c.IsolateSpaces(ctx, tenant)
