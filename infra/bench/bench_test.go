@@ -95,26 +95,17 @@ func TestMeasureRecoversAndBounds(t *testing.T) {
 	}
 }
 
-func TestReportKeepsHandWrittenPart(t *testing.T) {
+func TestReportSummary(t *testing.T) {
 	t.Parallel()
 	row := &Row{What: "GET requirement", Target: "1 read", Anchor: "one round trip"}
 	row.add("calls", "exactly 1", "1 | 2", Meets)
-	rep := &Report{Command: "make bench", Rows: []*Row{row}, Kept: "## Analysis\n\nkept text\n"}
+	rep := &Report{Command: "make bench", Rows: []*Row{row}}
 	var b strings.Builder
 	if err := rep.Write(&b); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
-	for _, want := range []string{"| GET requirement | 1 read | one round trip | calls: 1 \\| 2 (meets) | meets |", KeepMarker + "\n\n## Analysis"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
-	if got := KeptPart(out); got != rep.Kept {
-		t.Errorf("KeptPart = %q, want %q", got, rep.Kept)
-	}
-	if got := KeptPart("no marker"); got != "" {
-		t.Errorf("KeptPart without marker = %q", got)
+	if want := "| GET requirement | 1 read | one round trip | calls: 1 \\| 2 (meets) | meets |"; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
 	}
 }
 
@@ -252,14 +243,13 @@ func TestReportJSONIsTheSourceOfTheMarkdown(t *testing.T) {
 	}
 
 	var md strings.Builder
-	if err := Render(doc, "kept\n", &md); err != nil {
+	if err := Render(doc, &md); err != nil {
 		t.Fatal(err)
 	}
 	out := md.String()
 	for _, want := range []string{
 		"| page_save | 30.0 (30.0–30.0) | 20.0 (20.0–20.0) | 1.50 (1.50–1.50) | 1 | 3.50 / 3.00 written per requirement | 40.0 / 30.0 | 0.250 |",
 		"| search_property | — | — | — | 0 |", "not measured: stand-in died", "**Not measured:** stand-in died",
-		KeepMarker + "\n\nkept\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, out)
@@ -267,7 +257,7 @@ func TestReportJSONIsTheSourceOfTheMarkdown(t *testing.T) {
 	}
 	// Rendering the same JSON twice gives the same Markdown: one source.
 	var again strings.Builder
-	if err := Render(doc, "kept\n", &again); err != nil || again.String() != out {
+	if err := Render(doc, &again); err != nil || again.String() != out {
 		t.Errorf("rendering is not a function of the JSON (err %v)", err)
 	}
 }

@@ -70,8 +70,8 @@ func Changes(ctx context.Context, env *Env, n int, functionLog io.Writer, row *R
 	if err != nil {
 		return fmt.Errorf("diff in process: %w", err)
 	}
-	// The floor: each side's key ranges read once, without the one-row
-	// reads of each side's last key.
+	// The floor: each side's key ranges read once, as the diff read them,
+	// without the one-row reads of each side's last key.
 	var ranges []*dynamodb.QueryInput
 	for _, q := range recorded.Queries {
 		if q.Limit == nil || *q.Limit > 1 {
@@ -205,8 +205,10 @@ func peakKiB(pid int) int {
 }
 
 // diffFloor says what a diff's floor is.
-const diffFloor = "each side's items read once, right after the diff: the key ranges the diff's Queries started (recorded: " +
-	"its segments of the baseline's and of the space's partitions) read to their ends without filter or limit (1 MB " +
-	"pages), 8 at a time as the diff reads its segments; the diff's one-row reads of each side's last key are left out. " +
+const diffFloor = "each side's items read once, right after the diff: the diff's own Query calls (recorded: the pages of " +
+	"its segments of the baseline's and of the space's partitions) sent again with their key conditions, limits and " +
+	"start keys but without filter or projection, 8 at a time as the diff reads its segments; the diff's one-row reads " +
+	"of each side's last key are left out. The floor thus has the diff's read pattern; the ratio is the diff's own " +
+	"work (merge, compare, page) over the reads. " +
 	"CPU per requirement is per requirement and side. An export row (export_100k: the same read plus one S3 PutObject " +
 	"of the CSV's bytes) and a coverage row are added the same way (Row.result in the measurement)."

@@ -39,7 +39,7 @@ const floorTenant = "flor"
 // Recorder wraps a DynamoDB client and keeps what the floor replays: the
 // items written (puts whole; an update as its key and its values; deletes
 // as their keys), the keys read by GetItem and BatchGetItem, and the
-// Queries that start a key range (no ExclusiveStartKey). Recording is off
+// Query calls. Recording is off
 // until Start and off again after Stop. It is safe for concurrent use.
 type Recorder struct {
 	dynamo.API
@@ -181,11 +181,7 @@ func (r *Recorder) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemIn
 
 // Query implements dynamo.API.
 func (r *Recorder) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	r.record(func() {
-		if in.ExclusiveStartKey == nil {
-			r.queries = append(r.queries, in)
-		}
-	})
+	r.record(func() { r.queries = append(r.queries, in) })
 	return r.API.Query(ctx, in, opts...)
 }
 
@@ -344,9 +340,11 @@ func getFloor(ctx context.Context, db dynamo.API, table string, key map[string]t
 	return FloorRound{Took: took, Calls: 1, Items: items}, nil
 }
 
-// queryFloor runs each recorded key range to its end without the
-// service's filter, projection or limit (1 MB pages), floorParallel at
-// once, and times it: each item of the ranges read once.
+// queryFloor sends each recorded Query call again, with its key
+// condition, limit and start key but without the service's filter and
+// projection, floorParallel at once, and times it: the items of the key
+// ranges the service read, each read once when the service read each
+// once, in as many calls.
 func queryFloor(ctx context.Context, db dynamo.API, queries []*dynamodb.QueryInput) (FloorRound, error) {
 	var mu sync.Mutex
 	calls, items := 0, 0
@@ -355,7 +353,7 @@ func queryFloor(ctx context.Context, db dynamo.API, queries []*dynamodb.QueryInp
 		q := queries[i]
 		in := &dynamodb.QueryInput{TableName: q.TableName, IndexName: q.IndexName, KeyConditionExpression: q.KeyConditionExpression,
 			ExpressionAttributeValues: map[string]types.AttributeValue{}, ExpressionAttributeNames: map[string]string{},
-			ScanIndexForward: q.ScanIndexForward}
+			ScanIndexForward: q.ScanIndexForward, Limit: q.Limit, ExclusiveStartKey: q.ExclusiveStartKey}
 		// Only the names and values the key condition uses.
 		cond := aws.ToString(q.KeyConditionExpression)
 		for k, v := range q.ExpressionAttributeValues {
@@ -371,17 +369,14 @@ func queryFloor(ctx context.Context, db dynamo.API, queries []*dynamodb.QueryInp
 		if len(in.ExpressionAttributeNames) == 0 {
 			in.ExpressionAttributeNames = nil
 		}
-		p := dynamodb.NewQueryPaginator(db, in)
-		for p.HasMorePages() {
-			out, err := p.NextPage(ctx)
-			if err != nil {
-				return fmt.Errorf("floor Query: %w", err)
-			}
-			mu.Lock()
-			calls++
-			items += int(out.Count)
-			mu.Unlock()
+		out, err := db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("floor Query: %w", err)
 		}
+		mu.Lock()
+		calls++
+		items += int(out.Count)
+		mu.Unlock()
 		return nil
 	})
 	return FloorRound{Took: time.Since(start), Calls: calls, Items: items}, err

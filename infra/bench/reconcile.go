@@ -80,7 +80,7 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	}
 	defer stop()
 	result := row.result("reconcile_10k", fmt.Sprintf("one integration.Reconcile run over %d linked requirements, in process, one round.", n),
-		"right after the run: its index Queries (recorded key conditions) read to their ends without filter, the rows it read "+
+		"right after the run: its index Query calls (recorded) sent again without filter or projection, the rows it read "+
 			"(keys recorded) read again with BatchGetItem of 100, the items it wrote (recorded) written again with BatchWriteItem "+
 			"of 25 under a scratch tenant of the same length, 8 calls at a time, and as many references published to SQS "+
 			"(same envelopes, scratch tenant).")

@@ -23,23 +23,6 @@ type Report struct {
 	Rows []*Row `json:"details"`
 	// Runtime is the wall time of the whole bench.
 	Runtime time.Duration `json:"runtime_ns"`
-	// Kept is the hand-written analysis carried over from the previous
-	// file (everything after KeepMarker), appended unchanged.
-	Kept string `json:"-"`
-}
-
-// KeepMarker separates the generated part of docs/benchmarks.md from the
-// hand-written analysis below it, which regenerating the file keeps.
-const KeepMarker = "<!-- make bench regenerates everything above this line and keeps everything below it. -->"
-
-// KeptPart returns what follows KeepMarker in an earlier report, "" when
-// there is no marker.
-func KeptPart(old string) string {
-	_, after, ok := strings.Cut(old, KeepMarker)
-	if !ok {
-		return ""
-	}
-	return strings.TrimLeft(after, "\n")
 }
 
 // Write renders the report as Markdown.
@@ -88,10 +71,6 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		p("Measured in %s.\n", row.Elapsed.Round(100*time.Millisecond))
 	}
-	p("\n%s\n", KeepMarker)
-	if r.Kept != "" {
-		p("\n%s", r.Kept)
-	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -106,14 +85,13 @@ func (r *Report) JSON() ([]byte, error) {
 }
 
 // Render writes the Markdown of the report encoded in doc (what JSON
-// returns), followed by the hand-written part kept: docs/benchmarks.md is
-// generated from docs/benchmarks.json and from nothing else.
-func Render(doc []byte, kept string, w io.Writer) error {
+// returns): docs/benchmarks.md is generated from docs/benchmarks.json and
+// from nothing else, so it says only what the run measured.
+func Render(doc []byte, w io.Writer) error {
 	var r Report
 	if err := json.Unmarshal(doc, &r); err != nil {
 		return fmt.Errorf("decode the report: %w", err)
 	}
-	r.Kept = kept
 	return r.Write(w)
 }
 

@@ -9,9 +9,8 @@
 // creates the tables and queues of template.yaml, seeds the data sets,
 // measures each row (infra/bench) and stops everything it started. A row
 // that cannot be measured is reported as such; the command fails only when
-// the stand-ins cannot start or the report cannot be written. The
-// hand-written analysis at the end of the previous report (below
-// bench.KeepMarker) is kept.
+// the stand-ins cannot start or the report cannot be written. Both files
+// are replaced whole: the Markdown is rendered from the JSON alone.
 //
 // Flags: -build-dir (bootstraps, default .build), -out (default
 // docs/benchmarks.md; the JSON goes beside it), -quick (small sizes, to check the bench itself),
@@ -23,11 +22,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -92,10 +89,6 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	kept, err := keptAnalysis(cfg.out)
-	if err != nil {
-		return err
-	}
 	var standIns io.Writer = io.Discard
 	if cfg.logFile != "" {
 		f, err := os.OpenFile(cfg.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -128,23 +121,11 @@ func run(ctx context.Context, args []string) error {
 	rows := bench.Run(ctx, env, sizes, standIns, log)
 	machine.LoadAfter = bench.LoadAverage()
 	report := &bench.Report{Command: command, Machine: machine, Rows: rows, Results: bench.Results(rows),
-		Runtime: time.Since(start), Kept: kept}
+		Runtime: time.Since(start)}
 	for _, r := range rows {
 		log.Info("row", "id", r.ID, "verdict", r.Verdict(), "elapsed", r.Elapsed.Round(time.Second), "error", r.Err)
 	}
 	return writeReport(cfg.out, report)
-}
-
-// keptAnalysis returns the hand-written part of an existing report.
-func keptAnalysis(path string) (string, error) {
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return bench.KeptPart(string(old)), nil
 }
 
 // writeReport writes the report as JSON next to path (benchmarks.json
@@ -159,7 +140,7 @@ func writeReport(path string, r *bench.Report) error {
 		return err
 	}
 	var b bytes.Buffer
-	if err := bench.Render(doc, r.Kept, &b); err != nil {
+	if err := bench.Render(doc, &b); err != nil {
 		return err
 	}
 	return writeFile(path, b.Bytes())
