@@ -2,7 +2,7 @@
 // the tracker outbox: run by EventBridge every minute (and by
 // `make invoke FN=TrackerOutbox EVENT=events/tracker-outbox-schedule.json`),
 // it lists the requirements whose TRACKER link set has not reached the wiki
-// yet (marks in the sparse gsi1 partition TOUTBOX#PENDING, every tenant),
+// yet (marks in the sparse gsi1 partitions TOUTBOX#PENDING#<nn>, every tenant),
 // and sends each applink's sets through the wiki's links callback
 // (tracker.Service.RunOutbox). A mark goes only when the wiki answered 2xx;
 // a failed send (403 of a DISABLED integration, 5xx, unreachable) keeps it

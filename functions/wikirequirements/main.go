@@ -3,8 +3,9 @@
 // /rest/reqs/1/requirement2/{spaceKey}/{key}/external), the page view (GET
 // /rest/reqs/1/page/{spaceKey}/{pageId}), search (GET
 // /rest/reqs/1/requirement2/{spaceKey}, planned by shared/search), the diff
-// (GET /rest/reqs/1/diff/{spaceKey}, shared/diff), the CSV exports of both
-// (format=csv), the must-not-use routes (405, 410) and the wiki's OpenAPI
+// (GET /rest/reqs/1/diff/{spaceKey}, shared/diff), the coverage matrix (GET
+// /rest/reqs/1/coverage/{spaceKey}, shared/coverage), the CSV exports of all
+// three (format=csv), the must-not-use routes (405, 410) and the wiki's OpenAPI
 // document (GET /rest/reqs/1/openapi, anonymous).
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/export"
@@ -52,7 +54,7 @@ func run(ctx context.Context) error {
 	exports := export.New(s3export.New(s3.NewFromConfig(deps.AWS), deps.Config.ExportBucket))
 	router := deps.Router(auth.Wiki)
 	(&wikirequirements.Handler{Requirements: requirements, Search: searcher, External: requirements, Diff: differ,
-		Export: exports, Suspects: requirements}).Register(router) // includes GET /rest/reqs/1/openapi
+		Export: exports, Suspects: requirements, Coverage: coverage.New(searcher)}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

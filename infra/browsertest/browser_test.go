@@ -78,6 +78,20 @@ func savePage(t *testing.T, base, id, space, title, body string) {
 	send(t, http.MethodPut, base+"/rest/reqs/1/content/"+id, string(b))
 }
 
+// saveSpecs saves page 100 of DEMO: REQ-001 depends on REQ-000 and
+// implements PROJ-1 (its text hostile), REQ-002 depends on REQ-001; the
+// texts of REQ-000 and REQ-002 are given.
+func saveSpecs(t *testing.T, base, req000, req002 string) {
+	t.Helper()
+	savePage(t, base, "100", "DEMO", "Specs", pagetest.Table(
+		pagetest.TH("Key", "Description", "Depends on", "Implements"),
+		pagetest.TR(pagetest.Def("REQ-001"), "<p>The system shall log in users. &lt;script&gt;alert(1)&lt;/script&gt;</p>",
+			pagetest.Link("", "REQ-000"), pagetest.Jira("PROJ-1", "jira-1")),
+		pagetest.TR(pagetest.Def("REQ-000"), "<p>"+req000+"</p>", "", ""),
+		pagetest.TR(pagetest.Def("REQ-002"), "<p>"+req002+"</p>", pagetest.Link("", "REQ-001"), ""),
+	))
+}
+
 // post sends a JSON POST as the wiki's admin and wants 200.
 func post(t *testing.T, url, body string) {
 	t.Helper()
@@ -105,16 +119,10 @@ func send(t *testing.T, method, url, body string) {
 // requirement leads to the login, the login back to the requirement,
 // whose page shows its text, links and graph; a dependency link and a
 // graph node open the linked requirements; the space's navigation opens
-// its diff page; signing out ends the session.
+// its diff and coverage pages; signing out ends the session.
 func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 	st := startStack(t)
-	savePage(t, st.WikiURL, "100", "DEMO", "Specs", pagetest.Table(
-		pagetest.TH("Key", "Description", "Depends on", "Implements"),
-		pagetest.TR(pagetest.Def("REQ-001"), "<p>The system shall log in users. &lt;script&gt;alert(1)&lt;/script&gt;</p>",
-			pagetest.Link("", "REQ-000"), pagetest.Jira("PROJ-1", "jira-1")),
-		pagetest.TR(pagetest.Def("REQ-000"), "<p>Users exist.</p>", "", ""),
-		pagetest.TR(pagetest.Def("REQ-002"), "<p>Sessions expire.</p>", pagetest.Link("", "REQ-001"), ""),
-	))
+	saveSpecs(t, st.WikiURL, "Users exist.", "Sessions expire.")
 
 	ctx, cancel := chromedp.NewExecAllocator(t.Context(), chromiumOptions(t)...)
 	defer cancel()
@@ -234,13 +242,7 @@ func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 	// The space's diff page, from its navigation bar: a baseline, then a
 	// change of REQ-002's text.
 	post(t, st.WikiURL+"/rest/reqs/1/baseline/DEMO/1/create-instant", `{"name":"Release 1","fromCeo":"100"}`)
-	savePage(t, st.WikiURL, "100", "DEMO", "Specs", pagetest.Table(
-		pagetest.TH("Key", "Description", "Depends on", "Implements"),
-		pagetest.TR(pagetest.Def("REQ-001"), "<p>The system shall log in users. &lt;script&gt;alert(1)&lt;/script&gt;</p>",
-			pagetest.Link("", "REQ-000"), pagetest.Jira("PROJ-1", "jira-1")),
-		pagetest.TR(pagetest.Def("REQ-000"), "<p>Users exist.</p>", "", ""),
-		pagetest.TR(pagetest.Def("REQ-002"), "<p>Sessions expire after an hour.</p>", pagetest.Link("", "REQ-001"), ""),
-	))
+	saveSpecs(t, st.WikiURL, "Users exist.", "Sessions expire after an hour.")
 	run("open the diff page",
 		chromedp.Click(chromedp.CSS(`nav[aria-label="space"] a[href="/diff/DEMO"]`)),
 		at("/diff/DEMO"),
@@ -251,6 +253,22 @@ func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 		shot("diff.png"))
 	if summary := get("summary", chromedp.Text(chromedp.CSS("p.summary"))); !strings.Contains(summary, "1 modified") {
 		t.Errorf("the diff's summary %q, want 1 modified", summary)
+	}
+
+	// The space's coverage page, from its navigation bar, once REQ-000's
+	// text changed (REQ-001's link to it turns suspect).
+	saveSpecs(t, st.WikiURL, "Users exist, each with a password.", "Sessions expire after an hour.")
+	run("open the coverage page",
+		chromedp.Click(chromedp.CSS(`nav[aria-label="space"] a[href="/coverage/DEMO"]`)),
+		at("/coverage/DEMO"),
+		chromedp.WaitVisible(chromedp.CSS("table.coverage")),
+		shot("coverage.png"))
+	if summary := get("summary", chromedp.Text(chromedp.CSS("p.summary"))); !strings.Contains(summary, "jira: 1/3 covered") ||
+		!strings.Contains(summary, "to: 2/3 covered") || !strings.Contains(summary, "from: 2/3 covered") {
+		t.Errorf("the coverage's summary %q", summary)
+	}
+	if gaps, suspect := count("table.coverage td.gap"), count("table.coverage .item.suspect"); gaps != 4 || suspect != 1 {
+		t.Errorf("coverage: %d gaps and %d suspect items, want 4 and 1", gaps, suspect)
 	}
 
 	// Signing out ends the session: the page leads to the login again.

@@ -46,10 +46,10 @@ func TestLoadFunctions(t *testing.T) {
 		schedules  int
 		firstRoute samtemplate.Route
 	}{
-		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 14, 29 * time.Second, 1024, 0,
-			samtemplate.Route{Event: "Default", API: "WikiApi", Method: "ANY", Path: samtemplate.DefaultRoute}},
-		{"WikiWeb", "functions/wikiweb", "WikiApi", 8, 29 * time.Second, 512, 0,
-			samtemplate.Route{Event: "Diff", API: "WikiApi", Method: "GET", Path: "/diff/{spaceKey}"}},
+		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 15, 29 * time.Second, 1024, 0,
+			samtemplate.Route{Event: "Coverage", API: "WikiApi", Method: "GET", Path: "/rest/reqs/1/coverage/{spaceKey}"}},
+		{"WikiWeb", "functions/wikiweb", "WikiApi", 9, 29 * time.Second, 512, 0,
+			samtemplate.Route{Event: "Coverage", API: "WikiApi", Method: "GET", Path: "/coverage/{spaceKey}"}},
 		{"WikiContent", "functions/wikicontent", "WikiApi", 5, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Delete", API: "WikiApi", Method: "DELETE", Path: "/rest/reqs/1/content/{contentId}"}},
 		{"WikiBaselines", "functions/wikibaselines", "WikiApi", 6, 29 * time.Second, 1024, 0,

@@ -414,10 +414,18 @@ func (s *Service) SetVersion(ctx context.Context, tenant, serviceID string, v in
 	}
 }
 
-var messageIDPattern = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
+// messageIDPattern, with the length checked apart (a bounded repetition
+// compiles to one copy per repetition at package init).
+var messageIDPattern = regexp.MustCompile(`^[0-9a-f]+$`)
+
+// validMessageID reports whether id can be a message id: 16 to 64
+// lower-case hex digits.
+func validMessageID(id string) bool {
+	return len(id) >= 16 && len(id) <= 64 && messageIDPattern.MatchString(id)
+}
 
 func (s *Service) message(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error) {
-	if !messageIDPattern.MatchString(id) {
+	if !validMessageID(id) {
 		return nil, apperr.NotFoundf("message %s not found in the queue of integration %s", id, serviceID)
 	}
 	m, err := s.d.Outbox.Get(ctx, tenant, serviceID, id)
@@ -437,7 +445,7 @@ func (s *Service) message(ctx context.Context, tenant, serviceID, id string) (*o
 // says whether a next page (after the last message answered) has messages:
 // the listing reads one message more than the page to know it.
 func (s *Service) Queue(ctx context.Context, tenant, serviceID string, limit int, includeDone bool, after string) (msgs []*outbox.Message, hasMore bool, err error) {
-	if after != "" && !messageIDPattern.MatchString(after) {
+	if after != "" && !validMessageID(after) {
 		return nil, false, apperr.InvalidNamed("after", "after must be a message id (hex digits), got %q", after)
 	}
 	d, err := s.get(ctx, tenant, serviceID)
@@ -506,7 +514,7 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, serviceID, id strin
 	if _, err := s.get(ctx, tenant, serviceID); err != nil {
 		return err
 	}
-	if !messageIDPattern.MatchString(id) {
+	if !validMessageID(id) {
 		return apperr.NotFoundf("message %s not found in the queue of integration %s", id, serviceID)
 	}
 	err := s.d.Outbox.Delete(ctx, tenant, serviceID, id)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
@@ -53,7 +52,7 @@ func Setup(ctx context.Context, required ...string) (*Deps, error) {
 	// slog.*Context) adds the request's id, route, tenant and user; the
 	// request's own logger (httpapi.Logger) already has them.
 	slog.SetDefault(slog.New(httpapi.ContextHandler{Handler: logger.Handler()}))
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithLogger(sdkLogger{log: logger}))
+	awsCfg, err := awsConfig(os.LookupEnv, sdkLogger{log: logger})
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}

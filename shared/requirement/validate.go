@@ -1,7 +1,6 @@
 package requirement
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -23,13 +22,11 @@ func HasControlExceptWhitespace(s string) bool {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-var linkIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
 // ValidLinkID reports whether id can name an integration (serviceId) or an
 // application link (applinkId): 1 to 64 letters, digits, '.', '_' or '-',
 // and neither "." nor "..". Such ids become parts of storage keys, URL
 // paths and queue message groups, so they never hold '/', '#', ':' or
 // spaces, and never name a path's current or parent directory.
 func ValidLinkID(id string) bool {
-	return linkIDPattern.MatchString(id) && id != "." && id != ".."
+	return validChars(id, 64, "._-") && id != "." && id != ".."
 }

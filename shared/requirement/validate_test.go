@@ -1,6 +1,7 @@
 package requirement
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -46,4 +47,27 @@ func TestValidLinkID(t *testing.T) {
 			t.Errorf("ValidLinkID(%q) = %v, want %v", tc.in, got, tc.ok)
 		}
 	}
+}
+
+// FuzzValidNames: the hand-written checks of keys, space keys and link ids
+// accept exactly what their regular expressions accept.
+func FuzzValidNames(f *testing.F) {
+	for _, s := range []string{"", "REQ-1", "a.b_c-d", "SPACE_1", "é", "a b", ".", "..", "x/y", "#", strings.Repeat("a", 64),
+		strings.Repeat("a", 65), strings.Repeat("K", 255), strings.Repeat("K", 256), "A\x00", "Z9"} {
+		f.Add(s)
+	}
+	key := regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,255}$`)
+	space := regexp.MustCompile(`^[A-Za-z0-9_]{1,255}$`)
+	link := regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidKey(s), key.MatchString(s); got != want {
+			t.Errorf("ValidKey(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := ValidSpaceKey(s), space.MatchString(s); got != want {
+			t.Errorf("ValidSpaceKey(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := ValidLinkID(s), link.MatchString(s) && s != "." && s != ".."; got != want {
+			t.Errorf("ValidLinkID(%q) = %v, want %v", s, got, want)
+		}
+	})
 }

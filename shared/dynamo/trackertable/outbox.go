@@ -3,6 +3,9 @@ package trackertable
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -21,11 +24,26 @@ import (
 
 // A mark (pk T#t#TOUTBOX, sk <applinkId>#<space>#<key>#<baseline|->) says
 // that a requirement's TRACKER set must reach its wiki. While it exists it
-// is in the sparse gsi1 partition TOUTBOX#PENDING (gsi1sk
-// <tenant>#<sk>), which the TrackerOutbox function reads across tenants.
-// seq grows with every edit that marks it; a sender leases it, and deletes
-// it only if seq is still the one it read.
-const outboxPending = "TOUTBOX#PENDING"
+// is in one of the sparse gsi1 partitions TOUTBOX#PENDING#<nn> (gsi1sk
+// <tenant>#<sk>), chosen by tenant, which the TrackerOutbox function reads
+// across tenants. Every mark is written there and removed again once sent,
+// so a single partition would bound every tenant's link edits together
+// (docs/scale.md). seq grows with every edit that marks it; a sender
+// leases it, and deletes it only if seq is still the one it read.
+const outboxPendingShards = 64
+
+// outboxPendingLegacy is the one pending partition of the releases before
+// the shards: still read, so that marks a former release left there are
+// sent; nothing writes it any more.
+const outboxPendingLegacy = "TOUTBOX#PENDING"
+
+func outboxPending(tenant string) string {
+	h := fnv.New32a()
+	h.Write([]byte(tenant))
+	return outboxPendingShard(int(h.Sum32() % outboxPendingShards))
+}
+
+func outboxPendingShard(n int) string { return fmt.Sprintf("%s#%02d", outboxPendingLegacy, n) }
 
 func outboxPK(tenant string) string { return dynamo.TenantPrefix(tenant) + "TOUTBOX" }
 
@@ -56,7 +74,7 @@ func (s *TrackerStore) markUpdate(tenant string, ref tracker.ReqRef, now time.Ti
 		Add(expression.Name("seq"), expression.Value(1)).
 		Set(expression.Name("tenant"), expression.Value(tenant)).
 		Set(expression.Name("markedAt"), expression.Value(dynamo.Time(now))).
-		Set(expression.Name("gsi1pk"), expression.Value(outboxPending)).
+		Set(expression.Name("gsi1pk"), expression.Value(outboxPending(tenant))).
 		Set(expression.Name("gsi1sk"), expression.Value(tenant+"#"+refPart(ref)))
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
@@ -69,32 +87,42 @@ func (s *TrackerStore) markUpdate(tenant string, ref tracker.ReqRef, now time.Ti
 }
 
 // PendingMarks lists the marks of every tenant from the sparse gsi1
-// partition TOUTBOX#PENDING (eventually consistent), at most limit.
+// partitions TOUTBOX#PENDING#<nn> and the legacy TOUTBOX#PENDING
+// (eventually consistent), at most limit. The shards are read from a
+// random one on, so that when there are more than limit marks no shard's
+// tenants wait behind the others' run after run.
 func (s *TrackerStore) PendingMarks(ctx context.Context, limit int) ([]tracker.Mark, error) {
-	var out []tracker.Mark
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:              &s.table,
-		IndexName:              aws.String("gsi1"),
-		KeyConditionExpression: aws.String("gsi1pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: outboxPending},
-		},
-	})
-	for p.HasMorePages() && len(out) < limit {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, dynamo.Errorf("query outbox marks", err)
-		}
-		for _, av := range page.Items {
-			var it markItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, dynamo.Errorf("decode outbox mark", err)
-			}
-			out = append(out, it.entity())
-		}
+	pks := []string{outboxPendingLegacy}
+	first := rand.IntN(outboxPendingShards)
+	for i := range outboxPendingShards {
+		pks = append(pks, outboxPendingShard((first+i)%outboxPendingShards))
 	}
-	if len(out) > limit {
-		out = out[:limit]
+	var out []tracker.Mark
+	for _, pk := range pks {
+		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName:              &s.table,
+			IndexName:              aws.String("gsi1"),
+			KeyConditionExpression: aws.String("gsi1pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": &types.AttributeValueMemberS{Value: pk},
+			},
+		})
+		for p.HasMorePages() && len(out) < limit {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, dynamo.Errorf("query outbox marks", err)
+			}
+			for _, av := range page.Items {
+				var it markItem
+				if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+					return nil, dynamo.Errorf("decode outbox mark", err)
+				}
+				out = append(out, it.entity())
+			}
+		}
+		if len(out) >= limit {
+			return out[:limit], nil
+		}
 	}
 	return out, nil
 }

@@ -10,7 +10,7 @@
 //	             gsi1pk T#t#AREQ#<applinkId>   gsi1sk <applinkId>#<space>#<key>#<baseline|->
 //	issue lease  pk T#t#ISSUE#<issueKey>              sk LOCK
 //	outbox mark  pk T#t#TOUTBOX                       sk <applinkId>#<space>#<key>#<baseline|->
-//	             gsi1pk TOUTBOX#PENDING (sparse)      gsi1sk <tenant>#<sk>
+//	             gsi1pk TOUTBOX#PENDING#<nn> (sparse, by tenant)  gsi1sk <tenant>#<sk>
 //	pending      pk T#t#PENDING                       sk <applinkId>#<message fingerprint>
 //
 // The links of an issue are one Query of its partition. A requirement item

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -497,5 +498,62 @@ func TestTrackerPending(t *testing.T) {
 	}
 	if rest, _ := s.ListPending(ctx, "demo"); len(rest) != 1 || *rest[0].Message.ID != 7 {
 		t.Errorf("after delete: %+v", rest)
+	}
+}
+
+// TestTrackerOutboxMarkShards: the marks of many tenants are spread over
+// the pending partitions (by tenant), every one of them is listed, a mark a
+// former release left in the single legacy partition too, and limit holds.
+func TestTrackerOutboxMarkShards(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := testenv.AWS(t)
+	s := trackertable.NewTrackerStore(env.DynamoDB, env.TrackerTable)
+	ref := link("", "DEMO", "M1", 0, "").Req
+	st := tracker.EmptyLinkState(ref)
+	st.Tracker = rels("A-1#implements")
+	for i := range 40 {
+		if err := s.WriteLinks(ctx, fmt.Sprintf("t%02d", i), []tracker.LinkWrite{{Old: tracker.EmptyLinkState(ref), New: st, Mark: true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := env.DynamoDB.Scan(ctx, &dynamodb.ScanInput{TableName: &env.TrackerTable, IndexName: aws.String("gsi1"),
+		FilterExpression:          aws.String("begins_with(gsi1pk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "TOUTBOX#"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	partitions := map[string]int{}
+	for _, it := range out.Items {
+		pk := it["gsi1pk"].(*types.AttributeValueMemberS).Value
+		if !strings.HasPrefix(pk, "TOUTBOX#PENDING#") {
+			t.Fatalf("mark in %q", pk)
+		}
+		partitions[pk]++
+	}
+	if len(out.Items) != 40 || len(partitions) < 16 {
+		t.Fatalf("40 tenants' marks: %d in %d partitions, want them spread", len(out.Items), len(partitions))
+	}
+	// One mark moved to the legacy partition, as a former release wrote it.
+	moved := out.Items[0]
+	if _, err := env.DynamoDB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &env.TrackerTable,
+		Key:                       map[string]types.AttributeValue{"pk": moved["pk"], "sk": moved["sk"]},
+		UpdateExpression:          aws.String("SET gsi1pk = :p"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "TOUTBOX#PENDING"}}}); err != nil {
+		t.Fatal(err)
+	}
+	marks, err := s.PendingMarks(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants := map[string]bool{}
+	for _, m := range marks {
+		tenants[m.Tenant] = true
+	}
+	if len(marks) != 40 || len(tenants) != 40 {
+		t.Fatalf("PendingMarks listed %d marks of %d tenants, want 40 of 40", len(marks), len(tenants))
+	}
+	if marks, err := s.PendingMarks(ctx, 7); err != nil || len(marks) != 7 {
+		t.Fatalf("PendingMarks(7) = %d, %v", len(marks), err)
 	}
 }

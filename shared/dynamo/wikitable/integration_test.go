@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -205,8 +206,16 @@ func TestOutboxStore(t *testing.T) {
 		pending = append(pending, p...)
 		return true, nil
 	})
-	if len(pending) != 33 || pending[0].Message.ID != msgs[120].ID || pending[0].Tenant != "demo" {
-		t.Fatalf("Pending after MarkEnqueued = %d", len(pending))
+	// Oldest first within an integration (each integration's messages sit
+	// in one of the pending partitions, read one after another).
+	var demo []string
+	for _, p := range pending {
+		if p.Tenant == "demo" {
+			demo = append(demo, p.Message.ID)
+		}
+	}
+	if len(pending) != 33 || len(demo) != 30 || demo[0] != msgs[120].ID || !slices.IsSorted(demo) {
+		t.Fatalf("Pending after MarkEnqueued = %d (demo %d)", len(pending), len(demo))
 	}
 
 	// Done, with per-message responses; a deleted one is skipped.
@@ -520,5 +529,72 @@ func TestOutboxPurgeAndIntegrationDelete(t *testing.T) {
 	}
 	if err := e.integ.Delete(ctx, "demo", "jira-1"); !errors.Is(err, apperr.ErrNotFound) {
 		t.Fatalf("second Delete = %v", err)
+	}
+}
+
+// TestOutboxPendingShards: the pending messages of many integrations are
+// spread over the pending partitions (one per integration), a message a
+// former release left in the single legacy partition is still found, and
+// Pending returns each integration's messages oldest first.
+func TestOutboxPendingShards(t *testing.T) {
+	t.Parallel()
+	e := integrationNew(t)
+	ctx := context.Background()
+	old := time.Now().Add(-10 * time.Minute)
+	want := map[string]bool{}
+	for i := range 40 {
+		msgs := outboxMessages(fmt.Sprintf("s%02d", i), 3, old.Add(time.Duration(i)*time.Second))
+		if err := e.outbox.Put(ctx, "demo", msgs); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			want[m.ServiceID+"/"+m.ID] = true
+		}
+	}
+	out, err := e.db.Scan(ctx, &dynamodb.ScanInput{TableName: &e.table, IndexName: aws.String("gsi1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	partitions := map[string]int{}
+	var legacy map[string]types.AttributeValue
+	for _, it := range out.Items {
+		pk := it["gsi1pk"].(*types.AttributeValueMemberS).Value
+		if !strings.HasPrefix(pk, "OUTBOX#PENDING#") {
+			t.Fatalf("pending message in %q", pk)
+		}
+		partitions[pk]++
+		legacy = it
+	}
+	if len(partitions) < 16 {
+		t.Fatalf("120 messages of 40 integrations in %d pending partitions, want them spread", len(partitions))
+	}
+	// Move one to the legacy partition, as a former release wrote it.
+	full, err := e.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &e.table,
+		Key: map[string]types.AttributeValue{"pk": legacy["pk"], "sk": legacy["sk"]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.Item["gsi1pk"] = &types.AttributeValueMemberS{Value: "OUTBOX#PENDING"}
+	if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &e.table, Item: full.Item}); err != nil {
+		t.Fatal(err)
+	}
+
+	byService := map[string][]string{}
+	if err := e.outbox.Pending(ctx, time.Now(), func(p []integration.Pending) (bool, error) {
+		for _, m := range p {
+			byService[m.Message.ServiceID] = append(byService[m.Message.ServiceID], m.Message.ID)
+			delete(want, m.Message.ServiceID+"/"+m.Message.ID)
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 0 {
+		t.Fatalf("Pending missed %d messages: %v", len(want), want)
+	}
+	for id, ids := range byService {
+		if len(ids) != 3 || (!slices.IsSorted(ids) && id != full.Item["serviceId"].(*types.AttributeValueMemberS).Value) {
+			t.Fatalf("integration %s: pending %v, want its 3 messages oldest first", id, ids)
+		}
 	}
 }

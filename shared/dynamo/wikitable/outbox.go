@@ -389,16 +389,28 @@ func (s *OutboxStore) MarkEnqueued(ctx context.Context, refs []integration.Ref) 
 // outboxPendingPage bounds one page of the pending partition.
 const outboxPendingPage = 500
 
-// Pending pages through the sparse gsi1 partition OUTBOX#PENDING (NEW
-// messages of every tenant not yet in SQS) for messages created before
-// before, oldest first. It is the one cross-tenant read: only the sync
-// function calls it.
+// Pending pages through the sparse gsi1 partitions of NEW messages of
+// every tenant not yet in SQS (OUTBOX#PENDING#<nn>, and the legacy
+// OUTBOX#PENDING) for messages created before before, oldest first within
+// each partition, hence within each integration. It is the one cross-tenant
+// read: only the sync function calls it.
 func (s *OutboxStore) Pending(ctx context.Context, before time.Time, fn func([]integration.Pending) (bool, error)) error {
+	for _, pk := range outboxPendingPartitions() {
+		more, err := s.pending(ctx, pk, before, fn)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// pending pages through one pending partition; false when fn said stop.
+func (s *OutboxStore) pending(ctx context.Context, pk string, before time.Time, fn func([]integration.Pending) (bool, error)) (bool, error) {
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String("gsi1"),
 		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk < :before"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":     &types.AttributeValueMemberS{Value: outboxPendingPK},
+			":pk":     &types.AttributeValueMemberS{Value: pk},
 			":before": &types.AttributeValueMemberS{Value: fmt.Sprintf("%016x", before.UnixNano())},
 		},
 		Limit: aws.Int32(outboxPendingPage),
@@ -406,13 +418,13 @@ func (s *OutboxStore) Pending(ctx context.Context, before time.Time, fn func([]i
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return dynamo.Errorf("query pending outbox messages", err)
+			return false, dynamo.Errorf("query pending outbox messages", err)
 		}
 		out := make([]integration.Pending, 0, len(page.Items))
 		for _, av := range page.Items {
 			var it outboxItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return dynamo.Errorf("decode outbox message", err)
+				return false, dynamo.Errorf("decode outbox message", err)
 			}
 			if it.State == string(outbox.New) {
 				out = append(out, integration.Pending{Tenant: it.Tenant, Message: it.entity()})
@@ -423,10 +435,10 @@ func (s *OutboxStore) Pending(ctx context.Context, before time.Time, fn func([]i
 		}
 		more, err := fn(out)
 		if err != nil || !more {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // RequeueEnqueued puts every NEW message whose reference went to SQS back
@@ -471,7 +483,7 @@ func RequeueEnqueued(ctx context.Context, db Scanner, table string) (int, error)
 		updates[i] = outboxUpdate{ref: r,
 			cond: outboxExists().And(expression.Name("state").Equal(expression.Value(string(outbox.New)))),
 			upd: expression.Remove(expression.Name("enqueued")).
-				Set(expression.Name("gsi1pk"), expression.Value(outboxPendingPK)).
+				Set(expression.Name("gsi1pk"), expression.Value(outboxPendingPK(r.Tenant, r.ServiceID))).
 				Set(expression.Name("gsi1sk"), expression.Value(r.ID+"#"+r.Tenant+"#"+r.ServiceID))}
 	}
 	return len(refs), s.outboxApply(ctx, updates, "requeue enqueued messages")

@@ -1,6 +1,9 @@
 package wikitable
 
 import (
+	"fmt"
+	"hash/fnv"
+
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -10,8 +13,8 @@ import (
 
 // outboxItem is the DynamoDB shape of an outbound message:
 // pk T#t#OUTBOX#<serviceId>, sk M#<id>. While a NEW message has not reached
-// SQS it also sits in the sparse gsi1 partition OUTBOX#PENDING (sorted by id)
-// so the sync function can re-enqueue it across tenants.
+// SQS it also sits in one of the sparse gsi1 partitions OUTBOX#PENDING#<nn>
+// (sorted by id) so the sync function can re-enqueue it across tenants.
 type outboxItem struct {
 	PK           string `dynamodbav:"pk"`
 	SK           string `dynamodbav:"sk"`
@@ -56,8 +59,39 @@ type outboxLink struct {
 	R  string `dynamodbav:"r"`
 }
 
-// outboxPendingPK is the sparse gsi1 partition of NEW messages not yet in SQS.
-const outboxPendingPK = "OUTBOX#PENDING"
+// OutboxPendingShards spreads the NEW messages not yet in SQS over gsi1
+// partitions. Every message is written there and removed again once in
+// SQS, so a single partition would bound every tenant's messages together
+// (two writes each: about 500 messages a second for the whole service at
+// one partition's 1,000 writes a second; docs/scale.md).
+const OutboxPendingShards = 64
+
+// outboxPendingLegacy is the one pending partition of the releases before
+// the shards: the sync function still reads it, so that messages a former
+// release left there are re-enqueued; nothing writes it any more.
+const outboxPendingLegacy = "OUTBOX#PENDING"
+
+// outboxPendingPK is the sparse gsi1 partition of an integration's NEW
+// messages not yet in SQS: one of OutboxPendingShards, chosen by the
+// integration, so that each integration's messages stay in id order in one
+// partition.
+func outboxPendingPK(tenant, serviceID string) string {
+	h := fnv.New32a()
+	h.Write([]byte(tenant + "/" + serviceID))
+	return outboxPendingShard(int(h.Sum32() % OutboxPendingShards))
+}
+
+func outboxPendingShard(n int) string { return fmt.Sprintf("%s#%02d", outboxPendingLegacy, n) }
+
+// outboxPendingPartitions are every partition Pending reads: the legacy
+// one, then the shards.
+func outboxPendingPartitions() []string {
+	out := []string{outboxPendingLegacy}
+	for n := range OutboxPendingShards {
+		out = append(out, outboxPendingShard(n))
+	}
+	return out
+}
 
 func outboxPK(tenant, serviceID string) string {
 	return dynamo.TenantPrefix(tenant) + "OUTBOX#" + serviceID
@@ -80,7 +114,7 @@ func newOutboxItem(tenant string, m *outbox.Message) outboxItem {
 		}
 	}
 	if m.State == outbox.New && !m.Enqueued {
-		it.GSI1PK, it.GSI1SK = outboxPendingPK, m.ID+"#"+tenant+"#"+m.ServiceID
+		it.GSI1PK, it.GSI1SK = outboxPendingPK(tenant, m.ServiceID), m.ID+"#"+tenant+"#"+m.ServiceID
 	}
 	return it
 }

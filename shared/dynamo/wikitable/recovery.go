@@ -25,11 +25,11 @@ func (s *WikiStore) Unfinished(ctx context.Context, now time.Time, limit int) ([
 		mu  sync.Mutex
 		out []wiki.UnfinishedPage
 	)
-	shards := make([]int, unfinishedShards)
+	shards := make([]int, UnfinishedShards)
 	for i := range shards {
 		shards[i] = i
 	}
-	err := dynamo.Each(ctx, shards, unfinishedShards, func(ctx context.Context, shard int) error {
+	err := dynamo.Each(ctx, shards, UnfinishedShards, func(ctx context.Context, shard int) error {
 		n := 0
 		return dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
 			TableName: &s.table, IndexName: aws.String("gsi3"),

@@ -94,17 +94,17 @@ func spaceIndexPK(tenant, space, kind, value string) string {
 	return dynamo.TenantPrefix(tenant) + "IXS#" + space + "#" + kind + "#" + value
 }
 
-// unfinishedShards spreads the recovery index (gsi3) over partitions: each
+// UnfinishedShards spreads the recovery index (gsi3) over partitions: each
 // page operation writes its entry there twice (the lease, its end), so one
 // partition would bound every tenant's saves together.
-const unfinishedShards = 16
+const UnfinishedShards = 64
 
 // unfinishedPK is the gsi3 partition of a page's recovery entry, one of
-// unfinishedShards, chosen by the page.
+// UnfinishedShards, chosen by the page.
 func unfinishedPK(tenant, pageID string) string {
 	h := fnv.New32a()
 	h.Write([]byte(tenant + "/" + pageID))
-	return fmt.Sprintf("UNFINISHED#%02d", h.Sum32()%unfinishedShards)
+	return fmt.Sprintf("UNFINISHED#%02d", h.Sum32()%UnfinishedShards)
 }
 
 // unfinishedSK is the gsi3 sort key of a page's recovery entry: when it is

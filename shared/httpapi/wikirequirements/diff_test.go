@@ -205,21 +205,29 @@ func TestDiffBadInput(t *testing.T) {
 		{"link credential", httpapitest.LinkToken, "DEMO", params("from", "1", "to", "current"), 403, ""},
 	} {
 		code, raw := getDiff(t, s, tc.token, tc.space, tc.params)
-		var body struct {
-			Status   int               `json:"status"`
-			Message  string            `json:"message"`
-			Errors   map[string]string `json:"errors"`
-			Position *int              `json:"position"`
-		}
-		if err := json.Unmarshal([]byte(raw), &body); err != nil || code != tc.code || body.Status != tc.code || body.Message == "" {
-			t.Errorf("%s: %d %s, want %d", tc.name, code, raw, tc.code)
-			continue
-		}
-		if tc.named != "" && body.Errors[tc.named] == "" {
-			t.Errorf("%s: %s does not name %s", tc.name, raw, tc.named)
-		}
-		if tc.name == "bad q" && (body.Position == nil || *body.Position != 13) {
-			t.Errorf("%s: position in %s, want 13", tc.name, raw)
-		}
+		checkRefusal(t, tc.name, code, raw, tc.code, tc.named)
+	}
+}
+
+// checkRefusal checks the error answer of the case name: its status
+// (want), a message, the request field it names (named, when not "") and,
+// for the case "bad q", the position 13 of the query's error.
+func checkRefusal(t *testing.T, name string, code int, raw string, want int, named string) {
+	t.Helper()
+	var body struct {
+		Status   int               `json:"status"`
+		Message  string            `json:"message"`
+		Errors   map[string]string `json:"errors"`
+		Position *int              `json:"position"`
+	}
+	if err := json.Unmarshal([]byte(raw), &body); err != nil || code != want || body.Status != want || body.Message == "" {
+		t.Errorf("%s: %d %s, want %d", name, code, raw, want)
+		return
+	}
+	if named != "" && body.Errors[named] == "" {
+		t.Errorf("%s: %s does not name %s", name, raw, named)
+	}
+	if name == "bad q" && (body.Position == nil || *body.Position != 13) {
+		t.Errorf("%s: position in %s, want 13", name, raw)
 	}
 }

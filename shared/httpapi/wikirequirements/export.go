@@ -1,8 +1,8 @@
 package wikirequirements
 
 // Exports (docs/change-analysis.md, "Export"): with
-// format=csv, or Accept: text/csv and no format, the search and the diff
-// answer their whole result as one CSV download. The CSV is written while
+// format=csv, or Accept: text/csv and no format, the search, the diff and
+// the coverage (coverage.go) answer their whole result as one CSV download. The CSV is written while
 // the result is read, into the export Store (S3), and the answer is 303
 // See Other to a presigned URL of it: a Lambda answer through API Gateway
 // cannot exceed 6 MB, a download has no such limit. The columns of each

@@ -4,8 +4,9 @@
 // external.go), the page view
 // (GET /rest/reqs/1/page/{spaceKey}/{pageId}), the requirement search (GET
 // /rest/reqs/1/requirement2/{spaceKey}, search.go), the diff (GET
-// /rest/reqs/1/diff/{spaceKey}, diff.go), the CSV exports of both
-// (export.go), the routes the spec says
+// /rest/reqs/1/diff/{spaceKey}, diff.go), the coverage matrix (GET
+// /rest/reqs/1/coverage/{spaceKey}, coverage.go), the CSV exports of all
+// three (export.go), the routes the spec says
 // must not be used (405 with Allow, 410) and the wiki's OpenAPI document
 // (GET /rest/reqs/1/openapi). It owns the JSON shape of a requirement
 // (shared/openapi/wiki.yaml), which every answer showing one uses.
@@ -41,8 +42,8 @@ type Reader interface {
 // Handler serves the route group. Register works on a zero Handler (the
 // route-agreement test lists its routes); serving reads needs Requirements,
 // serving the search needs Search, setting external properties needs
-// External, the diff needs Diff, CSV exports need Export, and clearing
-// suspect links needs Search and Suspects.
+// External, the diff needs Diff, the coverage needs Coverage, CSV exports
+// need Export, and clearing suspect links needs Search and Suspects.
 type Handler struct {
 	Requirements Reader
 	Search       Searcher
@@ -50,6 +51,7 @@ type Handler struct {
 	Diff         Differ
 	Export       Exporter
 	Suspects     SuspectClearer
+	Coverage     Coverer
 }
 
 // Register declares the routes of WikiRequirements in template.yaml,
@@ -67,6 +69,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/requirement3", httpapi.Reader, requirement3)
 	rt.Handle("GET /rest/reqs/1/page/{spaceKey}/{pageId}", httpapi.Member, h.page)
 	rt.Handle("GET /rest/reqs/1/diff/{spaceKey}", httpapi.Member, h.diff)
+	rt.Handle("GET /rest/reqs/1/coverage/{spaceKey}", httpapi.Member, h.coverage)
 	rt.Handle("POST /rest/reqs/1/suspects/{spaceKey}/clear", httpapi.Member, h.clearSuspects)
 	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
+	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
@@ -42,9 +43,13 @@ type server struct {
 	bl       *wikitable.BaselineStore
 	settings *wikitable.SettingsStore
 	calls    *dynamo.CallCounter
+	items    *itemCounter
 	diff     *diff.Service
 	s3       *s3.Client
 	bucket   string
+	// db and table reach the WikiTable without the call counter.
+	db    *dynamodb.Client
+	table string
 }
 
 // newServer serves the route group wired as functions/wikirequirements
@@ -52,8 +57,8 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.AWS(t)
-	calls := dynamo.NewCallCounter()
-	db := dynamodb.NewFromConfig(env.Config, calls.Options)
+	calls, items := dynamo.NewCallCounter(), &itemCounter{}
+	db := dynamodb.NewFromConfig(env.Config, calls.Options, items.options)
 	svc := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)})
 	store := wikitable.NewSearchStore(db, env.WikiTable)
 	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
@@ -61,10 +66,11 @@ func newServer(t *testing.T) *server {
 	searcher := search.New(search.Deps{Store: store, Settings: store})
 	differ := diff.New(diff.Deps{Store: store, Matcher: searcher})
 	s3c := s3.NewFromConfig(env.Config)
-	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ,
+	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ, Coverage: coverage.New(searcher),
 		Export: export.New(s3export.New(s3c, env.ExportBucket))}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
-		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, diff: differ, s3: s3c, bucket: env.ExportBucket}
+		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, items: items, diff: differ, s3: s3c, bucket: env.ExportBucket,
+		db: env.DynamoDB, table: env.WikiTable}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {

@@ -108,17 +108,24 @@ func diffRequest(tenant, space, from, to, q, offset string) (diff.Request, error
 	if req.To, err = diff.ParseSide("to", to); err != nil {
 		return req, err
 	}
+	req.Offset, req.Query, err = pageParams(offset, q)
+	return req, err
+}
+
+// pageParams reads the offset and the query of a paged page over a space
+// (diff, coverage): offset from 0 to 1,000,000 ("" is 0), q parsed (blank:
+// no query).
+func pageParams(offset, q string) (int, query.Expr, error) {
+	n := 0
 	if offset != "" {
-		n, err := strconv.Atoi(offset)
-		if err != nil || n < 0 || n > 1_000_000 {
-			return req, apperr.InvalidNamed("offset", "offset must be a number from 0 to 1000000, got %q", offset)
-		}
-		req.Offset = n
-	}
-	if strings.TrimSpace(q) != "" {
-		if req.Query, err = query.Parse(q); err != nil {
-			return req, err
+		var err error
+		if n, err = strconv.Atoi(offset); err != nil || n < 0 || n > 1_000_000 {
+			return 0, nil, apperr.InvalidNamed("offset", "offset must be a number from 0 to 1000000, got %q", offset)
 		}
 	}
-	return req, nil
+	if strings.TrimSpace(q) == "" {
+		return n, nil, nil
+	}
+	e, err := query.Parse(q)
+	return n, e, err
 }

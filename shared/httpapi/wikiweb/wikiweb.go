@@ -5,7 +5,8 @@
 // (/requirements/{spaceKey}/{key}, requirement.go, with its traceability
 // graph, graph.go), the wiki page a baseline's pageLink names
 // (/pages/viewpage.action?pageId=, pageview.go), the diff of a space
-// (/diff/{spaceKey}, diff.go), a home page and the
+// (/diff/{spaceKey}, diff.go), the coverage matrix of a space
+// (/coverage/{spaceKey}, coverage.go, with its CSV download), a home page and the
 // stylesheet. Pages are html/template templates (templates/) over one
 // layout, with no JavaScript at all.
 //
@@ -75,6 +76,9 @@ type Handler struct {
 	Requirements Reader
 	Search       Searcher
 	Diff         Differ
+	Coverage     Coverer
+	// Export stores the coverage page's CSV downloads.
+	Export Exporter
 	// Limiter, when set, counts each page of a session against its
 	// tenant's rate (429 past it), as the router does for the API.
 	Limiter httpapi.Limiter
@@ -107,9 +111,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.HandleAnonymous("GET /requirements/{spaceKey}/{key}", h.page(h.requirement))
 	rt.HandleAnonymous("GET "+pageViewPath, h.page(h.pageView))
 	rt.HandleAnonymous("GET /diff/{spaceKey}", h.page(h.diffSpace))
-	// The coverage page goes here, e.g.
-	// rt.HandleAnonymous("GET /coverage/{spaceKey}", h.page(h.coverage)),
-	// with its entry in spacePages.
+	rt.HandleAnonymous("GET /coverage/{spaceKey}", h.page(h.coverageSpace))
 }
 
 // navItem is one link of a space's navigation bar.
@@ -119,9 +121,8 @@ type navItem struct {
 }
 
 // spacePages are the pages about a whole space, in the order of the
-// navigation bar of every page of that space (the coverage page adds its
-// own: {"Coverage", "/coverage/"}).
-var spacePages = []struct{ label, prefix string }{{"Diff", "/diff/"}}
+// navigation bar of every page of that space.
+var spacePages = []struct{ label, prefix string }{{"Coverage", "/coverage/"}, {"Diff", "/diff/"}}
 
 // spaceNav returns the navigation bar of a page about space; current is
 // the label of the page shown.

@@ -13,18 +13,22 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/net/html"
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/infra/testenv"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikiweb"
 	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/s3export"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
@@ -57,7 +61,8 @@ func newServer(t *testing.T) *server {
 	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	searcher := search.New(search.Deps{Store: store, Settings: store})
 	(&wikiweb.Handler{Sessions: sessions, Requirements: svc, Search: searcher,
-		Diff: diff.New(diff.Deps{Store: store, Matcher: searcher})}).Register(rt)
+		Diff: diff.New(diff.Deps{Store: store, Matcher: searcher}), Coverage: coverage.New(searcher),
+		Export: export.New(s3export.New(s3.NewFromConfig(env.Config), env.ExportBucket))}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable),
 		bl: wikitable.NewBaselineStore(db, env.WikiTable), sessions: sessions}
 }

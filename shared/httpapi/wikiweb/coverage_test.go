@@ -1,0 +1,115 @@
+package wikiweb_test
+
+import (
+	"encoding/csv"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+// TestCoveragePage: the matrix of a space as a page: per-column counts,
+// one row per requirement with links, gaps and suspect items marked,
+// hostile text escaped, the CSV download, the refusals as error pages,
+// 303 without a session, and another tenant seeing none of it.
+func TestCoveragePage(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	s.save(t, "demo", "100", "DEMO", hostileTitle, specs())
+	// REQ-0's text changes: REQ-1's dependency on it becomes suspect.
+	s.save(t, "demo", "100", "DEMO", hostileTitle, strings.Replace(specs(), "Users exist.", "Users exist, &lt;b&gt;all&lt;/b&gt;.", 1))
+	if rec := s.request("GET", "/coverage/DEMO", "", nil, nil); rec.Code != http.StatusSeeOther ||
+		!strings.HasPrefix(rec.Header().Get("Location"), "/login?next=") {
+		t.Fatalf("without a session: %d %v", rec.Code, rec.Header())
+	}
+	c := s.login(t, "demo-wiki-user")
+	doc := page(t, s.request("GET", "/coverage/DEMO", c.Value, nil, nil), http.StatusOK)
+	summary := one(t, doc, "p.summary", func(n *html.Node) bool { return n.Data == "p" && hasClass(n, "summary") })
+	if got := text(summary); got != "4 requirements · jira: 1/4 covered (25%) · to: 3/4 covered (75%) · from: 3/4 covered (75%)" {
+		t.Errorf("summary %q", got)
+	}
+	table := one(t, doc, "table.coverage", func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "coverage") })
+	var rows []string
+	for _, tr := range findAll(table, element("tr")) {
+		var cells []string
+		for _, td := range findAll(tr, func(n *html.Node) bool { return n.Data == "td" || n.Data == "th" }) {
+			cell := text(td)
+			if hasClass(td, "gap") {
+				cell = "[gap]"
+			}
+			cells = append(cells, cell)
+		}
+		rows = append(rows, strings.Join(cells, " | "))
+	}
+	want := []string{
+		"Requirement | Text | jira 1/4 | to 3/4 | from 3/4",
+		"REQ-0 | Users exist, <b>all</b>. | [gap] | DEMO/REQ-00 | DEMO/REQ-1",
+		"REQ-00 | A directory. | [gap] | [gap] | DEMO/REQ-0",
+		"REQ-1 | Log in <script>alert(1)</script> now x | PROJ-1 | DEMO/REQ-0 suspect | DEMO/REQ-2",
+		"REQ-2 | Sessions expire. | [gap] | DEMO/REQ-1 | [gap]",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	suspect := findAll(table, func(n *html.Node) bool { return n.Data == "span" && hasClass(n, "suspect") })
+	if len(suspect) != 1 || text(suspect[0]) != "DEMO/REQ-0 suspect" {
+		t.Errorf("suspect items %d", len(suspect))
+	}
+	for _, href := range []string{"/requirements/DEMO/REQ-0", "/requirements/DEMO/REQ-00", "/requirements/DEMO/REQ-1", "/requirements/DEMO/REQ-2"} {
+		if !slices.Contains(links(table), href) {
+			t.Errorf("no link to %s in %v", href, links(table))
+		}
+	}
+	nav := one(t, doc, "the space's navigation", func(n *html.Node) bool { return n.Data == "nav" && attr(n, "aria-label") == "space" })
+	if cur := findAll(nav, func(n *html.Node) bool { return attr(n, "aria-current") == "page" }); len(cur) != 1 || text(cur[0]) != "Coverage" ||
+		!slices.Contains(links(nav), "/coverage/DEMO") {
+		t.Errorf("navigation %q %v", text(nav), links(nav))
+	}
+
+	// The CSV link: 303 to the download of the whole matrix.
+	csvLink := one(t, doc, "the CSV link", func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "csv") })
+	rec := s.request("GET", attr(csvLink, "href"), c.Value, nil, nil)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("CSV link %s: %d %s", attr(csvLink, "href"), rec.Code, rec.Body)
+	}
+	resp, err := http.Get(rec.Header().Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	records, err := csv.NewReader(strings.NewReader(string(body))).ReadAll()
+	if err != nil || resp.StatusCode != http.StatusOK || len(records) != 5 ||
+		!slices.Equal(records[0], []string{"spaceKey", "key", "text", "jira", "to", "from"}) ||
+		!slices.Equal(records[3], []string{"DEMO", "REQ-1", "Log in <script>alert(1)</script> now x", "PROJ-1", "DEMO/REQ-0 (suspect)", "DEMO/REQ-2"}) {
+		t.Fatalf("CSV download: %d %v %q", resp.StatusCode, err, records)
+	}
+
+	// Columns and q of the address; paging keeps them.
+	doc = page(t, s.request("GET", "/coverage/DEMO?columns=to@depends_on&q="+url.QueryEscape("key ~ 'REQ-0%'"), c.Value, nil, nil), http.StatusOK)
+	if got := text(one(t, doc, "p.summary", func(n *html.Node) bool { return n.Data == "p" && hasClass(n, "summary") })); got != "2 requirements · to@depends_on: 1/2 covered (50%)" {
+		t.Errorf("summary with columns and q: %q", got)
+	}
+
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/coverage/DEMO?columns=parent", http.StatusBadRequest},
+		{"/coverage/DEMO?q=" + url.QueryEscape("key = "), http.StatusBadRequest},
+		{"/coverage/DEMO?offset=-1", http.StatusBadRequest},
+		{"/coverage/DEMO?format=xml", http.StatusBadRequest},
+		{"/coverage/D-1", http.StatusBadRequest},
+	} {
+		page(t, s.request("GET", tc.path, c.Value, nil, nil), tc.status)
+	}
+	// Another tenant: its own DEMO, here without requirements, none of demo's.
+	doc = page(t, s.request("GET", "/coverage/DEMO", s.login(t, "acme-wiki-user").Value, nil, nil), http.StatusOK)
+	if len(findAll(doc, element("table"))) != 0 || strings.Contains(text(doc), "REQ-") {
+		t.Errorf("acme sees %q", text(doc))
+	}
+}
