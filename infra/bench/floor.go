@@ -382,6 +382,26 @@ func queryFloor(ctx context.Context, db dynamo.API, queries []*dynamodb.QueryInp
 	return FloorRound{Took: time.Since(start), Calls: calls, Items: items}, err
 }
 
+// readWriteFloor sends rec's Query calls again (queryFloor), reads the
+// keys it read (batchGetFloor) and writes what it wrote (writeFloor), one
+// after the other, and returns the calls and items of all three; Took is
+// their sum.
+func readWriteFloor(ctx context.Context, db dynamo.API, table string, rec Recorded) (FloorRound, error) {
+	queries, err := queryFloor(ctx, db, rec.Queries)
+	if err != nil {
+		return FloorRound{}, err
+	}
+	reads, err := batchGetFloor(ctx, db, table, recordedKeys(rec, table))
+	if err != nil {
+		return FloorRound{}, err
+	}
+	writes, err := writeFloor(ctx, db, table, Tenant, rec)
+	if err != nil {
+		return FloorRound{}, err
+	}
+	return queries.add(reads).add(writes), nil
+}
+
 // inParallel calls fn for 0..n-1, floorParallel at once, and returns the
 // first error.
 func inParallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {

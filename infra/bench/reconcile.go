@@ -135,15 +135,7 @@ func reconcileFloor(ctx context.Context, env *Env, table string, q *queue.Queue,
 	envs := integration.Envelopes(refs)
 	db := env.DynamoDB()
 	start := time.Now()
-	queries, err := queryFloor(ctx, db, rec.Queries)
-	if err != nil {
-		return FloorRound{}, err
-	}
-	reads, err := batchGetFloor(ctx, db, table, recordedKeys(rec, table))
-	if err != nil {
-		return FloorRound{}, err
-	}
-	writes, err := writeFloor(ctx, db, table, Tenant, rec)
+	dbRound, err := readWriteFloor(ctx, db, table, rec)
 	if err != nil {
 		return FloorRound{}, err
 	}
@@ -151,7 +143,7 @@ func reconcileFloor(ctx context.Context, env *Env, table string, q *queue.Queue,
 		return FloorRound{}, fmt.Errorf("floor: publish: %w", err)
 	}
 	took := time.Since(start)
-	round := queries.add(reads).add(writes)
+	round := dbRound
 	round.Took, round.Calls = took, round.Calls+ceilDiv(len(envs), 10)
 	// The references go nowhere: drain them (and the run's own) so that
 	// no later run meets them.

@@ -197,15 +197,7 @@ func syncFloor(ctx context.Context, env *Env, table string, q *queue.Queue, msgs
 	if err != nil {
 		return FloorRound{}, fmt.Errorf("floor: %w", err)
 	}
-	queries, err := queryFloor(ctx, db, rec.Queries)
-	if err != nil {
-		return FloorRound{}, err
-	}
-	reads, err := batchGetFloor(ctx, db, table, recordedKeys(rec, table))
-	if err != nil {
-		return FloorRound{}, err
-	}
-	writes, err := writeFloor(ctx, db, table, Tenant, rec)
+	dbRound, err := readWriteFloor(ctx, db, table, rec)
 	if err != nil {
 		return FloorRound{}, err
 	}
@@ -218,7 +210,7 @@ func syncFloor(ctx context.Context, env *Env, table string, q *queue.Queue, msgs
 	}
 	took := time.Since(start)
 	// The parts' own times are inside took.
-	round = round.add(queries).add(reads).add(writes)
+	round = round.add(dbRound)
 	round.Took = took
 	return round, nil
 }
