@@ -47,7 +47,9 @@ func run(ctx context.Context) error {
 	}
 	requirements := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable)})
 	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
-	searcher := search.New(search.Deps{Store: searchStore, Settings: searchStore})
+	// Tenant settings are cached like tokens: an admin's change is seen
+	// within AUTH_CACHE_TTL.
+	searcher := search.New(search.Deps{Store: searchStore, Settings: search.NewSettingsCache(searchStore, deps.Config.AuthCacheTTL)})
 	differ := diff.New(diff.Deps{Store: searchStore, Matcher: searcher})
 	exports := export.New(s3export.New(s3.NewFromConfig(deps.AWS), deps.Config.ExportBucket))
 	router := deps.Router(auth.Wiki)

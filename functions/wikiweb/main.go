@@ -46,7 +46,9 @@ func run(ctx context.Context) error {
 	}
 	requirements := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(deps.DynamoDB, deps.Config.WikiTable)})
 	searchStore := wikitable.NewSearchStore(deps.DynamoDB, deps.Config.WikiTable) // also the settings reader
-	searcher := search.New(search.Deps{Store: searchStore, Settings: searchStore})
+	// Tenant settings are cached like tokens: an admin's change is seen
+	// within AUTH_CACHE_TTL.
+	searcher := search.New(search.Deps{Store: searchStore, Settings: search.NewSettingsCache(searchStore, deps.Config.AuthCacheTTL)})
 	sessions := auth.NewSessions(authtable.NewSessionStore(deps.DynamoDB, deps.Config.AuthTable), deps.Auth, auth.Wiki, deps.Config.SessionTTL)
 	router := deps.Router(auth.Wiki)
 	(&wikiweb.Handler{

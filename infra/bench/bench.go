@@ -1,6 +1,17 @@
-// Package bench measures reqtrace against the performance targets of
-// the performance targets and renders the figures as docs/benchmarks.md; `make bench`
-// runs it through infra/cmd/bench.
+// Package bench measures reqtrace against its performance targets and
+// writes the figures as docs/benchmarks.json, from which it renders
+// docs/benchmarks.md; `make bench` runs it through infra/cmd/bench.
+//
+// Absolute times on a shared machine are mostly DynamoDB Local's own CPU
+// and swing with the load, so every timed row is also set against its
+// floor (floor.go), measured in the same run, interleaved with the
+// service's rounds: DynamoDB Local's time for the minimum calls any
+// implementation needs for the same result, replayed from the items the
+// service's own calls wrote or returned (Recorder). The rows of
+// docs/benchmarks.json (Result, named in RowNames) give medians, p25–p75
+// spreads, the median of the per-pair ratios, items and calls against the
+// floor's, the bench process's CPU per requirement and the load around
+// them.
 //
 // Every measurement runs on this machine against DynamoDB Local and moto
 // (started by the command through infra/localaws) with the production
@@ -104,31 +115,38 @@ func verdict(ok bool) Verdict {
 
 // Metric is one measured figure of a row.
 type Metric struct {
-	Name     string
-	Target   string
-	Measured string
-	Verdict  Verdict
+	Name     string  `json:"name"`
+	Target   string  `json:"target"`
+	Measured string  `json:"measured"`
+	Verdict  Verdict `json:"verdict"`
 }
 
 // Row is the measurement of one line of the performance targets.
 type Row struct {
 	// ID names the row in logs and profiles ("page-save").
-	ID string
+	ID string `json:"id"`
 	// What, Target and Anchor are the columns of the performance targets.
-	What, Target, Anchor string
+	What   string `json:"what"`
+	Target string `json:"target"`
+	Anchor string `json:"anchor"`
 	// Method says how it was measured, in a sentence or two.
-	Method string
+	Method string `json:"method,omitempty"`
 	// Headline, when set, is the summary's measured value; by default
 	// the summary lists the metrics that have a target.
-	Headline string
-	Metrics  []Metric
+	Headline string   `json:"headline,omitempty"`
+	Metrics  []Metric `json:"metrics,omitempty"`
 	// Notes explain what was done to meet the targets, or why one is
 	// missed.
-	Notes []string
-	// Err, when set, is why the row was not (fully) measured.
-	Err error
+	Notes []string `json:"notes,omitempty"`
+	// Err, when set, is why the row was not (fully) measured; Measure
+	// copies its text to Error, which the report shows.
+	Err   error  `json:"-"`
+	Error string `json:"error,omitempty"`
 	// Elapsed is the wall time of the measurement, seeding included.
-	Elapsed time.Duration
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Results are the row's figures against their floors, the rows of
+	// docs/benchmarks.json.
+	Results []*Result `json:"-"`
 }
 
 // add appends a metric.
@@ -144,20 +162,26 @@ func (r *Row) note(format string, args ...any) {
 // Verdict is the row's overall verdict: NotMeasured when it failed or
 // measured nothing with a target, Misses when any metric misses.
 func (r *Row) Verdict() Verdict {
-	if r.Err != nil {
+	vs := make([]Verdict, len(r.Metrics))
+	for i, m := range r.Metrics {
+		vs[i] = m.Verdict
+	}
+	return overall(vs, r.Err != nil || r.Error != "")
+}
+
+// overall is NotMeasured when failed or when no verdict has a target,
+// Misses when any misses, else Meets.
+func overall(vs []Verdict, failed bool) Verdict {
+	if failed {
 		return NotMeasured
 	}
 	out := NotMeasured
-	for _, m := range r.Metrics {
-		switch m.Verdict {
+	for _, v := range vs {
+		switch v {
 		case Misses:
 			return Misses
 		case Meets:
 			out = Meets
-		case NotMeasured:
-			if out != Meets {
-				out = NotMeasured
-			}
 		}
 	}
 	return out
@@ -174,6 +198,14 @@ func Measure(ctx context.Context, row *Row, limit time.Duration, fn func(ctx con
 		if p := recover(); p != nil {
 			row.Err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
+		if row.Err != nil {
+			row.Error = row.Err.Error()
+			for _, r := range row.Results {
+				if r.Rounds == 0 && r.Error == "" {
+					r.Error = firstLine(row.Error)
+				}
+			}
+		}
 	}()
 	if err := fn(ctx, row); err != nil {
 		row.Err = err
@@ -182,3 +214,10 @@ func Measure(ctx context.Context, row *Row, limit time.Duration, fn func(ctx con
 
 // cpu returns a meter of this process's and DynamoDB Local's CPU time.
 func (e *Env) cpu() cpuMeter { return cpuMeter{dynamoPID: e.DynamoDBPID} }
+
+// result starts a floor row of row named name (see Result).
+func (r *Row) result(name, what, floor string) *Result {
+	res := newResult(name, what, floor)
+	r.Results = append(r.Results, res)
+	return res
+}

@@ -42,7 +42,15 @@ func Get(ctx context.Context, env *Env, opts GetOptions, row *Row) error {
 	authn := auth.NewAuthenticator(authtable.NewAuthStore(counted.API, env.AuthTable), 30*time.Second)
 	router := httpapi.NewRouter(auth.Wiki, authn)
 	router.Logger = slog.New(slog.DiscardHandler)
-	(&wikirequirements.Handler{Requirements: wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(counted.API, env.WikiTable)})}).Register(router)
+	rec := NewRecorder(counted.API)
+	(&wikirequirements.Handler{Requirements: wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(rec, env.WikiTable)})}).Register(router)
+	floorDB := env.DynamoDB()
+	result := row.result("get_requirement", fmt.Sprintf("GET /rest/reqs/1/requirement2/%s/{key} through the WikiRequirements route group "+
+		"in process (token cached), keys spread over %d requirements.", Space, opts.Stored),
+		"one GetItem of the same requirement row (the service's own GetItem, recorded, sent again as is on another client), "+
+			"timed right after each request.")
+	var pairs Pairs
+	var callCounts []float64
 
 	key := func(i int) string {
 		k := (i * 7919) % opts.Stored
@@ -57,23 +65,38 @@ func Get(ctx context.Context, env *Env, opts GetOptions, row *Row) error {
 	for i := range opts.Warmup + opts.Runs {
 		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/rest/reqs/1/requirement2/"+Space+"/"+key(i), nil)
 		req.Header.Set("Authorization", "Bearer "+wikiUserToken)
-		rec := httptest.NewRecorder()
+		w := httptest.NewRecorder()
 		counted.Reset()
+		rec.Start()
 		start := time.Now()
-		router.ServeHTTP(rec, req)
+		router.ServeHTTP(w, req)
 		elapsed := time.Since(start)
-		if rec.Code != http.StatusOK {
-			return fmt.Errorf("GET %s answered %d: %.200s", req.URL, rec.Code, rec.Body.String())
+		got := rec.Stop()
+		if w.Code != http.StatusOK {
+			return fmt.Errorf("GET %s answered %d: %.200s", req.URL, w.Code, w.Body.String())
+		}
+		if len(got.Gets) != 1 {
+			return fmt.Errorf("GET %s made %d GetItem on the wiki table, want 1", req.URL, len(got.Gets))
+		}
+		floor, err := getFloor(ctx, floorDB, env.WikiTable, got.Gets[0].Key)
+		if err != nil {
+			return err
 		}
 		if i < opts.Warmup {
 			continue
 		}
 		times = append(times, elapsed)
+		pairs.Add(elapsed, floor.Took)
+		callCounts = append(callCounts, float64(counted.Calls.Total()))
 		if n := counted.Calls.Total(); n >= maxCalls {
 			maxCalls, callsOf = n, counted.Calls.Counts()
 		}
 		maxItems = max(maxItems, counted.API.Items())
 	}
+	result.setPairs(pairs)
+	result.Per = "result"
+	result.ItemsReadPerResult = &Amplification{Service: float64(maxItems), Floor: 1}
+	result.Calls = &Calls{Service: median(callCounts), Floor: 1, ServiceByOp: callsOf}
 	row.add("DynamoDB calls per GET, token cached (most of any run)", "exactly 1 read",
 		fmt.Sprintf("%d (%s; %d item)", maxCalls, formatCalls(callsOf), maxItems), verdict(maxCalls == 1 && callsOf["GetItem"] == 1))
 	row.add("p50 / p95 in process", "", fmt.Sprintf("%s / %s", ms(times.Percentile(50)), ms(times.Percentile(95))), Info)

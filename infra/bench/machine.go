@@ -13,17 +13,18 @@ import (
 
 // Machine describes where the figures were measured.
 type Machine struct {
-	CPU    string // model name from /proc/cpuinfo
-	NProc  int    // processors usable by this process
-	Memory string // MemTotal from /proc/meminfo
-	Go     string // go version of the toolchain and this binary's platform
-	OS     string // kernel, from uname -sr
-	Java   string // the JVM DynamoDB Local runs on
-	Moto   string // moto_server's version
+	CPU    string `json:"cpu"`    // model name from /proc/cpuinfo
+	NProc  int    `json:"nproc"`  // processors usable by this process
+	Memory string `json:"memory"` // MemTotal from /proc/meminfo
+	Go     string `json:"go"`     // go version of the toolchain and this binary's platform
+	OS     string `json:"os"`     // kernel, from uname -sr
+	Java   string `json:"java"`   // the JVM DynamoDB Local runs on
+	Moto   string `json:"moto"`   // moto_server's version
 	// LoadBefore and LoadAfter are /proc/loadavg around the run: other
 	// work on the machine slows the timed figures.
-	LoadBefore, LoadAfter string
-	Date                  time.Time
+	LoadBefore string    `json:"load_before"`
+	LoadAfter  string    `json:"load_after"`
+	Date       time.Time `json:"date"`
 }
 
 // DescribeMachine collects the machine's description; what it cannot read

@@ -49,8 +49,9 @@ func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) err
 	if err := createIntegration(ctx, counted.API, env.WikiTable, Tenant, pageSaveService, "http://127.0.0.1:9"); err != nil {
 		return err
 	}
-	sv := &saver{counted: counted, timed: &timedStore{WikiStore: wikitable.NewWikiStore(counted.API, env.WikiTable)},
-		meter: env.cpu(), n: opts.Requirements}
+	rec := NewRecorder(counted.API)
+	sv := &saver{counted: counted, rec: rec, floorDB: env.DynamoDB(), table: env.WikiTable,
+		timed: &timedStore{WikiStore: wikitable.NewWikiStore(rec, env.WikiTable)}, meter: env.cpu(), n: opts.Requirements}
 	sv.svc = wiki.New(wiki.Deps{Store: sv.timed})
 
 	stop, err := startProfile(env, "page-save")
@@ -58,12 +59,18 @@ func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) err
 		return err
 	}
 	defer stop()
+	linked := row.result("page_save", fmt.Sprintf("wiki.Service.SavePage of a page of %d requirements with issue links "+
+		"(outbound messages written), %d fresh pages and %d changed versions, %d requirements stored.",
+		opts.Requirements, opts.Fresh, opts.Changed, opts.Stored), saveFloor)
 	saves, err := sv.series(ctx, 2_000_000, pageSaveService, opts.Fresh, opts.Changed)
 	stop()
 	if err != nil {
 		return err
 	}
 	reportSaves(row, saves, opts.Requirements)
+	saveResult(linked, saves, opts.Requirements)
+	plainResult := row.result("page_save_no_links", fmt.Sprintf("The same saves without issue links (no outbound messages), %d requirements a page.",
+		opts.Requirements), saveFloor)
 
 	// The same pages without issue links write no outbound messages:
 	// every row goes out in BatchWriteItem calls instead of transactions
@@ -72,6 +79,7 @@ func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) err
 	if err != nil {
 		return err
 	}
+	saveResult(plainResult, plain, opts.Requirements)
 	var all Durations
 	calls := 0
 	for _, s := range plain {
@@ -83,10 +91,21 @@ func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) err
 	return nil
 }
 
-// saver saves pages and measures each save.
+// saveFloor says what a page save's floor is.
+const saveFloor = "the distinct items the save wrote (recorded from its own calls: rows, index items, outbound messages, " +
+	"the page, its lease and pending records; an update as its key and values; deletes as keys), written again right after " +
+	"it as plain BatchWriteItem calls of 25, 8 at a time as the service runs its calls, to the same table under a scratch " +
+	"tenant of the same length (same item sizes, same indexes, nothing the service reads changed). Reads are not part of " +
+	"the floor (a save that knew nothing of the stored rows could not keep reverse dependencies), so the ratio also " +
+	"charges the service its reads."
+
+// saver saves pages and measures each save and its floor.
 type saver struct {
 	svc     *wiki.Service
 	counted *Counted
+	rec     *Recorder
+	floorDB dynamo.API
+	table   string
 	timed   *timedStore
 	meter   cpuMeter
 	n       int // requirements per page
@@ -119,9 +138,12 @@ func (sv *saver) save(ctx context.Context, id, v int, server string, fresh bool)
 	in := wiki.PageInput{ID: pageID, SpaceKey: Space, Title: "Save " + pageID, Body: savePageBody(id, v, sv.n, server)}
 	sv.counted.Reset()
 	sv.timed.reset()
+	sv.rec.Start()
 	cpu, start := sv.meter.now(), time.Now()
 	res, err := sv.svc.SavePage(ctx, Tenant, "bench", in)
 	total := time.Since(start)
+	used := sv.meter.since(cpu)
+	recorded := sv.rec.Stop()
 	if err != nil {
 		return saveFigures{}, fmt.Errorf("save page %s: %w", pageID, err)
 	}
@@ -129,8 +151,37 @@ func (sv *saver) save(ctx context.Context, id, v int, server string, fresh bool)
 		return saveFigures{}, fmt.Errorf("save page %s: %d requirements indexed, %d duplicates; want %d and 0",
 			pageID, len(res.Requirements), len(res.Duplicates), sv.n)
 	}
-	return saveFigures{fresh: fresh, total: total, store: sv.timed.elapsed(), cpu: sv.meter.since(cpu),
-		calls: sv.counted.Calls.Counts(), written: sv.counted.API.Written(), latencies: sv.counted.API.Latencies()}, nil
+	f := saveFigures{fresh: fresh, total: total, store: sv.timed.elapsed(), cpu: used,
+		calls: sv.counted.Calls.Counts(), written: sv.counted.API.Written(), latencies: sv.counted.API.Latencies()}
+	// The floor round, right after the service's.
+	if f.floor, err = writeFloor(ctx, sv.floorDB, sv.table, Tenant, recorded); err != nil {
+		return saveFigures{}, fmt.Errorf("floor of page %s: %w", pageID, err)
+	}
+	return f, nil
+}
+
+// saveResult fills a page-save floor row from saves of n requirements.
+func saveResult(r *Result, saves []saveFigures, n int) {
+	var p Pairs
+	var calls, floorCalls, written, floorItems, cpu []float64
+	byOp := map[string]int{}
+	for _, s := range saves {
+		p.Add(s.total, s.floor.Took)
+		calls, floorCalls = append(calls, float64(sum(s.calls))), append(floorCalls, float64(s.floor.Calls))
+		written, floorItems = append(written, float64(s.written)/float64(n)), append(floorItems, float64(s.floor.Items)/float64(n))
+		cpu = append(cpu, float64(s.cpu.self)/float64(time.Millisecond)/float64(n))
+		if sum(s.calls) > sum(byOp) {
+			byOp = s.calls
+		}
+	}
+	r.setPairs(p)
+	r.Per = "requirement"
+	r.ItemsWrittenPerRequirement = &Amplification{Service: round3(median(written)), Floor: round3(median(floorItems))}
+	r.Calls = &Calls{Service: median(calls), Floor: median(floorCalls), ServiceByOp: byOp}
+	c := median(cpu)
+	r.CPUMSPerRequirement = ptr(c)
+	r.Goals = append(r.Goals, Goal{Name: "service CPU per requirement (median)", Target: fmt.Sprintf("≤ %.1f ms", MaxSaveCPU),
+		Measured: fmt.Sprintf("%.3f ms", c), Verdict: verdict(c <= MaxSaveCPU)})
 }
 
 // saveFigures are the figures of one page save.
@@ -140,7 +191,9 @@ type saveFigures struct {
 	// methods.
 	total, store time.Duration
 	// cpu is the CPU this process and DynamoDB Local used meanwhile.
-	cpu       cpuSample
+	cpu cpuSample
+	// floor is the floor round measured right after the save.
+	floor     FloorRound
 	calls     map[string]int
 	written   int
 	latencies string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/queue"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -58,7 +59,8 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	if err := createIntegration(ctx, db.API, table, Tenant, reconcileService, "https://tracker.example.com"); err != nil {
 		return err
 	}
-	integ := wikitable.NewIntegrationStore(db.API, table)
+	rec := NewRecorder(db.API)
+	integ := wikitable.NewIntegrationStore(rec, table)
 	d, err := integ.Get(ctx, Tenant, reconcileService)
 	if err != nil {
 		return err
@@ -67,21 +69,39 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	if err := integ.Update(ctx, Tenant, d); err != nil {
 		return fmt.Errorf("raise %s to version 5: %w", reconcileService, err)
 	}
-	ob := wikitable.NewOutboxStore(db.API, table)
-	deps := integration.Deps{Store: integ, Outbox: ob, Publisher: integration.NewPublisher(queue.New(env.SQS(), queueURL), ob),
+	ob := wikitable.NewOutboxStore(rec, table)
+	q := queue.New(env.SQS(), queueURL)
+	deps := integration.Deps{Store: integ, Outbox: ob, Publisher: integration.NewPublisher(q, ob),
 		Logger: slog.New(slog.DiscardHandler)}
-	rec := integration.NewReconciler(deps, integ)
+	rc := integration.NewReconciler(deps, integ)
 	stop, err := startProfile(env, "reconcile")
 	if err != nil {
 		return err
 	}
 	defer stop()
+	result := row.result("reconcile_10k", fmt.Sprintf("one integration.Reconcile run over %d linked requirements, in process, one round.", n),
+		"right after the run: its index Query calls (recorded) sent again without filter or projection, the rows it read "+
+			"(keys recorded) read again with BatchGetItem of 100, the items it wrote (recorded) written again with BatchWriteItem "+
+			"of 25 under a scratch tenant of the same length, 8 calls at a time, and as many references published to SQS "+
+			"(same envelopes, scratch tenant).")
 	db.Reset()
+	rec.Start()
+	cpu := env.cpu()
+	used := cpu.now()
 	start = time.Now()
-	queued, runErr := rec.Run(ctx, Tenant, reconcileService, "bench")
+	queued, runErr := rc.Run(ctx, Tenant, reconcileService, "bench")
 	elapsed := time.Since(start)
+	selfCPU := cpu.since(used).self
+	recorded := rec.Stop()
 	stop()
 	calls := db.Calls.Counts()
+	if runErr == nil {
+		floor, err := reconcileFloor(ctx, env, table, q, recorded, n)
+		if err != nil {
+			return err
+		}
+		result.oneRound(elapsed, floor, db.API.Written(), recorded, calls, selfCPU, n)
+	}
 	total := 0
 	for _, c := range calls {
 		total += c
@@ -102,4 +122,31 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 		row.note("The run failed: %v", runErr)
 	}
 	return nil
+}
+
+// reconcileFloor times the minimum of a reconcile that read and wrote rec
+// and queued n messages.
+func reconcileFloor(ctx context.Context, env *Env, table string, q *queue.Queue, rec Recorded, n int) (FloorRound, error) {
+	refs := make([]integration.Ref, n)
+	now := time.Now()
+	for i := range refs {
+		refs[i] = integration.Ref{Tenant: floorTenant, ServiceID: reconcileService, ID: outbox.NewID(now.Add(time.Duration(i)))}
+	}
+	envs := integration.Envelopes(refs)
+	db := env.DynamoDB()
+	start := time.Now()
+	dbRound, err := readWriteFloor(ctx, db, table, rec)
+	if err != nil {
+		return FloorRound{}, err
+	}
+	if _, err := q.Publish(ctx, envs); err != nil {
+		return FloorRound{}, fmt.Errorf("floor: publish: %w", err)
+	}
+	took := time.Since(start)
+	round := dbRound
+	round.Took, round.Calls = took, round.Calls+ceilDiv(len(envs), 10)
+	// The references go nowhere: drain them (and the run's own) so that
+	// no later run meets them.
+	_, _ = drain(ctx, q, 2*len(envs), 0)
+	return round, nil
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -8,29 +9,20 @@ import (
 )
 
 // Report is everything docs/benchmarks.md shows.
+//
+// It is also docs/benchmarks.json, the source of docs/benchmarks.md: the
+// command writes the JSON and renders the Markdown from the JSON decoded
+// again (Render), so both always say the same.
 type Report struct {
-	Command string
-	Machine Machine
-	Rows    []*Row
+	Command string  `json:"command"`
+	Machine Machine `json:"machine"`
+	// Results are the rows of figures against their floors.
+	Results []*Result `json:"rows"`
+	// Rows are the detailed sections, one per line of the performance
+	// targets.
+	Rows []*Row `json:"details"`
 	// Runtime is the wall time of the whole bench.
-	Runtime time.Duration
-	// Kept is the hand-written analysis carried over from the previous
-	// file (everything after KeepMarker), appended unchanged.
-	Kept string
-}
-
-// KeepMarker separates the generated part of docs/benchmarks.md from the
-// hand-written analysis below it, which regenerating the file keeps.
-const KeepMarker = "<!-- make bench regenerates everything above this line and keeps everything below it. -->"
-
-// KeptPart returns what follows KeepMarker in an earlier report, "" when
-// there is no marker.
-func KeptPart(old string) string {
-	_, after, ok := strings.Cut(old, KeepMarker)
-	if !ok {
-		return ""
-	}
-	return strings.TrimLeft(after, "\n")
+	Runtime time.Duration `json:"runtime_ns"`
 }
 
 // Write renders the report as Markdown.
@@ -50,6 +42,7 @@ func (r *Report) Write(w io.Writer) error {
 	p("| SQS | moto_server (%s) |\n", m.Moto)
 	p("| load average (1, 5, 15 min) | %s before the measurements, %s after |\n", m.LoadBefore, m.LoadAfter)
 	p("| bench runtime | %s (stand-ins, seeding and every measurement) |\n\n", r.Runtime.Round(time.Second))
+	writeResults(p, r.Results)
 	p("## Summary\n\n| what | target | anchor | measured | verdict |\n|---|---|---|---|---|\n")
 	for _, row := range r.Rows {
 		p("| %s | %s | %s | %s | %s |\n", cell(row.What), cell(row.Target), cell(row.Anchor), cell(headline(row)), row.Verdict())
@@ -67,8 +60,8 @@ func (r *Report) Write(w io.Writer) error {
 			}
 			p("\n")
 		}
-		if row.Err != nil {
-			p("**Not measured:** %s\n\n", cell(firstLine(row.Err.Error())))
+		if row.Error != "" {
+			p("**Not measured:** %s\n\n", cell(firstLine(row.Error)))
 		}
 		for _, n := range row.Notes {
 			p("- %s\n", n)
@@ -78,12 +71,122 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		p("Measured in %s.\n", row.Elapsed.Round(100*time.Millisecond))
 	}
-	p("\n%s\n", KeepMarker)
-	if r.Kept != "" {
-		p("\n%s", r.Kept)
-	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// JSON encodes the report as docs/benchmarks.json.
+func (r *Report) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Render writes the Markdown of the report encoded in doc (what JSON
+// returns): docs/benchmarks.md is generated from docs/benchmarks.json and
+// from nothing else, so it says only what the run measured.
+func Render(doc []byte, w io.Writer) error {
+	var r Report
+	if err := json.Unmarshal(doc, &r); err != nil {
+		return fmt.Errorf("decode the report: %w", err)
+	}
+	return r.Write(w)
+}
+
+// writeResults renders the rows of figures against their floors.
+func writeResults(p func(string, ...any), results []*Result) {
+	if len(results) == 0 {
+		return
+	}
+	p("## Service against its floor, same run\n\n")
+	p("Each timed row alternates a round of the service with a round of its **floor** — DynamoDB Local's time for the "+
+		"minimum calls any implementation needs for the same result (the row's *floor* column in the sections below) — so "+
+		"both meet the same load. Times are medians over the rounds with their p25–p75 (nearest rank); the ratio is the "+
+		"median of the per-pair ratios (service round over the floor round right after it), with its p25–p75. Items and "+
+		"calls are the service's against the floor's, per round (medians). CPU is the bench process's own (the service, "+
+		"the SDK and the bench's client wrappers; DynamoDB Local's JVM excluded) per requirement. Goals: every ratio ≤ %.1f; "+
+		"service CPU ≤ %.1f ms per requirement on a page save. The same figures are in docs/benchmarks.json.\n\n", MaxRatio, MaxSaveCPU)
+	p("| row | service ms (p25–p75) | floor ms (p25–p75) | ratio (p25–p75) | rounds | items (service / floor) | calls (service / floor) | CPU ms/req | load before → after | verdict |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		items := "—"
+		switch {
+		case r.ItemsWrittenPerRequirement != nil:
+			items = fmt.Sprintf("%.2f / %.2f written per requirement", r.ItemsWrittenPerRequirement.Service, r.ItemsWrittenPerRequirement.Floor)
+		case r.ItemsReadPerResult != nil:
+			items = fmt.Sprintf("%.2f / %.2f read per %s", r.ItemsReadPerResult.Service, r.ItemsReadPerResult.Floor, orWord(r.Per, "result"))
+		}
+		calls := "—"
+		if r.Calls != nil {
+			calls = fmt.Sprintf("%s / %s", num(r.Calls.Service), num(r.Calls.Floor))
+		}
+		cpu := "—"
+		if r.CPUMSPerRequirement != nil {
+			cpu = fmt.Sprintf("%.3f", *r.CPUMSPerRequirement)
+		}
+		v := string(r.Verdict())
+		if r.Error != "" {
+			v = "not measured: " + firstLine(r.Error)
+		}
+		p("| %s | %s | %s | %s | %d | %s | %s | %s | %s → %s | %s |\n", r.Name, msSpread(r.ServiceMS, r.Spread.ServiceMS),
+			msSpread(r.FloorMS, r.Spread.FloorMS), ratioSpread(r.Ratio, r.Spread.Ratio), r.Rounds, items, calls, cpu,
+			r.LoadBefore, orWord(r.LoadAfter, "?"), cell(v))
+	}
+	p("\n")
+	for _, r := range results {
+		p("- **%s**: %s Floor: %s", r.Name, cell(r.What), cell(r.Floor))
+		for _, g := range r.Goals {
+			p(" Goal %s %s: %s (%s).", g.Name, g.Target, g.Measured, g.Verdict)
+		}
+		if r.Calls != nil && len(r.Calls.ServiceByOp) > 0 {
+			p(" Service calls: %s.", formatCalls(r.Calls.ServiceByOp))
+		}
+		p("\n")
+	}
+	p("\n")
+}
+
+// msSpread formats a median in ms with its spread.
+func msSpread(v *float64, s *Spread) string {
+	if v == nil {
+		return "—"
+	}
+	if s == nil {
+		return num(*v)
+	}
+	return fmt.Sprintf("%s (%s–%s)", num(*v), num(s.P25), num(s.P75))
+}
+
+// ratioSpread formats a ratio with its spread.
+func ratioSpread(v *float64, s *Spread) string {
+	if v == nil {
+		return "—"
+	}
+	if s == nil {
+		return fmt.Sprintf("%.2f", *v)
+	}
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", *v, s.P25, s.P75)
+}
+
+// num formats a figure with a precision that suits it.
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func orWord(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 // headline is the short measured value of a row for the summary: the
@@ -92,8 +195,8 @@ func headline(row *Row) string {
 	if row.Headline != "" {
 		return row.Headline
 	}
-	if row.Err != nil && len(row.Metrics) == 0 {
-		return "not measured: " + firstLine(row.Err.Error())
+	if row.Error != "" && len(row.Metrics) == 0 {
+		return "not measured: " + firstLine(row.Error)
 	}
 	var parts []string
 	for _, m := range row.Metrics {

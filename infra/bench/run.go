@@ -51,7 +51,7 @@ var Quick = Sizes{
 // Limits bound each measurement, seeding included, so that the bench ends
 // in bounded time whatever a service does.
 var Limits = struct{ PageSave, Search, Get, Baseline, Sync, Reconcile, ColdStart, Changes time.Duration }{
-	PageSave: 5 * time.Minute, Search: 5 * time.Minute, Get: 2 * time.Minute,
+	PageSave: 8 * time.Minute, Search: 8 * time.Minute, Get: 2 * time.Minute,
 	Baseline: 8 * time.Minute, Sync: 11 * time.Minute, Reconcile: 5 * time.Minute, ColdStart: 6 * time.Minute,
 	Changes: 10 * time.Minute,
 }

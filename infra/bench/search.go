@@ -11,15 +11,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/query"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
 // SearchCase is one measured search.
 type SearchCase struct {
 	Name string
-	Q    string
+	// Row is the case's row in docs/benchmarks.json.
+	Row string
+	Q   string
 	// Space is the spaceKey parameter: "" searches every space of the
 	// tenant (after reading its isolateSpaces setting).
 	Space string
@@ -33,13 +39,18 @@ type SearchCase struct {
 // fiftieth of the tenant's: a search of that space must not read the
 // others' index items).
 var SearchCases = []SearchCase{
-	{Name: "key prefix", Q: "key ~ 'REQ-00%'"},
-	{Name: "property equality", Q: "@Priority = 'High'"},
-	{Name: "NOT/OR mix", Q: "@Priority = 'High' AND NOT (status = 'DELETED' OR key ~ 'X%')"},
-	{Name: "property equality in one space", Q: "@Priority = 'High'", Space: Space},
-	{Name: "property equality in a small space", Q: "@Priority = 'High'", Space: SmallSpace},
-	{Name: "external property equality", Q: "ext@Tier = 'Gold'"},
+	{Name: "key prefix", Row: "search_key_prefix", Q: "key ~ 'REQ-00%'"},
+	{Name: "property equality", Row: "search_property", Q: "@Priority = 'High'"},
+	{Name: "full text", Row: "search_fulltext", Q: "'Requirement 12'"},
+	{Name: "NOT/OR mix", Row: "search_not_or_mix", Q: "@Priority = 'High' AND NOT (status = 'DELETED' OR key ~ 'X%')"},
+	{Name: "property equality in one space", Row: "search_property_one_space", Q: "@Priority = 'High'", Space: Space},
+	{Name: "property equality in a small space", Row: "search_property_small_space", Q: "@Priority = 'High'", Space: SmallSpace},
+	{Name: "external property equality", Row: "search_external_property", Q: "ext@Tier = 'Gold'"},
 }
+
+// searchFloor says what a search page's floor is.
+const searchFloor = "one BatchGetItem of exactly the requirement rows the page returned (keys recorded from " +
+	"RequirementStore.GetMany of the returned ids, read untimed once), timed right after each service round."
 
 // SearchOptions size the search measurement.
 type SearchOptions struct {
@@ -70,6 +81,9 @@ func Search(ctx context.Context, env *Env, opts SearchOptions, row *Row) error {
 	counted := env.NewCounted()
 	store := wikitable.NewSearchStore(counted.API, env.WikiTable)
 	svc := search.New(search.Deps{Store: store, Settings: store})
+	fl := &searchFloorer{db: env.DynamoDB(), table: env.WikiTable}
+	fl.rec = NewRecorder(fl.db)
+	fl.reqs = wikitable.NewRequirementStore(fl.rec, env.WikiTable)
 
 	stop, err := startProfile(env, "search")
 	if err != nil {
@@ -79,7 +93,7 @@ func Search(ctx context.Context, env *Env, opts SearchOptions, row *Row) error {
 	var ratios []string
 	var local, stack Durations // p95 of each search
 	for _, c := range SearchCases {
-		ratio, p95, err := searchInProcess(ctx, svc, counted, c, opts, row)
+		ratio, p95, err := searchInProcess(ctx, svc, counted, fl, c, opts, row)
 		if err != nil {
 			return err
 		}
@@ -108,13 +122,18 @@ func Search(ctx context.Context, env *Env, opts SearchOptions, row *Row) error {
 
 // searchInProcess measures one search with the service in this process
 // and returns its items read per item returned and its p95.
-func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted, c SearchCase, opts SearchOptions, row *Row) (float64, time.Duration, error) {
+func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted, fl *searchFloorer, c SearchCase, opts SearchOptions, row *Row) (float64, time.Duration, error) {
 	e, err := query.Parse(c.Q)
 	if err != nil {
 		return 0, 0, fmt.Errorf("parse %q: %w", c.Q, err)
 	}
 	req := search.Request{Tenant: Tenant, PathSpace: Space, Space: c.Space, Query: e, Limit: searchLimit}
+	result := row.result(c.Row, fmt.Sprintf("search.Service.Search, first page of %d of `%s`%s over %d requirements, in process.",
+		searchLimit, c.Q, scopeSuffix(c), opts.Stored), searchFloor)
 	var times Durations
+	var pairs Pairs
+	var keys []map[string]types.AttributeValue
+	var callCounts, itemCounts, floorCalls []float64
 	var items, returned, found int
 	var units float64
 	var plan, byOp string
@@ -127,10 +146,24 @@ func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted,
 		if err != nil {
 			return 0, 0, fmt.Errorf("search %q: %w", c.Q, err)
 		}
+		if keys == nil {
+			if keys, err = fl.keys(ctx, res.Requirements); err != nil {
+				return 0, 0, err
+			}
+		}
+		floor, err := batchGetFloor(ctx, fl.db, fl.table, keys)
+		if err != nil {
+			return 0, 0, err
+		}
 		if i < opts.Warmup {
 			continue
 		}
 		times = append(times, elapsed)
+		pairs.Add(elapsed, floor.Took)
+		callCounts, floorCalls = append(callCounts, float64(counted.Calls.Total())), append(floorCalls, float64(floor.Calls))
+		if n := len(res.Requirements); n > 0 {
+			itemCounts = append(itemCounts, float64(counted.API.Items())/float64(n))
+		}
 		items, units, returned = counted.API.Items(), counted.API.ReadUnits(), len(res.Requirements)
 		// A page with a next one also read that page's first match, which
 		// is how the answer knows hasMore: it is read and found, not
@@ -141,6 +174,10 @@ func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted,
 		}
 		plan, calls, byOp = res.Plan, counted.Calls.Counts(), counted.API.ItemsRead()
 	}
+	result.setPairs(pairs)
+	result.Per = "result"
+	result.ItemsReadPerResult = &Amplification{Service: round3(median(itemCounts)), Floor: 1}
+	result.Calls = &Calls{Service: median(callCounts), Floor: median(floorCalls), ServiceByOp: calls}
 	if returned != searchLimit {
 		return 0, 0, fmt.Errorf("search %q returned %d requirements, want a full page of %d", c.Q, returned, searchLimit)
 	}
@@ -243,4 +280,32 @@ func scopeSuffix(c SearchCase) string {
 		return ""
 	}
 	return "` spaceKey=`" + c.Space
+}
+
+// searchFloorer reads the rows a search page returned, for its floor.
+type searchFloorer struct {
+	db    dynamo.API
+	table string
+	rec   *Recorder
+	reqs  *wikitable.RequirementStore
+}
+
+// keys returns the table keys of the rows reqs, recorded from the store's
+// own read of them (untimed), so the floor reads exactly those items.
+func (f *searchFloorer) keys(ctx context.Context, reqs []*requirement.Requirement) ([]map[string]types.AttributeValue, error) {
+	ids := make([]requirement.ID, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.ID()
+	}
+	f.rec.Start()
+	_, err := f.reqs.GetMany(ctx, Tenant, ids)
+	rec := f.rec.Stop()
+	if err != nil {
+		return nil, fmt.Errorf("read the returned rows: %w", err)
+	}
+	keys := recordedKeys(rec, f.table)
+	if len(keys) != len(reqs) {
+		return nil, fmt.Errorf("the returned rows are %d keys, want %d", len(keys), len(reqs))
+	}
+	return keys, nil
 }

@@ -13,23 +13,31 @@ type Durations []time.Duration
 // Percentile returns the p-th percentile (0 < p ≤ 100) by the
 // nearest-rank method: the smallest value with at least p% of the sample
 // at or below it. It is 0 for an empty sample.
-func (d Durations) Percentile(p float64) time.Duration {
-	if len(d) == 0 {
+func (d Durations) Percentile(p float64) time.Duration { return percentile(d, p) }
+
+// Median returns the median (the mean of the middle two for an even
+// sample).
+func (d Durations) Median() time.Duration { return median(d) }
+
+// percentile is the p-th percentile (0 < p ≤ 100) of v by nearest rank, 0
+// for an empty sample.
+func percentile[T ~int64 | ~float64](v []T, p float64) T {
+	if len(v) == 0 {
 		return 0
 	}
-	s := slices.Clone(d)
+	s := slices.Clone(v)
 	slices.Sort(s)
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	return s[min(max(rank, 1), len(s))-1]
 }
 
-// Median returns the median (the mean of the middle two for an even
-// sample).
-func (d Durations) Median() time.Duration {
-	if len(d) == 0 {
+// median is the median of v (the mean of the middle two for an even
+// sample), 0 for an empty one.
+func median[T ~int64 | ~float64](v []T) T {
+	if len(v) == 0 {
 		return 0
 	}
-	s := slices.Clone(d)
+	s := slices.Clone(v)
 	slices.Sort(s)
 	n := len(s)
 	if n%2 == 1 {

@@ -44,7 +44,10 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 	if err := createIntegration(ctx, db.API, table, Tenant, syncService, tracker.URL); err != nil {
 		return err
 	}
-	ob := wikitable.NewOutboxStore(db.API, table)
+	result := row.result("sync_10k", fmt.Sprintf("one integration.Sync run delivering %d NEW messages of one integration, in process, one round "+
+		"(the run drains the backlog).", n), syncFloorText)
+	rec := NewRecorder(db.API)
+	ob := wikitable.NewOutboxStore(rec, table)
 	q := queue.New(env.SQS(), queueURL)
 	pub := integration.NewPublisher(q, ob)
 	msgs := syncMessages(n)
@@ -60,7 +63,7 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 	published := time.Since(start)
 
 	s := integration.NewSync(integration.Deps{
-		Store: wikitable.NewIntegrationStore(db.API, table), Outbox: ob, Queue: q,
+		Store: wikitable.NewIntegrationStore(rec, table), Outbox: ob, Queue: q,
 		Tracker:   &integration.HTTPTracker{Client: outbound.New(outbound.Options{Timeout: 10 * time.Second, AllowPrivate: true})},
 		Publisher: pub, Logger: slog.New(slog.DiscardHandler),
 	}, integration.SyncOptions{})
@@ -72,10 +75,24 @@ func Sync(ctx context.Context, env *Env, n int, row *Row) error {
 	}
 	defer stop()
 	db.Reset()
+	rec.Start()
+	cpu := env.cpu()
+	used := cpu.now()
 	start = time.Now()
 	rep, runErr := s.Run(runCtx)
 	elapsed := time.Since(start)
+	selfCPU := cpu.since(used).self
+	recorded := rec.Stop()
 	stop()
+	serviceCalls := db.Calls.Counts()
+	floor, err := syncFloor(ctx, env, table, q, msgs, recorded)
+	if err != nil {
+		return err
+	}
+	result.oneRound(elapsed, floor, db.API.Written(), recorded, serviceCalls, selfCPU, n)
+	// Besides DynamoDB: ReceiveMessage (10 a call, estimated),
+	// DeleteMessageBatch and the POSTs.
+	result.Calls.Service += float64(ceilDiv(rep.Received, 10) + ceilDiv(rep.Settled, 10) + int(tracker.posts.Load()))
 
 	posts, delivered := int(tracker.posts.Load()), int(tracker.messages.Load())
 	row.add(fmt.Sprintf("messages delivered in one run (of %d)", n), "all", fmt.Sprintf("%d (report: %d delivered, %d refused, %d failed POSTs)",
@@ -140,4 +157,88 @@ func newTracker() *tracker {
 		_ = json.NewEncoder(w).Encode(out)
 	}))
 	return t
+}
+
+// syncFloorText says what a sync run's floor is.
+const syncFloorText = "the minimum of a run, right after it: the same number of SQS references (published untimed under a " +
+	"scratch tenant, so the FIFO queue's deduplication does not drop them) received 10 a call and deleted 10 a call, " +
+	"the run's outbox Query calls (recorded) sent again without filter or projection and the outbox items it read by " +
+	"key (recorded) read again with BatchGetItem of 100, the items it " +
+	"wrote (recorded) written again with BatchWriteItem of 25 under the scratch tenant, 8 calls at a time, and the " +
+	"messages POSTed 100 a request to a tracker like the run's. Service calls count the run's DynamoDB calls, its " +
+	"ReceiveMessage (10 a call, estimated from the references received), DeleteMessageBatch and POSTs."
+
+// syncFloor times the minimum work of delivering msgs (see syncFloorText).
+func syncFloor(ctx context.Context, env *Env, table string, q *queue.Queue, msgs []*outbox.Message, rec Recorded) (FloorRound, error) {
+	refs := make([]integration.Ref, len(msgs))
+	for i, m := range msgs {
+		refs[i] = integration.RefOf(floorTenant, m)
+	}
+	envs := integration.Envelopes(refs)
+	if _, err := q.Publish(ctx, envs); err != nil {
+		return FloorRound{}, fmt.Errorf("floor: publish: %w", err)
+	}
+	bodies := make([][]byte, 0, ceilDiv(len(msgs), 100))
+	for from := 0; from < len(msgs); from += 100 {
+		b, err := json.Marshal(msgs[from:min(from+100, len(msgs))])
+		if err != nil {
+			return FloorRound{}, err
+		}
+		bodies = append(bodies, b)
+	}
+	floorTracker := newTracker()
+	defer floorTracker.Close()
+
+	db := env.DynamoDB()
+	var round FloorRound
+	start := time.Now()
+	calls, err := drain(ctx, q, len(envs), time.Second)
+	round.Calls += calls
+	if err != nil {
+		return FloorRound{}, fmt.Errorf("floor: %w", err)
+	}
+	dbRound, err := readWriteFloor(ctx, db, table, rec)
+	if err != nil {
+		return FloorRound{}, err
+	}
+	for _, b := range bodies {
+		status, answer, err := do(ctx, http.MethodPost, floorTracker.URL+integration.DefaultEndpoint, "", b)
+		if err != nil || status != http.StatusOK {
+			return FloorRound{}, fmt.Errorf("floor: POST: %d %v %.100s", status, err, answer)
+		}
+		round.Calls++
+	}
+	took := time.Since(start)
+	// The parts' own times are inside took.
+	round = round.add(dbRound)
+	round.Took = took
+	return round, nil
+}
+
+// drain receives up to want envelopes of q, 10 a call, deleting each batch
+// (10 a call), until want are received or three receives waiting up to
+// wait find nothing; it returns the calls made.
+func drain(ctx context.Context, q *queue.Queue, want int, wait time.Duration) (int, error) {
+	calls := 0
+	for got, empty := 0, 0; got < want && empty < 3; {
+		recv, err := q.Receive(ctx, 10, wait)
+		calls++
+		if err != nil {
+			return calls, err
+		}
+		if len(recv) == 0 {
+			empty++
+			continue
+		}
+		handles := make([]string, len(recv))
+		for i, r := range recv {
+			handles[i] = r.Handle
+		}
+		if err := q.Delete(ctx, handles); err != nil {
+			return calls, err
+		}
+		calls++
+		got += len(recv)
+	}
+	return calls, nil
 }

@@ -13,10 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sync"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/ttlcache"
 )
 
 // App is one of the two applications a token belongs to.
@@ -106,16 +106,7 @@ func FromContext(ctx context.Context) (Principal, bool) {
 // Lambda answers most requests with no AuthTable read.
 type Authenticator struct {
 	store Store
-	ttl   time.Duration
-	now   func() time.Time
-
-	mu    sync.Mutex
-	cache map[string]cached
-}
-
-type cached struct {
-	p       Principal
-	expires time.Time
+	cache *ttlcache.Cache[string, Principal]
 }
 
 const maxCached = 10000
@@ -123,7 +114,7 @@ const maxCached = 10000
 // NewAuthenticator returns an Authenticator caching positive answers for ttl.
 // A revoked token may thus keep working for up to ttl.
 func NewAuthenticator(store Store, ttl time.Duration) *Authenticator {
-	return &Authenticator{store: store, ttl: ttl, now: time.Now, cache: map[string]cached{}}
+	return &Authenticator{store: store, cache: ttlcache.New[string, Principal](ttl, maxCached)}
 }
 
 // Authenticate returns the principal of token, or an unauthorized error.
@@ -139,12 +130,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, token string) (Princip
 
 // byHash resolves a token by its stored form (a session keeps only that).
 func (a *Authenticator) byHash(ctx context.Context, hash string) (Principal, error) {
-	now := a.now()
-	a.mu.Lock()
-	c, ok := a.cache[hash]
-	a.mu.Unlock()
-	if ok && now.Before(c.expires) {
-		return c.p, nil
+	if p, ok := a.cache.Get(hash); ok {
+		return p, nil
 	}
 	p, err := a.store.LookupToken(ctx, hash)
 	if errors.Is(err, apperr.ErrNotFound) {
@@ -159,18 +146,11 @@ func (a *Authenticator) byHash(ctx context.Context, hash string) (Principal, err
 		// way round takes up to the TTL, like a revocation.
 		return p, nil
 	}
-	a.mu.Lock()
-	if len(a.cache) >= maxCached {
-		clear(a.cache)
-	}
-	a.cache[hash] = cached{p: p, expires: now.Add(a.ttl)}
-	a.mu.Unlock()
+	a.cache.Put(hash, p)
 	return p, nil
 }
 
 // Forget drops a token from the cache (after it was rotated or deleted here).
 func (a *Authenticator) Forget(token string) {
-	a.mu.Lock()
-	delete(a.cache, HashToken(token))
-	a.mu.Unlock()
+	a.cache.Delete(HashToken(token))
 }

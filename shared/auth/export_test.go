@@ -3,4 +3,4 @@ package auth
 import "time"
 
 // SetNow sets the clock of a's cache, for tests.
-func SetNow(a *Authenticator, now func() time.Time) { a.now = now }
+func SetNow(a *Authenticator, now func() time.Time) { a.cache.Now = now }

@@ -1,5 +1,6 @@
-// Command bench measures reqtrace against the performance targets of
-// the performance targets and writes the figures to docs/benchmarks.md; `make bench`
+// Command bench measures reqtrace against its performance targets and
+// writes the figures to docs/benchmarks.json and, rendered from that JSON,
+// docs/benchmarks.md; `make bench`
 // runs it after `make deps build`:
 //
 //	go run ./infra/cmd/bench -build-dir .build -out docs/benchmarks.md
@@ -8,12 +9,11 @@
 // creates the tables and queues of template.yaml, seeds the data sets,
 // measures each row (infra/bench) and stops everything it started. A row
 // that cannot be measured is reported as such; the command fails only when
-// the stand-ins cannot start or the report cannot be written. The
-// hand-written analysis at the end of the previous report (below
-// bench.KeepMarker) is kept.
+// the stand-ins cannot start or the report cannot be written. Both files
+// are replaced whole: the Markdown is rendered from the JSON alone.
 //
 // Flags: -build-dir (bootstraps, default .build), -out (default
-// docs/benchmarks.md), -quick (small sizes, to check the bench itself),
+// docs/benchmarks.md; the JSON goes beside it), -quick (small sizes, to check the bench itself),
 // -profile-dir (CPU profiles of the in-process measurements), -log (file
 // for the stand-ins' and functions' output, default discarded), -timeout
 // (whole run, default 30m).
@@ -22,16 +22,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -90,10 +89,6 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	kept, err := keptAnalysis(cfg.out)
-	if err != nil {
-		return err
-	}
 	var standIns io.Writer = io.Discard
 	if cfg.logFile != "" {
 		f, err := os.OpenFile(cfg.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -125,33 +120,41 @@ func run(ctx context.Context, args []string) error {
 	}
 	rows := bench.Run(ctx, env, sizes, standIns, log)
 	machine.LoadAfter = bench.LoadAverage()
-	report := &bench.Report{Command: command, Machine: machine, Rows: rows, Runtime: time.Since(start), Kept: kept}
+	report := &bench.Report{Command: command, Machine: machine, Rows: rows, Results: bench.Results(rows),
+		Runtime: time.Since(start)}
 	for _, r := range rows {
 		log.Info("row", "id", r.ID, "verdict", r.Verdict(), "elapsed", r.Elapsed.Round(time.Second), "error", r.Err)
 	}
 	return writeReport(cfg.out, report)
 }
 
-// keptAnalysis returns the hand-written part of an existing report.
-func keptAnalysis(path string) (string, error) {
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return bench.KeptPart(string(old)), nil
-}
-
-// writeReport writes the report atomically.
+// writeReport writes the report as JSON next to path (benchmarks.json
+// beside benchmarks.md), then the Markdown rendered from that JSON, each
+// atomically.
 func writeReport(path string, r *bench.Report) error {
-	var b bytes.Buffer
-	if err := r.Write(&b); err != nil {
+	doc, err := r.JSON()
+	if err != nil {
 		return err
 	}
+	if err := writeFile(jsonPath(path), doc); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := bench.Render(doc, &b); err != nil {
+		return err
+	}
+	return writeFile(path, b.Bytes())
+}
+
+// jsonPath is the JSON report beside the Markdown one.
+func jsonPath(md string) string {
+	return strings.TrimSuffix(md, filepath.Ext(md)) + ".json"
+}
+
+// writeFile replaces path with b atomically.
+func writeFile(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -32,6 +32,11 @@ type WikiStore struct {
 	reqs  *RequirementStore
 	// Now is the clock of page leases (time.Now when nil); tests replace it.
 	Now func() time.Time
+	// spaces remembers the spaces this store registered or found
+	// registered ("<tenant>\x00<space>"): nothing removes a space from the
+	// registry, so a warm process skips the registration's conditional
+	// PutItem on every later new page of a known space.
+	spaces sync.Map
 }
 
 var _ wiki.Store = (*WikiStore)(nil)
@@ -203,8 +208,13 @@ type saveSpaceItem struct {
 	CreatedAt string `dynamodbav:"createdAt"`
 }
 
-// saveRegisterSpace adds a space to the registry unless it is there already.
+// saveRegisterSpace adds a space to the registry unless it is there
+// already: known to this store (no call) or found by the conditional put.
 func (s *WikiStore) saveRegisterSpace(ctx context.Context, tenant, space string) error {
+	known := tenant + "\x00" + space
+	if _, ok := s.spaces.Load(known); ok {
+		return nil
+	}
 	av, err := attributevalue.MarshalMap(saveSpaceItem{
 		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: dynamo.Time(time.Now()),
 	})
@@ -218,6 +228,7 @@ func (s *WikiStore) saveRegisterSpace(ctx context.Context, tenant, space string)
 	if err != nil && !errors.As(err, &ccf) {
 		return dynamo.Errorf("register space", err)
 	}
+	s.spaces.Store(known, true)
 	return nil
 }
 

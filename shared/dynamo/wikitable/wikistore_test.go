@@ -388,6 +388,34 @@ func TestWikiStoreSaveCallCounts(t *testing.T) {
 	}
 }
 
+// A new page in a space this store already registered puts only the page:
+// the space registry's conditional PutItem is made once per space and
+// process, not once per new page.
+func TestWikiStoreSaveRegistersKnownSpaceOnce(t *testing.T) {
+	t.Parallel()
+	e := saveNew(t)
+	body := saveBigPage(10, false)
+	e.calls.Reset()
+	e.save(t, "demo", "100", "DEMO", body)
+	if got := e.calls.Count("PutItem"); got != 2 {
+		t.Errorf("first page of the space: %d PutItem, want 2 (the space registered, the page)", got)
+	}
+	e.calls.Reset()
+	e.save(t, "demo", "101", "DEMO", strings.ReplaceAll(body, "BIG-", "OTHER-"))
+	if got := e.calls.Count("PutItem"); got != 1 {
+		t.Errorf("second new page of the space: %d PutItem, want 1 (the page only)", got)
+	}
+	e.calls.Reset()
+	e.save(t, "demo", "102", "OTHER", strings.ReplaceAll(body, "BIG-", "THIRD-"))
+	if got := e.calls.Count("PutItem"); got != 2 {
+		t.Errorf("first page of another space: %d PutItem, want 2", got)
+	}
+	spaces, err := e.store.Spaces(context.Background(), "demo")
+	if err != nil || !slices.Equal(spaces, []string{"DEMO", "OTHER"}) {
+		t.Errorf("Spaces = %v, %v; want [DEMO OTHER]", spaces, err)
+	}
+}
+
 // Reverse dependencies on another page's rows cost one transaction per 100
 // rows changed, whatever the number of edges.
 func TestWikiStoreCrossPageRDepsCallCounts(t *testing.T) {
