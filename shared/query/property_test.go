@@ -2,6 +2,7 @@ package query
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -47,6 +48,8 @@ func (g gen) plannable(depth int) Expr {
 		op, v := OpEq, g.likely(f)
 		if _, literal := likeLiteral(v.Text); (f.Kind == FieldKey || f.Kind == FieldPage && literal) && g.rng.IntN(2) == 0 {
 			op = OpLike
+		} else if f.Kind == FieldKey && g.rng.IntN(2) == 0 {
+			op = Op(int(OpLt) + g.rng.IntN(4)) // key ranges, merged along AND chains
 		}
 		return &Compare{Field: f, Op: op, Value: v}
 	}
@@ -175,6 +178,74 @@ func TestRandomSemantics(t *testing.T) {
 		if p, ok := g.predicate().(*In); ok {
 			checkEquivalences(t, p, reqs)
 		}
+	}
+}
+
+// TestKeyRangeExact: a key range (key comparisons and prefixes of one AND
+// chain) holds exactly for the keys the query matches, whatever bytes the
+// values hold, so reading the range is reading the matches.
+func TestKeyRangeExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(17, 19))
+	alphabet := "-._09AZaz"
+	word := func(chars string, n int) string {
+		b := make([]byte, 1+rng.IntN(n))
+		for i := range b {
+			b[i] = chars[rng.IntN(len(chars))]
+		}
+		return string(b)
+	}
+	values := func() string {
+		switch rng.IntN(4) {
+		case 0:
+			return word(alphabet+"#,!/:[`~", 4)
+		case 1:
+			return word(alphabet, 3) + string([]rune{'é', 'ÿ', '\U0010FFFF'}[rng.IntN(3)])
+		case 2:
+			return ""
+		}
+		return word(alphabet, 4)
+	}
+	ops := []string{"<", "<=", ">", ">=", "~"}
+	ran := 0
+	for range 3000 {
+		n := 1 + rng.IntN(3)
+		var parts []string
+		for len(parts) < n {
+			op, v := ops[rng.IntN(len(ops))], values()
+			if isNumber(v) {
+				continue // numbers compare numerically: they drive nothing
+			}
+			if op == "~" {
+				v = word(alphabet, 3) + v + "%"
+			}
+			parts = append(parts, "key "+op+" "+quote(v))
+		}
+		q := strings.Join(parts, " AND ")
+		e, err := Parse(q)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", q, err)
+		}
+		var ranges []Access
+		for _, d := range Drivers(e) {
+			if _, _, ok := d.KeyRange(); ok {
+				ranges = append(ranges, d)
+			}
+		}
+		if len(ranges) != 1 {
+			t.Fatalf("%s: key ranges %v, want one", q, ranges)
+		}
+		ran++
+		for range 40 {
+			r := &requirement.Requirement{Key: word(alphabet, 5)}
+			if got, want := ranges[0].Holds(r, nil), Match(e, r, nil); got != want {
+				t.Fatalf("%s on key %q: range %v holds %v, Match %v", q, r.Key, ranges[0], got, want)
+			}
+		}
+	}
+	t.Logf("%d of 3000 random AND chains of key comparisons drove one key range", ran)
+	if ran < 1000 {
+		t.Fatalf("only %d chains drove a key range", ran)
 	}
 }
 

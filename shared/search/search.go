@@ -63,12 +63,13 @@ type Range struct {
 	// Desc reads in descending order.
 	Desc bool
 	// From and Before, when set, keep the rows whose folded key k is
-	// From <= k < Before (either may be "": that end is open): one key
-	// range of a partition, read in ascending order, so that a long read
-	// can be cut into segments read in parallel (the diff). Only with
-	// Space or Baseline and not Archived alone, without Prefix, Exact or
-	// Desc. They are compared with folded keys as they are (not folded
-	// again).
+	// From <= k < Before (either may be "": that end is open), together
+	// with Prefix (not with Exact): the key range of a key comparison, or
+	// a segment of a partition read in parallel (the diff). They are
+	// compared with folded keys as they are (not folded again). Bounds
+	// holding bytes below '-' (below every byte of a key) are not ordered
+	// like the keys in the tenant-wide indexes, whose sort keys continue
+	// the key with '#': query.Access.KeyRange gives bounds free of them.
 	From, Before string
 }
 
