@@ -152,7 +152,7 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 					suspectRows++
 				}
 			}
-			var pageCases, titleCases, citedCases, pageMatched int
+			var pageCases, titleCases, citedCases, pageMatched, withRange, rangeFound int
 			for range 300 {
 				req, scope, desc := randomRequest(t, rnd, w, "demo", isolate)
 				n := checkPlans(t, s.svc, all, w.titles, req, scope, desc)
@@ -160,6 +160,12 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 					withSuspect++
 					if n > 0 {
 						suspectFound++
+					}
+				}
+				if hasKeyRange(req.Query) {
+					withRange++
+					if n > 0 {
+						rangeFound++
 					}
 				}
 				if strings.Contains(desc, "ext@") {
@@ -189,8 +195,24 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 			if withSuspect == 0 {
 				t.Fatalf("no search of the 300 uses suspect IS")
 			}
-			t.Logf("seed %d: 300 searches checked against the brute force; %d with page predicates (%d naming a title, %d with page ~), %d of those with matches; %d use ext@ (%d of them find something); %d of %d rows have external properties; %d use suspect IS (%d find something) over %d suspect rows",
-				seed, pageCases, titleCases, citedCases, pageMatched, withExt, extFound, extRows, len(all), withSuspect, suspectFound, suspectRows)
+			if rangeFound == 0 {
+				t.Fatalf("%d searches of the 300 are driven by a key range, none finds anything", withRange)
+			}
+			t.Logf("seed %d: 300 searches checked against the brute force; %d with page predicates (%d naming a title, %d with page ~), %d of those with matches; %d use ext@ (%d of them find something); %d of %d rows have external properties; %d use suspect IS (%d find something) over %d suspect rows; %d have a key range (comparisons, prefixes; %d find something)",
+				seed, pageCases, titleCases, citedCases, pageMatched, withExt, extFound, extRows, len(all), withSuspect, suspectFound, suspectRows, withRange, rangeFound)
 		})
 	}
+}
+
+// hasKeyRange reports whether a key range (key comparisons or prefixes)
+// can drive e, at its top or in an OR branch.
+func hasKeyRange(e query.Expr) bool {
+	var walk func([]query.Access) bool
+	walk = func(as []query.Access) bool {
+		return slices.ContainsFunc(as, func(a query.Access) bool {
+			_, _, ok := a.KeyRange()
+			return ok || slices.ContainsFunc(a.Branches, walk)
+		})
+	}
+	return walk(query.Drivers(e))
 }

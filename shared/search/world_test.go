@@ -290,7 +290,7 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 	q := func(xs []string) func() string { return func() string { return quoted(pick(rnd, xs)) } }
 	prop := func() string { return "@" + strings.ReplaceAll(pick(rnd, wProps), " ", `\ `) }
 	ext := func() string { return "ext@" + strings.ReplaceAll(pick(rnd, wExtProps), " ", `\ `) }
-	switch rnd.IntN(35) {
+	switch rnd.IntN(38) {
 	case 0:
 		return "key = " + q(wKeys)()
 	case 1:
@@ -300,6 +300,8 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 		return "key ~ " + quoted(k[:1+rnd.IntN(len(k))]+"%")
 	case 3:
 		return "key " + pick(rnd, []string{"!=", "<", ">=", "~"}) + " " + quoted(pick(rnd, []string{"REQ-10", "%-1%", "b", "REQ%"}))
+	case 35, 36, 37:
+		return keyRange(rnd)
 	case 4:
 		return "text ~ " + quoted("%"+pick(rnd, wWords)+"%")
 	case 5:
@@ -357,6 +359,36 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 		return "suspect IS " + pick(rnd, []string{"", "NOT "}) + pick(rnd, []string{"TRUE", "FALSE", "true"})
 	}
 	return prop() + " " + pick(rnd, []string{"IS NULL", "IS NOT NULL", "~ 'h%'", "!= 'High'"})
+}
+
+// keyRange returns an AND chain of one to three key comparisons and
+// prefixes (one key-order range read): bounds that are keys in any case,
+// prefixes of keys, texts between keys, texts holding bytes below every
+// key byte ('!', ' ', '#') or above them (non-ASCII), and numbers (which
+// compare numerically and drive nothing).
+func keyRange(rnd *rand.Rand) string {
+	bound := func() string {
+		k := pick(rnd, wKeys)
+		switch rnd.IntN(6) {
+		case 0:
+			return k[:1+rnd.IntN(len(k))]
+		case 1:
+			return k + pick(rnd, []string{"!", " x", "#", "é", "-", "0"})
+		case 2:
+			return pick(rnd, []string{"", "REQ-1#A", "Q", "REQ-", "r", "ZZZ", "10", "9", "-1"})
+		}
+		return k
+	}
+	var parts []string
+	for range 1 + rnd.IntN(3) {
+		op := pick(rnd, []string{"<", "<=", ">", ">=", "~"})
+		v := bound()
+		if op == "~" {
+			v = likeEscaped(v) + "%"
+		}
+		parts = append(parts, "key "+op+" "+quoted(v))
+	}
+	return strings.Join(parts, " AND ")
 }
 
 // randomRequest returns a random request over the world, its query and
