@@ -152,6 +152,23 @@ func TestCallCounts(t *testing.T) {
 			results: 50, calls: map[string]int{"Query": 1}, items: 51, ratio: 1, plan: "key prefix"},
 		{name: "key prefix, tenant-wide first page", q: `key ~ 'req-1%'`,
 			results: 50, calls: map[string]int{"GetItem": 1, "Query": 1}, items: 51, ratio: 1, plan: "key prefix"},
+		// Key comparisons: one Query bounded by the range (BETWEEN), not
+		// a scan of the space. The whole answer also reads the row at the
+		// upper bound (BETWEEN is inclusive; REQ-1100 is dropped).
+		{name: "key range, first page", q: `key >= 'REQ-1000' AND key < 'req-1100'`, space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1}, items: 51, ratio: 1, plan: "key range"},
+		{name: "key range, whole answer", q: `key >= 'REQ-1000' AND key < 'REQ-1100'`, space: "BIG", limit: 500,
+			results: 100, calls: map[string]int{"Query": 1}, items: 101, ratio: 1.01, plan: "key range"},
+		// Tenant-wide: the key-order index gsi1 (sort keys KEY#SPACE), BIG
+		// and OTHER both hold REQ-0151 … REQ-0160.
+		{name: "key range, tenant-wide", q: `key > 'req-0150' AND key <= 'REQ-0160'`, limit: 500,
+			results: 20, calls: map[string]int{"GetItem": 1, "Query": 1}, items: 20, ratio: 1, plan: "key range"},
+		{name: "key range and prefix, descending", q: `key ~ 'REQ-19%' AND key <= 'REQ-1949'`, order: "REQKEY DESC", space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1}, items: 50, ratio: 1, plan: "key range"},
+		{name: "key range, one-sided, first page", q: `key < 'REQ-0050'`, space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1}, items: 51, ratio: 1.02, plan: "key range"},
+		{name: "key range, empty: nothing read", q: `key > 'REQ-5' AND key < 'REQ-1'`, space: "BIG",
+			results: 0, calls: map[string]int{}, items: 0, plan: "key range"},
 		{name: "key prefix and property", q: `@Priority = 'High' AND key ~ 'REQ-00%' AND text ~ '%BIG%'`, space: "BIG",
 			results: 34, calls: map[string]int{"Query": 2}, items: 50 + 50, plan: "key prefix"},
 		{name: "exact key", q: `key = 'req-0042'`, space: "BIG",
