@@ -60,13 +60,17 @@ const (
 	// they order the key-order indexes' sort keys (key, '#', space) as
 	// they order the keys.
 	AccessKeyRange
+	// AccessWord: Values[0] is one of requirement.Words of the key or of
+	// the text: a word that a `text ~` pattern or a bare string holds
+	// whole (see wordDrivers).
+	AccessWord
 )
 
 var accessNames = map[AccessKind]string{
 	AccessKey: "key", AccessKeyPrefix: "key-prefix", AccessProperty: "property", AccessPage: "page",
 	AccessIssue: "issue", AccessTo: "to", AccessFrom: "from", AccessBaseline: "baseline",
 	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union", AccessExternal: "external", AccessPageCited: "page-cited", AccessSuspect: "suspect",
-	AccessKeyRange: "key-range",
+	AccessKeyRange: "key-range", AccessWord: "word",
 }
 
 // String names the access kind.
@@ -150,8 +154,62 @@ func Drivers(e Expr) []Access {
 		if n.Wants() {
 			return []Access{{Kind: AccessSuspect}}
 		}
+	case *FullText:
+		return wordDrivers([]string{Fold(n.Text)}, false)
 	}
 	return nil
+}
+
+// wordDrivers is the access of a text pattern by its words: segs are the
+// folded literal parts of a `~` pattern (likeSegments), or the one text a
+// bare string must be found in (anchored false). A matching text holds
+// each segment, so every word of a segment that is whole there — a run of
+// letters and digits with a separator (or, anchored, the start of the
+// first segment or the end of the last, which are the text's own) on both
+// sides — is a word of the text (requirement.Words): `%Requirement 12%`
+// holds no whole word (it matches "XRequirement 123"), `%the login page%`
+// holds LOGIN, `login%` nothing (it matches "logins"), `login %` LOGIN. A
+// bare string may be found in the key too, whose words the index also
+// holds. The longest whole word drives (likely the rarest); none: no
+// access, and the search reads its scope.
+func wordDrivers(segs []string, anchored bool) []Access {
+	best := ""
+	for i, seg := range segs {
+		start := anchored && i == 0
+		end := anchored && i == len(segs)-1
+		for _, w := range wholeWords(seg, start, end) {
+			if len(w) > len(best) {
+				best = w
+			}
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return []Access{{Kind: AccessWord, Values: []string{best}}}
+}
+
+// wholeWords returns the runs of letters and digits of seg that are
+// separated on both sides: by another character of seg, or by the start
+// (start) or the end (end) of the text.
+func wholeWords(seg string, start, end bool) []string {
+	var out []string
+	from := -1 // start of the current run
+	for i, r := range seg {
+		switch {
+		case requirement.IsWordRune(r) && from < 0:
+			from = i
+		case !requirement.IsWordRune(r) && from >= 0:
+			if from > 0 || start {
+				out = append(out, seg[from:i])
+			}
+			from = -1
+		}
+	}
+	if from >= 0 && end && (from > 0 || start) {
+		out = append(out, seg[from:])
+	}
+	return out
 }
 
 func unionDrivers(n *Or) []Access {
@@ -184,6 +242,8 @@ func compareDrivers(n *Compare) []Access {
 		}
 	case n.Field.Kind == FieldKey && n.Op >= OpLt && n.Op <= OpGe:
 		return keyRangeDrivers(n.Op, n.Value.Text)
+	case n.Op == OpLike && n.Field.Kind == FieldText:
+		return wordDrivers(likeSegments(n.Value.Text), true)
 	case n.Op == OpLike && n.Field.Kind == FieldKey:
 		text, prefix, ok := likePrefix(n.Value.Text)
 		switch {
@@ -374,6 +434,9 @@ func (a Access) Holds(r *requirement.Requirement, env Env) bool {
 		return slices.Contains(a.Values, Fold(r.Key))
 	case AccessKeyPrefix:
 		return len(a.Values) > 0 && strings.HasPrefix(Fold(r.Key), a.Values[0])
+	case AccessWord:
+		return len(a.Values) > 0 && (slices.Contains(requirement.Words(r.Key), a.Values[0]) ||
+			slices.Contains(requirement.Words(r.Text), a.Values[0]))
 	case AccessKeyRange:
 		k := Fold(r.Key)
 		return k >= a.From && (a.Before == "" || k < a.Before)

@@ -2,6 +2,7 @@ package query
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -75,6 +76,16 @@ func TestDrivers(t *testing.T) {
 		{`parent = 'A'`, nil},
 		{`@C ~ 'x%'`, nil},
 		{`'full text'`, nil},
+		{`'the full text'`, []Access{{Kind: AccessWord, Values: []string{"FULL"}}}},
+		{`text ~ '%Requirement 12%'`, nil},
+		{`text ~ '%the login page%'`, []Access{{Kind: AccessWord, Values: []string{"LOGIN"}}}},
+		{`text ~ 'login%'`, nil},
+		{`text ~ 'login %' AND key ~ 'A%'`, []Access{{Kind: AccessWord, Values: []string{"LOGIN"}}, {Kind: AccessKeyPrefix, Values: []string{"A"}}}},
+		{`text ~ '%die Größe überall%'`, []Access{{Kind: AccessWord, Values: []string{strings.ToUpper("Größe")}}}},
+		{`text ~ 'a%b c%d'`, nil},
+		{`text ~ 'a b%c d e%f'`, []Access{{Kind: AccessWord, Values: []string{"A"}}}},
+		{`text ~ '%log%in%'`, nil},
+		{`text ~ 'exact'`, []Access{{Kind: AccessWord, Values: []string{"EXACT"}}}},
 		{``, nil},
 	}
 	for _, tt := range tests {

@@ -249,6 +249,76 @@ func TestKeyRangeExact(t *testing.T) {
 	}
 }
 
+// TestWordDriversNecessary: on random texts and patterns cut from them (with
+// '%' inside words, at word edges, anywhere), a word that drives a `text ~`
+// pattern or a bare string is a word of every requirement they match.
+func TestWordDriversNecessary(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(23, 29))
+	words := []string{"login", "Log", "in", "user", "users", "12", "123", "Größe", "GRÖSSE", "ß", "é", "x", "ı", "İ", "ſ"}
+	seps := []string{" ", ", ", "-", "_", "%", ".", "  "}
+	text := func() string {
+		var b strings.Builder
+		for i := range 1 + rng.IntN(6) {
+			if i > 0 {
+				b.WriteString(seps[rng.IntN(len(seps))])
+			}
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		return b.String()
+	}
+	driven, matched := 0, 0
+	for range 20000 {
+		r := &requirement.Requirement{Key: "REQ-" + words[rng.IntN(len(words))], Text: text()}
+		// A pattern from the text or another one: a substring with '%'
+		// put in at random places (literal '%' escaped).
+		src := r.Text
+		if rng.IntN(3) == 0 {
+			src = text()
+		}
+		runes := []rune(src)
+		i := rng.IntN(len(runes) + 1)
+		j := i + rng.IntN(len(runes)-i+1)
+		var p strings.Builder
+		if rng.IntN(2) == 0 {
+			p.WriteString("%")
+		}
+		for _, c := range runes[i:j] {
+			if c == '%' || c == '\\' {
+				p.WriteRune('\\')
+			}
+			p.WriteRune(c)
+			if rng.IntN(8) == 0 {
+				p.WriteString("%")
+			}
+		}
+		if rng.IntN(2) == 0 {
+			p.WriteString("%")
+		}
+		var e Expr = &Compare{Field: Field{Kind: FieldText}, Op: OpLike, Value: Value{Text: p.String()}}
+		if rng.IntN(3) == 0 {
+			e = &FullText{Text: string(runes[i:j])}
+		}
+		ds := Drivers(e)
+		if len(ds) > 0 {
+			driven++
+		}
+		if !Match(e, r, nil) {
+			continue
+		}
+		matched++
+		for _, d := range ds {
+			if !d.Holds(r, nil) {
+				t.Fatalf("%s matches %q (key %s) but its driver %v does not hold", e, r.Text, r.Key, d)
+			}
+		}
+	}
+	t.Logf("20000 random text patterns: %d driven by a word, %d matched their requirement", driven, matched)
+	if driven < 2000 || matched < 2000 {
+		t.Fatalf("too few cases: %d driven, %d matched", driven, matched)
+	}
+}
+
 // checkEquivalences: `f IN (a, b)` = `f = a OR f = b`; `f NOT IN (a, b)` =
 // `f IS NOT NULL AND NOT f IN (a, b)`; `f != a` = `f IS NOT NULL AND NOT f = a`.
 func checkEquivalences(t *testing.T, in *In, reqs []*requirement.Requirement) {
