@@ -191,6 +191,7 @@ const (
 	rankPrefix
 	rankProperty
 	rankSuspect
+	rankWord
 	rankBaseline
 	rankOpenRange
 	rankSpaces
@@ -281,6 +282,11 @@ func (p *planner) option(d query.Access, spaces []string) (option, bool) {
 			return option{}, false // the indexes hold current ACTIVE rows only
 		}
 		return p.indexOption(d), true
+	case query.AccessWord:
+		if !p.activeOnly {
+			return option{}, false // the word index holds current ACTIVE rows only
+		}
+		return p.wordOption(d.Values[0], spaces), true
 	case query.AccessPage, query.AccessPageCited:
 		if !p.activeOnly {
 			return option{}, false // a page's key list names its ACTIVE rows only
@@ -515,6 +521,31 @@ func (p *planner) indexOption(d query.Access) option {
 					ix: IndexRef{Kind: kind, Name: name, Value: v, Space: space}})
 			}
 			return out, nil
+		}}
+}
+
+// wordOption reads the word index partition of word (of the scope's one
+// space, or of the tenant), in key order: the requirements whose key or
+// text holds the word, which Match then checks. The index holds the rows of
+// the spaces registered since it exists; when one of the spaces in scope is
+// older (Store.WordIndexed, one Query of the space registry) the scope is
+// scanned instead, as before the index.
+func (p *planner) wordOption(word string, spaces []string) option {
+	return option{rank: rankWord, label: "word '" + word + "' via index",
+		build: func(ctx context.Context) ([]source, error) {
+			ok, err := p.store.WordIndexed(ctx, p.req.Tenant, spaces)
+			if err != nil {
+				return nil, fmt.Errorf("read space registry: %w", err)
+			}
+			if !ok {
+				return p.ranges(spaces, Range{}), nil
+			}
+			space := ""
+			if len(spaces) == 1 {
+				space = spaces[0]
+			}
+			return []source{&indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
+				ix: IndexRef{Kind: IndexWord, Value: word, Space: space}}}, nil
 		}}
 }
 

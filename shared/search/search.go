@@ -88,6 +88,10 @@ const (
 	// IndexSuspect: the rows with a suspect dependency or issue link (a
 	// superset: rows cleared meanwhile may stay until their next write).
 	IndexSuspect
+	// IndexWord: the rows whose key or text holds the word Value
+	// (requirement.Words; case-insensitively, so a superset). Only the
+	// spaces Store.WordIndexed vouches for have every row in it.
+	IndexWord
 )
 
 // IndexRef names one partition of a search index: its items of every
@@ -133,6 +137,9 @@ type Store interface {
 	// whose record exists): archived copies of any other number are
 	// invisible (docs/baselines.md, visibility rule). Errors: internal.
 	Baselines(ctx context.Context, tenant, space string) (map[int]bool, error)
+	// WordIndexed reports whether the word index (IndexWord) holds every
+	// ACTIVE row of spaces (nil: of the tenant). Errors: internal only.
+	WordIndexed(ctx context.Context, tenant string, spaces []string) (bool, error)
 	// Spaces lists the spaces in which the tenant has stored pages.
 	// Errors: internal only.
 	Spaces(ctx context.Context, tenant string) ([]string, error)

@@ -202,6 +202,8 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 		kind, value = indexExternal, indexPropertyValue(ix.Name, ix.Value)
 	case search.IndexSuspect:
 		kind, value = indexSuspect, indexSuspectValue
+	case search.IndexWord:
+		kind = indexWord
 	}
 	// Every space: the index partition; one space: its gsi1 partition.
 	kc := expression.Key("pk").Equal(expression.Value(indexPK(tenant, kind, value)))
@@ -268,6 +270,12 @@ func (s *SearchStore) PagesTitled(ctx context.Context, tenant, title string) ([]
 // Query of the space's BL# sort keys).
 func (s *SearchStore) Baselines(ctx context.Context, tenant, space string) (map[int]bool, error) {
 	return (&BaselineStore{db: s.db, table: s.table}).Numbers(ctx, tenant, space)
+}
+
+// WordIndexed implements search.Store with WikiStore.WordIndexed (one
+// Query of the space registry).
+func (s *SearchStore) WordIndexed(ctx context.Context, tenant string, spaces []string) (bool, error) {
+	return s.wiki.WordIndexed(ctx, tenant, spaces)
 }
 
 // Spaces implements search.Store with one Query of the spaces registry.

@@ -172,6 +172,48 @@ func (s *WikiStore) Spaces(ctx context.Context, tenant string) ([]string, error)
 	return s.saveSortKeys(ctx, spacesPK(tenant), "list spaces")
 }
 
+// WordIndexed reports whether every space of spaces (nil: every space of
+// the tenant) is registered with its word index (saveSpaceItem.Words), so
+// that the word index holds every ACTIVE row of them: one Query of the
+// space registry.
+func (s *WikiStore) WordIndexed(ctx context.Context, tenant string, spaces []string) (bool, error) {
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(spacesPK(tenant)))).
+		WithProjection(expression.NamesList(expression.Name("sk"), expression.Name("words"))).Build()
+	if err != nil {
+		return false, fmt.Errorf("read space registry: build query: %w", err)
+	}
+	indexed := map[string]bool{}
+	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}, "read space registry", func(av map[string]types.AttributeValue) error {
+		var it saveSpaceItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return dynamo.Errorf("decode space", err)
+		}
+		indexed[it.SK] = it.Words
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if spaces == nil {
+		for _, ok := range indexed {
+			if !ok {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	for _, sp := range spaces {
+		if !indexed[sp] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string, error) {
 	expr, err := expression.NewBuilder().
 		WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).
@@ -195,18 +237,23 @@ func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string
 	return out, nil
 }
 
-// saveSpaceItem registers a space: pk T#t#SPACES, sk <SPACE>.
+// saveSpaceItem registers a space: pk T#t#SPACES, sk <SPACE>. Words says
+// that every ACTIVE row of the space has its word index items: true for
+// spaces registered since the word index exists (their rows were all
+// written by its indexing), absent for older ones, whose rows may lack
+// them (docs/search.md, "Word index").
 type saveSpaceItem struct {
 	PK        string `dynamodbav:"pk"`
 	SK        string `dynamodbav:"sk"`
 	Space     string `dynamodbav:"spaceKey"`
 	CreatedAt string `dynamodbav:"createdAt"`
+	Words     bool   `dynamodbav:"words,omitempty"`
 }
 
 // saveRegisterSpace adds a space to the registry unless it is there already.
 func (s *WikiStore) saveRegisterSpace(ctx context.Context, tenant, space string) error {
 	av, err := attributevalue.MarshalMap(saveSpaceItem{
-		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: dynamo.Time(time.Now()),
+		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: dynamo.Time(time.Now()), Words: true,
 	})
 	if err != nil {
 		return dynamo.Errorf("encode space", err)
