@@ -177,17 +177,8 @@ func (s *WikiStore) Spaces(ctx context.Context, tenant string) ([]string, error)
 // that the word index holds every ACTIVE row of them: one Query of the
 // space registry.
 func (s *WikiStore) WordIndexed(ctx context.Context, tenant string, spaces []string) (bool, error) {
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key("pk").Equal(expression.Value(spacesPK(tenant)))).
-		WithProjection(expression.NamesList(expression.Name("sk"), expression.Name("words"))).Build()
-	if err != nil {
-		return false, fmt.Errorf("read space registry: build query: %w", err)
-	}
 	indexed := map[string]bool{}
-	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
-		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, "read space registry", func(av map[string]types.AttributeValue) error {
+	err := s.saveQueryEach(ctx, spacesPK(tenant), "read space registry", []string{"sk", "words"}, func(av map[string]types.AttributeValue) error {
 		var it saveSpaceItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return dynamo.Errorf("decode space", err)
@@ -215,17 +206,8 @@ func (s *WikiStore) WordIndexed(ctx context.Context, tenant string, spaces []str
 }
 
 func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string, error) {
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).
-		WithProjection(expression.NamesList(expression.Name("sk"))).Build()
-	if err != nil {
-		return nil, fmt.Errorf("%s: build query: %w", what, err)
-	}
 	var out []string
-	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
-		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, what, func(av map[string]types.AttributeValue) error {
+	err := s.saveQueryEach(ctx, pk, what, []string{"sk"}, func(av map[string]types.AttributeValue) error {
 		if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
 			out = append(out, sk.Value)
 		}
@@ -235,6 +217,25 @@ func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string
 		return nil, err
 	}
 	return out, nil
+}
+
+// saveQueryEach calls fn with the attributes names (only) of each item of
+// partition pk, in order.
+func (s *WikiStore) saveQueryEach(ctx context.Context, pk, what string, names []string, fn func(map[string]types.AttributeValue) error) error {
+	proj := expression.NamesList(expression.Name(names[0]))
+	for _, n := range names[1:] {
+		proj = proj.AddNames(expression.Name(n))
+	}
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).
+		WithProjection(proj).Build()
+	if err != nil {
+		return fmt.Errorf("%s: build query: %w", what, err)
+	}
+	return dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}, what, fn)
 }
 
 // saveSpaceItem registers a space: pk T#t#SPACES, sk <SPACE>. Words says
