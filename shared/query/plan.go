@@ -130,8 +130,11 @@ func (a Access) Empty() bool {
 // non-empty prefix; no wildcard at all counts as key = 'X'), @Name = 'V',
 // ext@Name = 'V', page = 'N' (an id or a title), page ~ 'N', jira[@rel] =
 // 'X', to[@rel] = 'X', from[@rel] = 'X', baseline = N, space = 'S', status
-// = 'S', IN lists of all of these, and suspect IS TRUE (or IS NOT FALSE).
-// NOT, !=, NOT IN, IS [NOT] NULL, text, parent, child and the comparisons
+// = 'S', IN lists of all of these, suspect IS TRUE (or IS NOT FALSE), key
+// comparisons (<, <=, >, >= with a value that is not a number; with the key
+// prefixes of the same AND chain they make one AccessKeyRange), and the
+// whole words of text ~ patterns and bare strings (AccessWord). NOT, !=,
+// NOT IN, IS [NOT] NULL, parent, child and the comparisons of other fields
 // never drive. A nil result means no index helps.
 //
 // Selectivity, as a rule of thumb for choosing one: key, then issue, to,

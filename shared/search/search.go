@@ -4,8 +4,9 @@
 // them with the query language's evaluator (shared/query).
 //
 // The planner drives each search from the most selective predicate that an
-// index serves (an exact key, a key prefix, a property value, an issue, a
-// page by id or title, a dependency, a baseline, a space) and evaluates the
+// index serves (an exact key, a key range of comparisons and prefixes, a
+// property value, an issue, a page by id or title, a dependency, a whole
+// word of a text pattern, a baseline, a space) and evaluates the
 // whole query in memory on what it reads. With no such predicate it reads the scope in key
 // order. When the requested order is the key order (REQKEY first, as the
 // default REQKEY ASC, BASELINE DESC) it stops as soon as it has offset+limit
