@@ -29,6 +29,8 @@ type SearchCase struct {
 	// Space is the spaceKey parameter: "" searches every space of the
 	// tenant (after reading its isolateSpaces setting).
 	Space string
+	// MaxRatio is the target of items read per item returned (0: 2).
+	MaxRatio float64
 }
 
 // SearchCases are the searches of the performance targets (key prefix, property
@@ -41,7 +43,15 @@ type SearchCase struct {
 var SearchCases = []SearchCase{
 	{Name: "key prefix", Row: "search_key_prefix", Q: "key ~ 'REQ-00%'"},
 	{Name: "property equality", Row: "search_property", Q: "@Priority = 'High'"},
-	{Name: "full text", Row: "search_fulltext", Q: "'Requirement 12'"},
+	// Full text: RECORD, the whole word of the pattern, drives through
+	// the word index (every seeded text holds it): its index items and
+	// rows, plus the space registry (one item per space), which tells
+	// whether the spaces have the word index.
+	{Name: "full text", Row: "search_fulltext", Q: "text ~ '%shall record every%'", MaxRatio: 2.1},
+	// A bare string without a whole word ('Requirement 12' also matches
+	// "Requirement 123"): no index applies, the bounded scan reads the
+	// scope in key order.
+	{Name: "full text, no whole word", Row: "search_fulltext_substring", Q: "'Requirement 12'"},
 	{Name: "NOT/OR mix", Row: "search_not_or_mix", Q: "@Priority = 'High' AND NOT (status = 'DELETED' OR key ~ 'X%')"},
 	{Name: "property equality in one space", Row: "search_property_one_space", Q: "@Priority = 'High'", Space: Space},
 	{Name: "property equality in a small space", Row: "search_property_small_space", Q: "@Priority = 'High'", Space: SmallSpace},
@@ -182,9 +192,13 @@ func searchInProcess(ctx context.Context, svc *search.Service, counted *Counted,
 		return 0, 0, fmt.Errorf("search %q returned %d requirements, want a full page of %d", c.Q, returned, searchLimit)
 	}
 	ratio := float64(items) / float64(found)
-	row.add(fmt.Sprintf("%s `%s`: items read per item returned", c.Name, c.Q+scopeSuffix(c)), "≤ 2",
+	maxRatio := c.MaxRatio
+	if maxRatio == 0 {
+		maxRatio = 2
+	}
+	row.add(fmt.Sprintf("%s `%s`: items read per item returned", c.Name, c.Q+scopeSuffix(c)), fmt.Sprintf("≤ %g", maxRatio),
 		fmt.Sprintf("%.2f (%d items = %s for %d found: %d returned and, for hasMore, the next page's first; calls %s; plan: %s)",
-			ratio, items, byOp, found, returned, formatCalls(calls), plan), verdict(ratio <= 2))
+			ratio, items, byOp, found, returned, formatCalls(calls), plan), verdict(ratio <= maxRatio))
 	row.add(c.Name+": read capacity units per item returned", "",
 		fmt.Sprintf("%.2f (%.1f RCU as DynamoDB Local reports them)", units/float64(returned), units), Info)
 	p95 := times.Percentile(95)

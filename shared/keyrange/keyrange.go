@@ -5,7 +5,10 @@
 // string keys (UTF-8 bytes), which is Go's string order.
 package keyrange
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // digits is how many bytes after the common prefix are interpolated.
 const digits = 3
@@ -49,4 +52,41 @@ func Split(lo, hi string, k int) []string {
 		}
 	}
 	return append(out, hi)
+}
+
+// PrefixEnd returns the least string greater than every string that starts
+// with p, in UTF-8 byte order (which is code point order), so that the
+// strings starting with p are exactly those s with p <= s < PrefixEnd(p):
+// p with its last code point incremented (skipping the surrogates, which
+// UTF-8 cannot hold), after dropping trailing U+10FFFF. The result is valid
+// UTF-8 whenever p is, so it can bound a DynamoDB key condition (p plus a
+// byte 0xFF would not be). A p that is not valid UTF-8 gets its last byte
+// below 0xFF incremented. It returns "" when no such string exists (p empty
+// or only U+10FFFF): the range has no upper end.
+func PrefixEnd(p string) string {
+	if !utf8.ValidString(p) {
+		b := []byte(p)
+		for len(b) > 0 && b[len(b)-1] == 0xff {
+			b = b[:len(b)-1]
+		}
+		if len(b) == 0 {
+			return ""
+		}
+		b[len(b)-1]++
+		return string(b)
+	}
+	r := []rune(p)
+	for len(r) > 0 && r[len(r)-1] == utf8.MaxRune {
+		r = r[:len(r)-1]
+	}
+	if len(r) == 0 {
+		return ""
+	}
+	switch last := r[len(r)-1]; last {
+	case 0xD7FF:
+		r[len(r)-1] = 0xE000
+	default:
+		r[len(r)-1] = last + 1
+	}
+	return string(r)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestSplit checks that Split cuts a key range into ascending
@@ -46,6 +47,43 @@ func TestSplit(t *testing.T) {
 		hi, _ := slices.BinarySearch(keys, b[i])
 		if n := hi - lo; n < 15000 || n > 35000 {
 			t.Errorf("range %d [%q, %q) holds %d of 100000 keys", i, b[i-1], b[i], n)
+		}
+	}
+}
+
+func TestPrefixEnd(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ p, want string }{
+		{"", ""},
+		{"REQ-05", "REQ-06"},
+		{"A_", "A`"},
+		{"a\x7f", "a\u0080"},
+		{"é", "ê"},
+		{"x\uD7FF", "x\uE000"},
+		{"x\uFFFF", "x\U00010000"},
+		{"x\U0010FFFF", "y"},
+		{"\U0010FFFF\U0010FFFF", ""},
+		{"a\xff", "b"},
+	}
+	for _, tt := range tests {
+		if got := PrefixEnd(tt.p); got != tt.want {
+			t.Errorf("PrefixEnd(%q) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+	// Every string with the prefix sorts below the end, and the end is
+	// valid UTF-8 when the prefix is.
+	for _, p := range []string{"REQ-05", "é", "x\uD7FF", "日本", "a\U0010FFFF"} {
+		end := PrefixEnd(p)
+		if !utf8.ValidString(end) {
+			t.Errorf("PrefixEnd(%q) = %q: not UTF-8", p, end)
+		}
+		for _, s := range []string{p, p + "\U0010FFFF\U0010FFFF", p + "\uffff", p + "z"} {
+			if !(p <= s && s < end) {
+				t.Errorf("%q not in [%q, %q)", s, p, end)
+			}
+		}
+		if end <= p {
+			t.Errorf("PrefixEnd(%q) = %q not above it", p, end)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reqtrace/reqtrace/shared/keyrange"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
@@ -52,12 +53,24 @@ const (
 	// AccessSuspect: one of the requirement's dependencies or issue links
 	// is suspect (requirement.IsSuspect).
 	AccessSuspect
+	// AccessKeyRange: From <= Fold(Key) < Before, byte-wise ("" leaves
+	// that end open): the intersection of the key comparisons and key
+	// prefixes of an AND chain. From >= Before (both set) holds for
+	// nothing. The bounds hold no byte below '-' (see keyBound), so that
+	// they order the key-order indexes' sort keys (key, '#', space) as
+	// they order the keys.
+	AccessKeyRange
+	// AccessWord: Values[0] is one of requirement.Words of the key or of
+	// the text: a word that a `text ~` pattern or a bare string holds
+	// whole (see wordDrivers).
+	AccessWord
 )
 
 var accessNames = map[AccessKind]string{
 	AccessKey: "key", AccessKeyPrefix: "key-prefix", AccessProperty: "property", AccessPage: "page",
 	AccessIssue: "issue", AccessTo: "to", AccessFrom: "from", AccessBaseline: "baseline",
 	AccessSpace: "space", AccessStatus: "status", AccessUnion: "union", AccessExternal: "external", AccessPageCited: "page-cited", AccessSuspect: "suspect",
+	AccessKeyRange: "key-range", AccessWord: "word",
 }
 
 // String names the access kind.
@@ -87,6 +100,26 @@ type Access struct {
 	// Branches are, for AccessUnion, one list of accesses per OR branch: a
 	// planner picks one Access per branch and unions their candidates.
 	Branches [][]Access
+	// From and Before bound the folded key (AccessKeyRange only).
+	From, Before string
+}
+
+// KeyRange returns the bounds of the folded keys an AccessKeyRange or
+// AccessKeyPrefix holds for: From <= key < Before, "" for an open end;
+// ok is false for other kinds.
+func (a Access) KeyRange() (from, before string, ok bool) {
+	switch a.Kind {
+	case AccessKeyRange:
+		return a.From, a.Before, true
+	case AccessKeyPrefix:
+		return keyBound(a.Values[0]), keyBound(keyrange.PrefixEnd(a.Values[0])), true
+	}
+	return "", "", false
+}
+
+// Empty reports whether an AccessKeyRange holds for no key.
+func (a Access) Empty() bool {
+	return a.Kind == AccessKeyRange && a.From != "" && a.Before != "" && a.From >= a.Before
 }
 
 // Drivers returns the accesses that can drive a search for e, in query
@@ -97,8 +130,11 @@ type Access struct {
 // non-empty prefix; no wildcard at all counts as key = 'X'), @Name = 'V',
 // ext@Name = 'V', page = 'N' (an id or a title), page ~ 'N', jira[@rel] =
 // 'X', to[@rel] = 'X', from[@rel] = 'X', baseline = N, space = 'S', status
-// = 'S', IN lists of all of these, and suspect IS TRUE (or IS NOT FALSE).
-// NOT, !=, NOT IN, IS [NOT] NULL, text, parent, child and the comparisons
+// = 'S', IN lists of all of these, suspect IS TRUE (or IS NOT FALSE), key
+// comparisons (<, <=, >, >= with a value that is not a number; with the key
+// prefixes of the same AND chain they make one AccessKeyRange), and the
+// whole words of text ~ patterns and bare strings (AccessWord). NOT, !=,
+// NOT IN, IS [NOT] NULL, parent, child and the comparisons of other fields
 // never drive. A nil result means no index helps.
 //
 // Selectivity, as a rule of thumb for choosing one: key, then issue, to,
@@ -108,7 +144,7 @@ type Access struct {
 func Drivers(e Expr) []Access {
 	switch n := e.(type) {
 	case *And:
-		return append(Drivers(n.Left), Drivers(n.Right)...)
+		return mergeKeyRanges(append(Drivers(n.Left), Drivers(n.Right)...))
 	case *Or:
 		return unionDrivers(n)
 	case *Compare:
@@ -121,8 +157,62 @@ func Drivers(e Expr) []Access {
 		if n.Wants() {
 			return []Access{{Kind: AccessSuspect}}
 		}
+	case *FullText:
+		return wordDrivers([]string{Fold(n.Text)}, false)
 	}
 	return nil
+}
+
+// wordDrivers is the access of a text pattern by its words: segs are the
+// folded literal parts of a `~` pattern (likeSegments), or the one text a
+// bare string must be found in (anchored false). A matching text holds
+// each segment, so every word of a segment that is whole there — a run of
+// letters and digits with a separator (or, anchored, the start of the
+// first segment or the end of the last, which are the text's own) on both
+// sides — is a word of the text (requirement.Words): `%Requirement 12%`
+// holds no whole word (it matches "XRequirement 123"), `%the login page%`
+// holds LOGIN, `login%` nothing (it matches "logins"), `login %` LOGIN. A
+// bare string may be found in the key too, whose words the index also
+// holds. The longest whole word drives (likely the rarest); none: no
+// access, and the search reads its scope.
+func wordDrivers(segs []string, anchored bool) []Access {
+	best := ""
+	for i, seg := range segs {
+		start := anchored && i == 0
+		end := anchored && i == len(segs)-1
+		for _, w := range wholeWords(seg, start, end) {
+			if len(w) > len(best) {
+				best = w
+			}
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return []Access{{Kind: AccessWord, Values: []string{best}}}
+}
+
+// wholeWords returns the runs of letters and digits of seg that are
+// separated on both sides: by another character of seg, or by the start
+// (start) or the end (end) of the text.
+func wholeWords(seg string, start, end bool) []string {
+	var out []string
+	from := -1 // start of the current run
+	for i, r := range seg {
+		switch {
+		case requirement.IsWordRune(r) && from < 0:
+			from = i
+		case !requirement.IsWordRune(r) && from >= 0:
+			if from > 0 || start {
+				out = append(out, seg[from:i])
+			}
+			from = -1
+		}
+	}
+	if from >= 0 && end && (from > 0 || start) {
+		out = append(out, seg[from:])
+	}
+	return out
 }
 
 func unionDrivers(n *Or) []Access {
@@ -153,6 +243,10 @@ func compareDrivers(n *Compare) []Access {
 		if name, ok := likeLiteral(n.Value.Text); ok {
 			return []Access{{Kind: AccessPageCited, Values: []string{name}}}
 		}
+	case n.Field.Kind == FieldKey && n.Op >= OpLt && n.Op <= OpGe:
+		return keyRangeDrivers(n.Op, n.Value.Text)
+	case n.Op == OpLike && n.Field.Kind == FieldText:
+		return wordDrivers(likeSegments(n.Value.Text), true)
 	case n.Op == OpLike && n.Field.Kind == FieldKey:
 		text, prefix, ok := likePrefix(n.Value.Text)
 		switch {
@@ -163,6 +257,89 @@ func compareDrivers(n *Compare) []Access {
 		}
 	}
 	return nil
+}
+
+// minKeyByte is the least byte a folded requirement key holds
+// (requirement.ValidKey: letters, digits, '_', '-', '.'); it sorts above
+// the '#' that ends the key in the key-order indexes' sort keys.
+const minKeyByte = '-'
+
+// keyRangeDrivers is the access for `key op v` (op <, <=, > or >=). The
+// comparison is byte-wise on folded texts unless both sides are numbers
+// (compareValues): a number v drives nothing, since numeric keys ("9" <
+// "10") do not follow the index's byte order.
+func keyRangeDrivers(op Op, v string) []Access {
+	if isNumber(v) {
+		return nil
+	}
+	v = Fold(v)
+	a := Access{Kind: AccessKeyRange}
+	// Every key is a string of bytes >= minKeyByte, so k > v is
+	// k >= v+"-" and k <= v is k < v+"-".
+	switch op {
+	case OpGe:
+		a.From = keyBound(v)
+	case OpGt:
+		a.From = keyBound(v + string(rune(minKeyByte)))
+	case OpLt:
+		a.Before = keyBound(v)
+		if a.Before == "" { // k < '': nothing
+			a.From, a.Before = string(rune(minKeyByte)), string(rune(minKeyByte))
+		}
+	case OpLe:
+		a.Before = keyBound(v + string(rune(minKeyByte)))
+	}
+	return []Access{a}
+}
+
+// keyBound returns the bound b, free of bytes below minKeyByte, that
+// every key k compares with as with v: k >= v exactly when k >= b, and k < v
+// exactly when k < b. With a byte below minKeyByte at i, no key continues
+// v[:i] the way v does, so k >= v is k > v[:i], which is k >= v[:i]+"-"
+// (and k < v is k < v[:i]+"-").
+func keyBound(v string) string {
+	for i := 0; i < len(v); i++ {
+		if v[i] < minKeyByte {
+			return v[:i] + string(rune(minKeyByte))
+		}
+	}
+	return v
+}
+
+// mergeKeyRanges replaces the key ranges and key prefixes of one AND chain
+// by their intersection, where the first of them was: one key-order read
+// serves them all. A lone prefix stays an AccessKeyPrefix.
+func mergeKeyRanges(accesses []Access) []Access {
+	first, n := -1, 0
+	merged := Access{Kind: AccessKeyRange}
+	for i, a := range accesses {
+		from, before, ok := a.KeyRange()
+		if !ok {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		n++
+		if from > merged.From {
+			merged.From = from
+		}
+		if before != "" && (merged.Before == "" || before < merged.Before) {
+			merged.Before = before
+		}
+	}
+	if n < 2 {
+		return accesses
+	}
+	out := make([]Access, 0, len(accesses)-n+1)
+	for i, a := range accesses {
+		if i == first {
+			out = append(out, merged)
+		} else if _, _, ok := a.KeyRange(); !ok {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // eqDrivers is the access for `f = v1 OR f = v2 ...`.
@@ -260,6 +437,12 @@ func (a Access) Holds(r *requirement.Requirement, env Env) bool {
 		return slices.Contains(a.Values, Fold(r.Key))
 	case AccessKeyPrefix:
 		return len(a.Values) > 0 && strings.HasPrefix(Fold(r.Key), a.Values[0])
+	case AccessWord:
+		return len(a.Values) > 0 && (slices.Contains(requirement.Words(r.Key), a.Values[0]) ||
+			slices.Contains(requirement.Words(r.Text), a.Values[0]))
+	case AccessKeyRange:
+		k := Fold(r.Key)
+		return k >= a.From && (a.Before == "" || k < a.Before)
 	case AccessProperty:
 		return anyIn(propertyValues(r.Properties, a.Name, requirement.Inline), a.Values)
 	case AccessExternal:
@@ -326,6 +509,9 @@ func (a Access) String() string {
 			parts[i] = "[" + strings.Join(inner, " AND ") + "]"
 		}
 		return "union(" + strings.Join(parts, ", ") + ")"
+	}
+	if a.Kind == AccessKeyRange {
+		return "key-range [" + quote(a.From) + ", " + quote(a.Before) + ")"
 	}
 	quoted := make([]string, len(a.Values))
 	for i, v := range a.Values {

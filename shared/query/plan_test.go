@@ -2,6 +2,7 @@ package query
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -63,11 +64,28 @@ func TestDrivers(t *testing.T) {
 		{`NOT NOT key = 'A'`, nil},
 		{`key != 'A'`, nil},
 		{`key NOT IN ('A')`, nil},
-		{`key > 'A'`, nil},
+		{`key > 'A'`, []Access{{Kind: AccessKeyRange, From: "A-"}}},
+		{`key >= 'req-050000' AND key < 'REQ-050100'`, []Access{{Kind: AccessKeyRange, From: "REQ-050000", Before: "REQ-050100"}}},
+		{`key <= 'b' AND @C = 'x' AND key ~ 'A%'`, []Access{{Kind: AccessKeyRange, From: "A", Before: "B"}, {Kind: AccessProperty, Name: "C", Values: []string{"x"}}}},
+		{`key ~ 'B%' AND key < 'A'`, []Access{{Kind: AccessKeyRange, From: "B", Before: "A"}}},
+		{`key < 'A!' AND key > 'A b'`, []Access{{Kind: AccessKeyRange, From: "A-", Before: "A-"}}},
+		{`key < ''`, []Access{{Kind: AccessKeyRange, From: "-", Before: "-"}}},
+		{`key > 10`, nil},
+		{`key >= '-5'`, nil},
 		{`text = 'A'`, nil},
 		{`parent = 'A'`, nil},
 		{`@C ~ 'x%'`, nil},
 		{`'full text'`, nil},
+		{`'the full text'`, []Access{{Kind: AccessWord, Values: []string{"FULL"}}}},
+		{`text ~ '%Requirement 12%'`, nil},
+		{`text ~ '%the login page%'`, []Access{{Kind: AccessWord, Values: []string{"LOGIN"}}}},
+		{`text ~ 'login%'`, nil},
+		{`text ~ 'login %' AND key ~ 'A%'`, []Access{{Kind: AccessWord, Values: []string{"LOGIN"}}, {Kind: AccessKeyPrefix, Values: []string{"A"}}}},
+		{`text ~ '%die Größe überall%'`, []Access{{Kind: AccessWord, Values: []string{strings.ToUpper("Größe")}}}},
+		{`text ~ 'a%b c%d'`, nil},
+		{`text ~ 'a b%c d e%f'`, []Access{{Kind: AccessWord, Values: []string{"A"}}}},
+		{`text ~ '%log%in%'`, nil},
+		{`text ~ 'exact'`, []Access{{Kind: AccessWord, Values: []string{"EXACT"}}}},
 		{``, nil},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -47,6 +48,8 @@ func (g gen) plannable(depth int) Expr {
 		op, v := OpEq, g.likely(f)
 		if _, literal := likeLiteral(v.Text); (f.Kind == FieldKey || f.Kind == FieldPage && literal) && g.rng.IntN(2) == 0 {
 			op = OpLike
+		} else if f.Kind == FieldKey && g.rng.IntN(2) == 0 {
+			op = Op(int(OpLt) + g.rng.IntN(4)) // key ranges, merged along AND chains
 		}
 		return &Compare{Field: f, Op: op, Value: v}
 	}
@@ -175,6 +178,144 @@ func TestRandomSemantics(t *testing.T) {
 		if p, ok := g.predicate().(*In); ok {
 			checkEquivalences(t, p, reqs)
 		}
+	}
+}
+
+// TestKeyRangeExact: a key range (key comparisons and prefixes of one AND
+// chain) holds exactly for the keys the query matches, whatever bytes the
+// values hold, so reading the range is reading the matches.
+func TestKeyRangeExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(17, 19))
+	alphabet := "-._09AZaz"
+	word := func(chars string, n int) string {
+		b := make([]byte, 1+rng.IntN(n))
+		for i := range b {
+			b[i] = chars[rng.IntN(len(chars))]
+		}
+		return string(b)
+	}
+	values := func() string {
+		switch rng.IntN(4) {
+		case 0:
+			return word(alphabet+"#,!/:[`~", 4)
+		case 1:
+			return word(alphabet, 3) + string([]rune{'é', 'ÿ', '\U0010FFFF'}[rng.IntN(3)])
+		case 2:
+			return ""
+		}
+		return word(alphabet, 4)
+	}
+	ops := []string{"<", "<=", ">", ">=", "~"}
+	ran := 0
+	for range 3000 {
+		n := 1 + rng.IntN(3)
+		var parts []string
+		for len(parts) < n {
+			op, v := ops[rng.IntN(len(ops))], values()
+			if isNumber(v) {
+				continue // numbers compare numerically: they drive nothing
+			}
+			if op == "~" {
+				v = word(alphabet, 3) + v + "%"
+			}
+			parts = append(parts, "key "+op+" "+quote(v))
+		}
+		q := strings.Join(parts, " AND ")
+		e, err := Parse(q)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", q, err)
+		}
+		var ranges []Access
+		for _, d := range Drivers(e) {
+			if _, _, ok := d.KeyRange(); ok {
+				ranges = append(ranges, d)
+			}
+		}
+		if len(ranges) != 1 {
+			t.Fatalf("%s: key ranges %v, want one", q, ranges)
+		}
+		ran++
+		for range 40 {
+			r := &requirement.Requirement{Key: word(alphabet, 5)}
+			if got, want := ranges[0].Holds(r, nil), Match(e, r, nil); got != want {
+				t.Fatalf("%s on key %q: range %v holds %v, Match %v", q, r.Key, ranges[0], got, want)
+			}
+		}
+	}
+	t.Logf("%d of 3000 random AND chains of key comparisons drove one key range", ran)
+	if ran < 1000 {
+		t.Fatalf("only %d chains drove a key range", ran)
+	}
+}
+
+// TestWordDriversNecessary: on random texts and patterns cut from them (with
+// '%' inside words, at word edges, anywhere), a word that drives a `text ~`
+// pattern or a bare string is a word of every requirement they match.
+func TestWordDriversNecessary(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(23, 29))
+	words := []string{"login", "Log", "in", "user", "users", "12", "123", "Größe", "GRÖSSE", "ß", "é", "x", "ı", "İ", "ſ"}
+	seps := []string{" ", ", ", "-", "_", "%", ".", "  "}
+	text := func() string {
+		var b strings.Builder
+		for i := range 1 + rng.IntN(6) {
+			if i > 0 {
+				b.WriteString(seps[rng.IntN(len(seps))])
+			}
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		return b.String()
+	}
+	driven, matched := 0, 0
+	for range 20000 {
+		r := &requirement.Requirement{Key: "REQ-" + words[rng.IntN(len(words))], Text: text()}
+		// A pattern from the text or another one: a substring with '%'
+		// put in at random places (literal '%' escaped).
+		src := r.Text
+		if rng.IntN(3) == 0 {
+			src = text()
+		}
+		runes := []rune(src)
+		i := rng.IntN(len(runes) + 1)
+		j := i + rng.IntN(len(runes)-i+1)
+		var p strings.Builder
+		if rng.IntN(2) == 0 {
+			p.WriteString("%")
+		}
+		for _, c := range runes[i:j] {
+			if c == '%' || c == '\\' {
+				p.WriteRune('\\')
+			}
+			p.WriteRune(c)
+			if rng.IntN(8) == 0 {
+				p.WriteString("%")
+			}
+		}
+		if rng.IntN(2) == 0 {
+			p.WriteString("%")
+		}
+		var e Expr = &Compare{Field: Field{Kind: FieldText}, Op: OpLike, Value: Value{Text: p.String()}}
+		if rng.IntN(3) == 0 {
+			e = &FullText{Text: string(runes[i:j])}
+		}
+		ds := Drivers(e)
+		if len(ds) > 0 {
+			driven++
+		}
+		if !Match(e, r, nil) {
+			continue
+		}
+		matched++
+		for _, d := range ds {
+			if !d.Holds(r, nil) {
+				t.Fatalf("%s matches %q (key %s) but its driver %v does not hold", e, r.Text, r.Key, d)
+			}
+		}
+	}
+	t.Logf("20000 random text patterns: %d driven by a word, %d matched their requirement", driven, matched)
+	if driven < 2000 || matched < 2000 {
+		t.Fatalf("too few cases: %d driven, %d matched", driven, matched)
 	}
 }
 

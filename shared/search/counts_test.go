@@ -152,6 +152,23 @@ func TestCallCounts(t *testing.T) {
 			results: 50, calls: map[string]int{"Query": 1}, items: 51, ratio: 1, plan: "key prefix"},
 		{name: "key prefix, tenant-wide first page", q: `key ~ 'req-1%'`,
 			results: 50, calls: map[string]int{"GetItem": 1, "Query": 1}, items: 51, ratio: 1, plan: "key prefix"},
+		// Key comparisons: one Query bounded by the range (BETWEEN), not
+		// a scan of the space. The whole answer also reads the row at the
+		// upper bound (BETWEEN is inclusive; REQ-1100 is dropped).
+		{name: "key range, first page", q: `key >= 'REQ-1000' AND key < 'req-1100'`, space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1}, items: 51, ratio: 1, plan: "key range"},
+		{name: "key range, whole answer", q: `key >= 'REQ-1000' AND key < 'REQ-1100'`, space: "BIG", limit: 500,
+			results: 100, calls: map[string]int{"Query": 1}, items: 101, ratio: 1.01, plan: "key range"},
+		// Tenant-wide: the key-order index gsi1 (sort keys KEY#SPACE), BIG
+		// and OTHER both hold REQ-0151 … REQ-0160.
+		{name: "key range, tenant-wide", q: `key > 'req-0150' AND key <= 'REQ-0160'`, limit: 500,
+			results: 20, calls: map[string]int{"GetItem": 1, "Query": 1}, items: 20, ratio: 1, plan: "key range"},
+		{name: "key range and prefix, descending", q: `key ~ 'REQ-19%' AND key <= 'REQ-1949'`, order: "REQKEY DESC", space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1}, items: 50, ratio: 1, plan: "key range"},
+		{name: "key range, one-sided, first page", q: `key < 'REQ-0050'`, space: "BIG",
+			results: 50, calls: map[string]int{"Query": 1}, items: 51, ratio: 1.02, plan: "key range"},
+		{name: "key range, empty: nothing read", q: `key > 'REQ-5' AND key < 'REQ-1'`, space: "BIG",
+			results: 0, calls: map[string]int{}, items: 0, plan: "key range"},
 		{name: "key prefix and property", q: `@Priority = 'High' AND key ~ 'REQ-00%' AND text ~ '%BIG%'`, space: "BIG",
 			results: 34, calls: map[string]int{"Query": 2}, items: 50 + 50, plan: "key prefix"},
 		{name: "exact key", q: `key = 'req-0042'`, space: "BIG",
@@ -188,9 +205,27 @@ func TestCallCounts(t *testing.T) {
 		{name: "from", q: `from@refines = 'REQ-0021'`, space: "BIG",
 			results: 1, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 2 + 1, plan: "from@refines IN"},
 		// Nothing matches: pages of 50, 100, 300, 900 (twice what was
-		// seen) and the rest.
-		{name: "unindexed predicate scans the space", q: `text ~ '%nothing like this%'`, space: "BIG",
+		// seen) and the rest. One word, '%' on both sides: it may be
+		// part of a longer word, so no word drives.
+		{name: "unindexed predicate scans the space", q: `text ~ '%nothing%'`, space: "BIG",
 			results: 0, calls: map[string]int{"Query": 5}, items: 2000, plan: "scan of space BIG"},
+		// Whole words drive through the word index (LIKE, the longest
+		// whole word: NOTHING and THIS may be parts of longer words):
+		// one Query of the space registry (3 spaces) and one of the
+		// word's partition in BIG, empty.
+		{name: "word search finding nothing", q: `text ~ '%nothing like this%'`, space: "BIG",
+			results: 0, calls: map[string]int{"Query": 2}, items: 3, plan: "word 'LIKE'"},
+		{name: "bare string finding nothing", q: `'nothing like this'`,
+			results: 0, calls: map[string]int{"GetItem": 1, "Query": 2}, items: 3, plan: "word 'LIKE'"},
+		// "Requirement REQ-1234 of BIG": the word 1234 (of the key and of
+		// the text) is one row's in BIG: its index item and its row.
+		{name: "word search, one match", q: `text ~ '%REQ-1234 of%'`, space: "BIG",
+			results: 1, calls: map[string]int{"Query": 2, "BatchGetItem": 1}, items: 3 + 1 + 1, plan: "word '1234'"},
+		// BIG ends every text of BIG (OF is whole too, but shorter): the
+		// first page reads the registry, 51 index items and 51 rows (the
+		// 51st for hasMore), as a property equality.
+		{name: "word search, first page of a common word", q: `text ~ '% of BIG'`, space: "BIG",
+			results: 50, calls: map[string]int{"Query": 2, "BatchGetItem": 1}, items: 3 + 51 + 51, ratio: 2.1, plan: "word 'BIG'"},
 		// The index has no DELETED or archived rows: the space is read in
 		// key order (and the tenant's archived copies: none here) until 51
 		// matches, REQ-1000, are seen; pages sized by the matches so far.

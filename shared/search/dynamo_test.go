@@ -3,6 +3,7 @@ package search_test
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -152,7 +153,7 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 					suspectRows++
 				}
 			}
-			var pageCases, titleCases, citedCases, pageMatched int
+			var pageCases, titleCases, citedCases, pageMatched, withRange, rangeFound, withWord, wordFound int
 			for range 300 {
 				req, scope, desc := randomRequest(t, rnd, w, "demo", isolate)
 				n := checkPlans(t, s.svc, all, w.titles, req, scope, desc)
@@ -160,6 +161,18 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 					withSuspect++
 					if n > 0 {
 						suspectFound++
+					}
+				}
+				if hasWord(req.Query) {
+					withWord++
+					if n > 0 {
+						wordFound++
+					}
+				}
+				if hasKeyRange(req.Query) {
+					withRange++
+					if n > 0 {
+						rangeFound++
 					}
 				}
 				if strings.Contains(desc, "ext@") {
@@ -189,8 +202,72 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 			if withSuspect == 0 {
 				t.Fatalf("no search of the 300 uses suspect IS")
 			}
-			t.Logf("seed %d: 300 searches checked against the brute force; %d with page predicates (%d naming a title, %d with page ~), %d of those with matches; %d use ext@ (%d of them find something); %d of %d rows have external properties; %d use suspect IS (%d find something) over %d suspect rows",
-				seed, pageCases, titleCases, citedCases, pageMatched, withExt, extFound, extRows, len(all), withSuspect, suspectFound, suspectRows)
+			// Word searches alone (a text pattern or a bare string, maybe
+			// with a key range), so that many of them find something.
+			for i := range 40 {
+				req, scope, desc := randomRequest(t, rnd, w, "demo", isolate)
+				text := "text ~ " + quoted(wordPattern(rnd, true))
+				switch i % 4 {
+				case 0:
+					text = quoted(wordPattern(rnd, false))
+				case 1:
+					text += " AND " + keyRange(rnd)
+				case 2:
+					// Words of a stored text, in a row, from the first
+					// match on: found unless out of scope.
+					req.Offset, req.IncludeArchived = 0, false
+					words := strings.Fields(pick(rnd, all).Text)
+					if len(words) > 2 {
+						j := rnd.IntN(len(words) - 2)
+						text = "text ~ " + quoted("%"+likeEscaped(strings.Join(words[j:j+3], " "))+"%")
+					}
+				}
+				e, err := query.Parse(text)
+				if err != nil {
+					t.Fatalf("generated query %q: %v", text, err)
+				}
+				req.Query = e
+				n := checkPlans(t, s.svc, all, w.titles, req, scope, fmt.Sprintf("q=%q (%s)", text, desc))
+				if hasWord(e) {
+					withWord++
+					if n > 0 {
+						wordFound++
+					}
+				}
+			}
+			if wordFound == 0 {
+				t.Fatalf("%d searches of the 340 are driven by a word, none finds anything", withWord)
+			}
+			if rangeFound == 0 {
+				t.Fatalf("%d searches of the 300 are driven by a key range, none finds anything", withRange)
+			}
+			t.Logf("seed %d: 300 searches checked against the brute force; %d with page predicates (%d naming a title, %d with page ~), %d of those with matches; %d use ext@ (%d of them find something); %d of %d rows have external properties; %d use suspect IS (%d find something) over %d suspect rows; %d have a key range (comparisons, prefixes; %d find something); of 40 more text searches and the 300, %d are driven by a word of a text pattern or bare string (%d find something)",
+				seed, pageCases, titleCases, citedCases, pageMatched, withExt, extFound, extRows, len(all), withSuspect, suspectFound, suspectRows, withRange, rangeFound, withWord, wordFound)
 		})
 	}
+}
+
+// hasWord reports whether a word (query.AccessWord) can drive e, at its
+// top or in an OR branch.
+func hasWord(e query.Expr) bool {
+	var walk func([]query.Access) bool
+	walk = func(as []query.Access) bool {
+		return slices.ContainsFunc(as, func(a query.Access) bool {
+			return a.Kind == query.AccessWord || slices.ContainsFunc(a.Branches, walk)
+		})
+	}
+	return walk(query.Drivers(e))
+}
+
+// hasKeyRange reports whether a key range (key comparisons or prefixes)
+// can drive e, at its top or in an OR branch.
+func hasKeyRange(e query.Expr) bool {
+	var walk func([]query.Access) bool
+	walk = func(as []query.Access) bool {
+		return slices.ContainsFunc(as, func(a query.Access) bool {
+			_, _, ok := a.KeyRange()
+			return ok || slices.ContainsFunc(a.Branches, walk)
+		})
+	}
+	return walk(query.Drivers(e))
 }

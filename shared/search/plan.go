@@ -191,7 +191,9 @@ const (
 	rankPrefix
 	rankProperty
 	rankSuspect
+	rankWord
 	rankBaseline
+	rankOpenRange
 	rankSpaces
 	rankScan
 )
@@ -273,13 +275,18 @@ func (p *planner) option(d query.Access, spaces []string) (option, bool) {
 	switch d.Kind {
 	case query.AccessKey:
 		return p.keyOption(d.Values, spaces), true
-	case query.AccessKeyPrefix:
-		return p.prefixOption(d.Values[0], spaces), true
+	case query.AccessKeyPrefix, query.AccessKeyRange:
+		return p.keyRangeOption(d, spaces), true
 	case query.AccessProperty, query.AccessExternal, query.AccessIssue, query.AccessSuspect:
 		if !p.activeOnly {
 			return option{}, false // the indexes hold current ACTIVE rows only
 		}
 		return p.indexOption(d), true
+	case query.AccessWord:
+		if !p.activeOnly {
+			return option{}, false // the word index holds current ACTIVE rows only
+		}
+		return p.wordOption(d.Values[0], spaces), true
 	case query.AccessPage, query.AccessPageCited:
 		if !p.activeOnly {
 			return option{}, false // a page's key list names its ACTIVE rows only
@@ -363,18 +370,20 @@ func (p *planner) scan(spaces []string) option {
 		label += " with archived copies"
 	}
 	return option{rank: rank, label: label, build: func(context.Context) ([]source, error) {
-		return p.ranges(spaces, "", false), nil
+		return p.ranges(spaces, Range{}), nil
 	}}
 }
 
-// ranges returns the key-order reads of the rows whose folded key starts
-// with (or, exact, equals) prefix, within spaces: current rows per space
-// (or tenant-wide), archived copies through the tenant's archived index
-// (per space when exact, filtered to the space when there is one).
-func (p *planner) ranges(spaces []string, prefix string, exact bool) []source {
+// ranges returns the key-order reads of the rows whose folded key is in
+// keys (its Prefix, Exact, From and Before; all of them when zero), within
+// spaces: current rows per space (or tenant-wide), archived copies through
+// the tenant's archived index (per space when exact, filtered to the space
+// when there is one).
+func (p *planner) ranges(spaces []string, keys Range) []source {
+	exact := keys.Exact
 	var out []source
 	add := func(r Range) {
-		r.Prefix, r.Exact, r.Desc = prefix, exact, p.desc
+		r.Prefix, r.Exact, r.From, r.Before, r.Desc = keys.Prefix, keys.Exact, keys.From, keys.Before, p.desc
 		out = append(out, &rangeSource{store: p.store, tenant: p.req.Tenant, r: r})
 	}
 	if p.current {
@@ -456,14 +465,27 @@ func (p *planner) keyOption(values []string, spaces []string) option {
 		}}
 }
 
-// prefixOption reads a key prefix in key order.
-func (p *planner) prefixOption(prefix string, spaces []string) option {
-	return option{rank: rankPrefix, label: "key prefix '" + prefix + "'",
+// keyRangeOption reads a key range (key comparisons and prefixes,
+// intersected by query.Drivers) in key order: one Query per space, or of
+// the tenant's key-order index, bounded by the range (BETWEEN, never
+// begins_with). An empty range, or a prefix no key can start with, reads
+// nothing. A two-sided range is as selective as a prefix; a one-sided one
+// may cover most of the scope, so an index of any kind goes first.
+func (p *planner) keyRangeOption(d query.Access, spaces []string) option {
+	from, before, _ := d.KeyRange()
+	rank, label := rankPrefix, "key range ["+from+", "+before+")"
+	switch {
+	case d.Kind == query.AccessKeyPrefix:
+		label = "key prefix '" + d.Values[0] + "'"
+	case from == "" || before == "":
+		rank = rankOpenRange
+	}
+	return option{rank: rank, label: label,
 		build: func(context.Context) ([]source, error) {
-			if !validKeyPrefix(prefix) {
+			if d.Kind == query.AccessKeyPrefix && !validKeyPrefix(d.Values[0]) || d.Empty() {
 				return nil, nil
 			}
-			return p.ranges(spaces, prefix, false), nil
+			return p.ranges(spaces, Range{From: from, Before: before}), nil
 		}}
 }
 
@@ -499,6 +521,31 @@ func (p *planner) indexOption(d query.Access) option {
 					ix: IndexRef{Kind: kind, Name: name, Value: v, Space: space}})
 			}
 			return out, nil
+		}}
+}
+
+// wordOption reads the word index partition of word (of the scope's one
+// space, or of the tenant), in key order: the requirements whose key or
+// text holds the word, which Match then checks. The index holds the rows of
+// the spaces registered since it exists; when one of the spaces in scope is
+// older (Store.WordIndexed, one Query of the space registry) the scope is
+// scanned instead, as before the index.
+func (p *planner) wordOption(word string, spaces []string) option {
+	return option{rank: rankWord, label: "word '" + word + "' via index",
+		build: func(ctx context.Context) ([]source, error) {
+			ok, err := p.store.WordIndexed(ctx, p.req.Tenant, spaces)
+			if err != nil {
+				return nil, fmt.Errorf("read space registry: %w", err)
+			}
+			if !ok {
+				return p.ranges(spaces, Range{}), nil
+			}
+			space := ""
+			if len(spaces) == 1 {
+				space = spaces[0]
+			}
+			return []source{&indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
+				ix: IndexRef{Kind: IndexWord, Value: word, Space: space}}}, nil
 		}}
 }
 

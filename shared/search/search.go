@@ -4,8 +4,9 @@
 // them with the query language's evaluator (shared/query).
 //
 // The planner drives each search from the most selective predicate that an
-// index serves (an exact key, a key prefix, a property value, an issue, a
-// page by id or title, a dependency, a baseline, a space) and evaluates the
+// index serves (an exact key, a key range of comparisons and prefixes, a
+// property value, an issue, a page by id or title, a dependency, a whole
+// word of a text pattern, a baseline, a space) and evaluates the
 // whole query in memory on what it reads. With no such predicate it reads the scope in key
 // order. When the requested order is the key order (REQKEY first, as the
 // default REQKEY ASC, BASELINE DESC) it stops as soon as it has offset+limit
@@ -63,12 +64,13 @@ type Range struct {
 	// Desc reads in descending order.
 	Desc bool
 	// From and Before, when set, keep the rows whose folded key k is
-	// From <= k < Before (either may be "": that end is open): one key
-	// range of a partition, read in ascending order, so that a long read
-	// can be cut into segments read in parallel (the diff). Only with
-	// Space or Baseline and not Archived alone, without Prefix, Exact or
-	// Desc. They are compared with folded keys as they are (not folded
-	// again).
+	// From <= k < Before (either may be "": that end is open), together
+	// with Prefix (not with Exact): the key range of a key comparison, or
+	// a segment of a partition read in parallel (the diff). They are
+	// compared with folded keys as they are (not folded again). Bounds
+	// holding bytes below '-' (below every byte of a key) are not ordered
+	// like the keys in the tenant-wide indexes, whose sort keys continue
+	// the key with '#': query.Access.KeyRange gives bounds free of them.
 	From, Before string
 }
 
@@ -87,6 +89,10 @@ const (
 	// IndexSuspect: the rows with a suspect dependency or issue link (a
 	// superset: rows cleared meanwhile may stay until their next write).
 	IndexSuspect
+	// IndexWord: the rows whose key or text holds the word Value
+	// (requirement.Words; case-insensitively, so a superset). Only the
+	// spaces Store.WordIndexed vouches for have every row in it.
+	IndexWord
 )
 
 // IndexRef names one partition of a search index: its items of every
@@ -132,6 +138,9 @@ type Store interface {
 	// whose record exists): archived copies of any other number are
 	// invisible (docs/baselines.md, visibility rule). Errors: internal.
 	Baselines(ctx context.Context, tenant, space string) (map[int]bool, error)
+	// WordIndexed reports whether the word index (IndexWord) holds every
+	// ACTIVE row of spaces (nil: of the tenant). Errors: internal only.
+	WordIndexed(ctx context.Context, tenant string, spaces []string) (bool, error)
 	// Spaces lists the spaces in which the tenant has stored pages.
 	// Errors: internal only.
 	Spaces(ctx context.Context, tenant string) ([]string, error)

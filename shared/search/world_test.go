@@ -214,6 +214,9 @@ func save(t *testing.T, svc *wiki.Service, tenant, id, space, title, body string
 func randomQuery(rnd *rand.Rand, w *world, depth int) string {
 	if depth == 0 || rnd.IntN(3) == 0 {
 		if depth == 2 && rnd.IntN(15) == 0 {
+			if rnd.IntN(2) == 0 {
+				return quoted(wordPattern(rnd, false))
+			}
 			return "'" + pick(rnd, append(slices.Clone(wWords), "req-1", "a.")) + "'"
 		}
 		return randomPredicate(rnd, w)
@@ -290,7 +293,7 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 	q := func(xs []string) func() string { return func() string { return quoted(pick(rnd, xs)) } }
 	prop := func() string { return "@" + strings.ReplaceAll(pick(rnd, wProps), " ", `\ `) }
 	ext := func() string { return "ext@" + strings.ReplaceAll(pick(rnd, wExtProps), " ", `\ `) }
-	switch rnd.IntN(35) {
+	switch rnd.IntN(41) {
 	case 0:
 		return "key = " + q(wKeys)()
 	case 1:
@@ -300,6 +303,10 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 		return "key ~ " + quoted(k[:1+rnd.IntN(len(k))]+"%")
 	case 3:
 		return "key " + pick(rnd, []string{"!=", "<", ">=", "~"}) + " " + quoted(pick(rnd, []string{"REQ-10", "%-1%", "b", "REQ%"}))
+	case 35, 36, 37:
+		return keyRange(rnd)
+	case 38, 39, 40:
+		return "text ~ " + quoted(wordPattern(rnd, true))
 	case 4:
 		return "text ~ " + quoted("%"+pick(rnd, wWords)+"%")
 	case 5:
@@ -357,6 +364,68 @@ func randomPredicate(rnd *rand.Rand, w *world) string {
 		return "suspect IS " + pick(rnd, []string{"", "NOT "}) + pick(rnd, []string{"TRUE", "FALSE", "true"})
 	}
 	return prop() + " " + pick(rnd, []string{"IS NULL", "IS NOT NULL", "~ 'h%'", "!= 'High'"})
+}
+
+// wordPattern returns a text a page's descriptions may hold ("The login
+// user", keys "REQ-1 …"), cut and with '%' in it (when like): whole words
+// drive through the word index, parts of words and '%' inside words do not.
+func wordPattern(rnd *rand.Rand, like bool) string {
+	words := append([]string{"The", "the", "REQ", "1", "x"}, wWords...)
+	if rnd.IntN(2) == 0 {
+		// A run of the words a description holds: "The w1 w2".
+		words = []string{"The", pick(rnd, wWords), pick(rnd, wWords)}
+		i := rnd.IntN(len(words))
+		words = words[i : i+1+rnd.IntN(len(words)-i)]
+	}
+	var parts []string
+	for j := range 1 + rnd.IntN(3) {
+		w := words[j%len(words)]
+		if like {
+			w = likeEscaped(w)
+		}
+		if like && rnd.IntN(4) == 0 {
+			i := rnd.IntN(len(w) + 1)
+			w = w[:i] + "%" + w[i:]
+		} else if rnd.IntN(5) == 0 {
+			w = w[:1+rnd.IntN(len(w))]
+		}
+		parts = append(parts, w)
+	}
+	p := strings.Join(parts, pick(rnd, []string{" ", " ", " ", "-", "  "}))
+	if !like {
+		return strings.ReplaceAll(p, "%", "")
+	}
+	return pick(rnd, []string{"%", "", "%"}) + p + pick(rnd, []string{"%", "", "%", " %"})
+}
+
+// keyRange returns an AND chain of one to three key comparisons and
+// prefixes (one key-order range read): bounds that are keys in any case,
+// prefixes of keys, texts between keys, texts holding bytes below every
+// key byte ('!', ' ', '#') or above them (non-ASCII), and numbers (which
+// compare numerically and drive nothing).
+func keyRange(rnd *rand.Rand) string {
+	bound := func() string {
+		k := pick(rnd, wKeys)
+		switch rnd.IntN(6) {
+		case 0:
+			return k[:1+rnd.IntN(len(k))]
+		case 1:
+			return k + pick(rnd, []string{"!", " x", "#", "é", "-", "0"})
+		case 2:
+			return pick(rnd, []string{"", "REQ-1#A", "Q", "REQ-", "r", "ZZZ", "10", "9", "-1"})
+		}
+		return k
+	}
+	var parts []string
+	for range 1 + rnd.IntN(3) {
+		op := pick(rnd, []string{"<", "<=", ">", ">=", "~"})
+		v := bound()
+		if op == "~" {
+			v = likeEscaped(v) + "%"
+		}
+		parts = append(parts, "key "+op+" "+quoted(v))
+	}
+	return strings.Join(parts, " AND ")
 }
 
 // randomRequest returns a random request over the world, its query and

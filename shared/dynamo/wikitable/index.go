@@ -23,6 +23,7 @@ import (
 //	property  pk T#t#IX#P#<name>#<value>   sk <KEYU>#<SPACE>
 //	external  pk T#t#IX#E#<name>#<value>   sk <KEYU>#<SPACE>
 //	issue     pk T#t#IX#J#<issueKey>       sk <KEYU>#<SPACE>
+//	word      pk T#t#IX#W#<word>           sk <KEYU>#<SPACE>
 //
 // The same item sits in gsi1 under its space, so that a search of one
 // space reads that space's items only (a space key holds no '#'):
@@ -58,6 +59,12 @@ const (
 	// indexSuspect items list the requirements with a suspect dependency
 	// or issue link (`suspect IS TRUE`), all in one value partition.
 	indexSuspect = "X"
+	// indexWord items list the requirements whose key or text holds a
+	// word (requirement.Words, lower-cased by indexValue): the word index
+	// of `text ~` patterns and bare strings. Spaces registered before it
+	// existed have rows without them: the space registry item says which
+	// spaces have it (saveSpaceItem.Words).
+	indexWord = "W"
 )
 
 // indexSuspectValue is the one value of the suspect index.
@@ -140,6 +147,12 @@ func indexItems(tenant string, r *requirement.Requirement) map[string]indexItem 
 	}
 	if r.IsSuspect() {
 		add(indexSuspect, indexSuspectValue)
+	}
+	for _, w := range requirement.Words(r.Key) {
+		add(indexWord, indexValue(w))
+	}
+	for _, w := range requirement.Words(r.Text) {
+		add(indexWord, indexValue(w))
 	}
 	return out
 }

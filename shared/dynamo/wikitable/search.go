@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/keyrange"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
@@ -23,15 +24,19 @@ import (
 // partition), a BatchGetItem or a GetItem: never a Scan.
 //
 //	search.Range                 reads
-//	Space, current               pk T#t#S#<SPACE>, sk begins_with R#<prefix>
-//	tenant, current              gsi1 T#t#CUR, gsi1sk begins_with <prefix>
-//	tenant, archived             gsi1 T#t#ARCH, gsi1sk begins_with <prefix>
+//	search.Range                 reads ([lo, hi): From/Before, intersected
+//	                             with [prefix, keyrange.PrefixEnd(prefix)))
+//	Space, current               pk T#t#S#<SPACE>, sk BETWEEN R#<lo> AND
+//	                             R#<hi> (or R$), the row at R#<hi> dropped
+//	                             (read twice at most once a bound)
+//	tenant, current              gsi1 T#t#CUR, gsi1sk BETWEEN <lo> AND <hi>
+//	                             (or >= <lo>, < <hi>)
+//	tenant, archived             gsi1 T#t#ARCH, the same
 //	Space, archived              the same, filtered on the space (an exact
 //	                             key reads <KEYU>#<SPACE># only)
-//	Space, Baseline n            pk T#t#S#<SPACE>#B#<n8>, sk begins_with R#<prefix>
-//	either, From/Before          the same partition, sk BETWEEN R#<From> AND
-//	                             R#<Before> (or R$), the row at R#<Before>
-//	                             dropped (read twice at most once a bound)
+//	Space, Baseline n            pk T#t#S#<SPACE>#B#<n8>, as Space, current
+//	exact key                    sk = R#<KEYU>, or gsi1sk BETWEEN <KEYU># AND
+//	                             <KEYU>$
 type SearchStore struct {
 	db       dynamo.API
 	table    string
@@ -53,7 +58,7 @@ func NewSearchStore(db dynamo.API, table string) *SearchStore {
 
 // Rows implements search.Store: one Query of the range, Limit limit.
 func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, after search.Token, limit int) ([]*requirement.Requirement, search.Token, error) {
-	in, err := s.searchRangeQuery(tenant, r)
+	in, lo, hi, err := s.searchRangeQuery(tenant, r)
 	if err != nil {
 		return nil, "", err
 	}
@@ -63,16 +68,14 @@ func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, a
 	}
 	rows := make([]*requirement.Requirement, 0, len(out.Items))
 	for _, av := range out.Items {
-		if r.Before != "" {
-			// The key condition is BETWEEN, inclusive: the row at Before
-			// belongs to the next segment.
-			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok && sk.Value == "R#"+r.Before {
-				continue
-			}
-		}
 		row, err := decodeRequirement(av)
 		if err != nil {
 			return nil, "", err
+		}
+		// The key condition is BETWEEN, inclusive: the row at hi belongs
+		// to the next segment (or is past a strict bound).
+		if k := requirement.FoldKey(row.Key); k < lo || hi != "" && k >= hi {
+			continue
 		}
 		rows = append(rows, row)
 	}
@@ -80,9 +83,24 @@ func (s *SearchStore) Rows(ctx context.Context, tenant string, r search.Range, a
 	return rows, next, err
 }
 
-// searchRangeQuery builds the Query of a range (see SearchStore).
-func (s *SearchStore) searchRangeQuery(tenant string, r search.Range) (*dynamodb.QueryInput, error) {
+// searchRangeQuery builds the Query of a range (see SearchStore) and the
+// bounds [lo, hi) of the folded keys it keeps: a prefix is the range from
+// it to keyrange.PrefixEnd, read with BETWEEN rather than begins_with
+// (which DynamoDB Local evaluates slowly deep in a partition); Rows drops
+// the rows outside the bounds (the row at hi that BETWEEN includes, or
+// bounds that are not keys).
+func (s *SearchStore) searchRangeQuery(tenant string, r search.Range) (*dynamodb.QueryInput, string, string, error) {
 	prefix := requirement.FoldKey(r.Prefix)
+	lo, hi := r.From, r.Before
+	if r.Exact && (lo != "" || hi != "") {
+		return nil, "", "", fmt.Errorf("key-order query: a key range (From, Before) with an exact key")
+	}
+	if prefix != "" && !r.Exact {
+		lo = max(lo, prefix)
+		if end := keyrange.PrefixEnd(prefix); hi == "" || end != "" && end < hi {
+			hi = end
+		}
+	}
 	var kc expression.KeyConditionBuilder
 	var filter *expression.ConditionBuilder
 	index := ""
@@ -93,26 +111,19 @@ func (s *SearchStore) searchRangeQuery(tenant string, r search.Range) (*dynamodb
 			pk = baselinePK(tenant, r.Space, r.Baseline)
 		}
 		kc = expression.Key("pk").Equal(expression.Value(pk))
-		if r.From != "" || r.Before != "" {
-			if r.Prefix != "" || r.Exact || r.Desc {
-				return nil, fmt.Errorf("key-order query: a key range (From, Before) with a prefix or in descending order")
-			}
-			// [R#From, R#Before] (Rows drops the row at Before), or to the
-			// end of the R# rows: every R# key sorts below "R$".
-			// The bounds are folded keys already, or keys between them
-			// (keyrange.Split): folding them again could reorder them.
-			hi := "R$"
-			if r.Before != "" {
-				hi = "R#" + r.Before
-			}
-			kc = kc.And(expression.Key("sk").Between(expression.Value("R#"+r.From), expression.Value(hi)))
-		} else if r.Exact {
+		if r.Exact {
 			kc = kc.And(expression.Key("sk").Equal(expression.Value(reqSK(prefix))))
 		} else {
-			kc = kc.And(expression.Key("sk").BeginsWith(reqSK(prefix)))
+			// [R#lo, R#hi] (Rows drops the row at hi), or to the end of
+			// the R# rows: every R# key sorts below "R$". The bounds are
+			// folded keys already, or keys between them
+			// (keyrange.Split): folding them again could reorder them.
+			top := "R$"
+			if hi != "" {
+				top = "R#" + hi
+			}
+			kc = kc.And(expression.Key("sk").Between(expression.Value("R#"+lo), expression.Value(top)))
 		}
-	case r.From != "" || r.Before != "":
-		return nil, fmt.Errorf("key-order query: a key range (From, Before) needs a space or a baseline partition")
 	default:
 		index = "gsi1"
 		pk := curGSI1PK(tenant)
@@ -120,18 +131,30 @@ func (s *SearchStore) searchRangeQuery(tenant string, r search.Range) (*dynamodb
 			pk = archGSI1PK(tenant)
 		}
 		kc = expression.Key("gsi1pk").Equal(expression.Value(pk))
-		sk := prefix
+		sk := expression.Key("gsi1sk")
+		// gsi1sk is <KEY>#<SPACE>[#<n>]: '#' sorts below every byte of a
+		// key, so the sort keys of the keys in [lo, hi) are those in
+		// [lo, hi) (no sort key equals hi: it holds a '#').
 		switch {
 		case r.Exact && r.Archived && r.Space != "":
-			sk = prefix + "#" + r.Space + "#"
+			lo, hi = prefix+"#"+r.Space+"#", prefix+"#"+r.Space+"$"
 		case r.Exact:
-			sk = prefix + "#"
-		case r.Space != "":
+			lo, hi = prefix+"#", prefix+"$"
+		}
+		switch {
+		case lo != "" && hi != "":
+			kc = kc.And(sk.Between(expression.Value(lo), expression.Value(hi)))
+		case lo != "":
+			kc = kc.And(sk.GreaterThanEqual(expression.Value(lo)))
+		case hi != "":
+			kc = kc.And(sk.LessThan(expression.Value(hi)))
+		}
+		if r.Exact {
+			lo, hi = prefix, prefix+"-" // the keys Rows keeps: the key itself
+		}
+		if r.Space != "" && !(r.Exact && r.Archived) {
 			f := expression.Name("space").Equal(expression.Value(r.Space))
 			filter = &f
-		}
-		if sk != "" {
-			kc = kc.And(expression.Key("gsi1sk").BeginsWith(sk))
 		}
 	}
 	b := expression.NewBuilder().WithKeyCondition(kc)
@@ -140,7 +163,7 @@ func (s *SearchStore) searchRangeQuery(tenant string, r search.Range) (*dynamodb
 	}
 	expr, err := b.Build()
 	if err != nil {
-		return nil, fmt.Errorf("build key-order query: %w", err)
+		return nil, "", "", fmt.Errorf("build key-order query: %w", err)
 	}
 	in := &dynamodb.QueryInput{
 		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
@@ -150,7 +173,10 @@ func (s *SearchStore) searchRangeQuery(tenant string, r search.Range) (*dynamodb
 	if index != "" {
 		in.IndexName = aws.String(index)
 	}
-	return in, nil
+	if r.Exact && index == "" {
+		lo, hi = "", "" // the key condition is the key itself
+	}
+	return in, lo, hi, nil
 }
 
 // searchQuery runs one page of in from after with at most limit items read.
@@ -176,6 +202,8 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 		kind, value = indexExternal, indexPropertyValue(ix.Name, ix.Value)
 	case search.IndexSuspect:
 		kind, value = indexSuspect, indexSuspectValue
+	case search.IndexWord:
+		kind = indexWord
 	}
 	// Every space: the index partition; one space: its gsi1 partition.
 	kc := expression.Key("pk").Equal(expression.Value(indexPK(tenant, kind, value)))
@@ -242,6 +270,12 @@ func (s *SearchStore) PagesTitled(ctx context.Context, tenant, title string) ([]
 // Query of the space's BL# sort keys).
 func (s *SearchStore) Baselines(ctx context.Context, tenant, space string) (map[int]bool, error) {
 	return (&BaselineStore{db: s.db, table: s.table}).Numbers(ctx, tenant, space)
+}
+
+// WordIndexed implements search.Store with WikiStore.WordIndexed (one
+// Query of the space registry).
+func (s *SearchStore) WordIndexed(ctx context.Context, tenant string, spaces []string) (bool, error) {
+	return s.wiki.WordIndexed(ctx, tenant, spaces)
 }
 
 // Spaces implements search.Store with one Query of the spaces registry.

@@ -116,6 +116,24 @@ func TestSearchStoreRanges(t *testing.T) {
 		{"space, key range open at the start", search.Range{Space: "A", Before: "REQ-10"}, []string{"A/REQ-1@0"}},
 		{"baseline partition, key range with bounds between keys", search.Range{Space: "A", Baseline: 2, From: "REQ-1\x01", Before: "REQ-3"},
 			[]string{"A/req-2@2"}},
+		// Key ranges anywhere: tenant-wide, archived, descending, with a
+		// prefix (the key comparisons of a search).
+		{"tenant, key range open at the end", search.Range{From: "A"},
+			[]string{"A/REQ-1@0", "AB/REQ-1@0", "B/REQ-1@0", "A/REQ-10@0", "A/req-2@0", "B/REQ-3@0", "A/X-1@0"}},
+		{"tenant, key range: the rows at Before left out", search.Range{From: "REQ-10", Before: "REQ-3"},
+			[]string{"A/REQ-10@0", "A/req-2@0"}},
+		{"tenant, key range open at the start, descending", search.Range{Before: "REQ-2", Desc: true},
+			[]string{"A/REQ-10@0", "B/REQ-1@0", "AB/REQ-1@0", "A/REQ-1@0"}},
+		{"archived in a space, key range", search.Range{Archived: true, Space: "A", Before: "X"},
+			[]string{"A/REQ-1@2", "A/REQ-1@1", "A/req-2@2"}},
+		{"archived, key range", search.Range{Archived: true, From: "REQ-1-", Before: "REQ-3"},
+			[]string{"A/req-2@2"}},
+		{"space, key range, descending", search.Range{Space: "A", From: "A", Desc: true},
+			[]string{"A/X-1@0", "A/req-2@0", "A/REQ-10@0", "A/REQ-1@0"}},
+		{"space, key range and prefix intersected", search.Range{Space: "A", Before: "REQ-2", Prefix: "R"},
+			[]string{"A/REQ-1@0", "A/REQ-10@0"}},
+		{"tenant, prefix: exactly the keys starting with it", search.Range{Prefix: "REQ-1"},
+			[]string{"A/REQ-1@0", "AB/REQ-1@0", "B/REQ-1@0", "A/REQ-10@0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,10 +145,10 @@ func TestSearchStoreRanges(t *testing.T) {
 			}
 		})
 	}
-	// A key range is a segment of one partition read in ascending order.
-	for _, r := range []search.Range{{From: "A"}, {Archived: true, Space: "A", Before: "X"}, {Space: "A", From: "A", Desc: true}, {Space: "A", Before: "X", Prefix: "R"}} {
+	// An exact key has no range.
+	for _, r := range []search.Range{{Prefix: "REQ-1", Exact: true, From: "A"}, {Space: "A", Prefix: "REQ-1", Exact: true, Before: "X"}} {
 		if _, _, err := s.Rows(ctx, "demo", r, "", 0); err == nil {
-			t.Errorf("Rows(%+v) read a key range it cannot", r)
+			t.Errorf("Rows(%+v) read a key range with an exact key", r)
 		}
 	}
 	// acme's rows never appear in demo's ranges, and the reverse.

@@ -177,18 +177,42 @@ func (s *WikiStore) Spaces(ctx context.Context, tenant string) ([]string, error)
 	return s.saveSortKeys(ctx, spacesPK(tenant), "list spaces")
 }
 
-func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string, error) {
-	expr, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).
-		WithProjection(expression.NamesList(expression.Name("sk"))).Build()
+// WordIndexed reports whether every space of spaces (nil: every space of
+// the tenant) is registered with its word index (saveSpaceItem.Words), so
+// that the word index holds every ACTIVE row of them: one Query of the
+// space registry.
+func (s *WikiStore) WordIndexed(ctx context.Context, tenant string, spaces []string) (bool, error) {
+	indexed := map[string]bool{}
+	err := s.saveQueryEach(ctx, spacesPK(tenant), "read space registry", []string{"sk", "words"}, func(av map[string]types.AttributeValue) error {
+		var it saveSpaceItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return dynamo.Errorf("decode space", err)
+		}
+		indexed[it.SK] = it.Words
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: build query: %w", what, err)
+		return false, err
 	}
+	if spaces == nil {
+		for _, ok := range indexed {
+			if !ok {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	for _, sp := range spaces {
+		if !indexed[sp] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string, error) {
 	var out []string
-	err = dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
-		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, what, func(av map[string]types.AttributeValue) error {
+	err := s.saveQueryEach(ctx, pk, what, []string{"sk"}, func(av map[string]types.AttributeValue) error {
 		if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
 			out = append(out, sk.Value)
 		}
@@ -200,12 +224,36 @@ func (s *WikiStore) saveSortKeys(ctx context.Context, pk, what string) ([]string
 	return out, nil
 }
 
-// saveSpaceItem registers a space: pk T#t#SPACES, sk <SPACE>.
+// saveQueryEach calls fn with the attributes names (only) of each item of
+// partition pk, in order.
+func (s *WikiStore) saveQueryEach(ctx context.Context, pk, what string, names []string, fn func(map[string]types.AttributeValue) error) error {
+	proj := expression.NamesList(expression.Name(names[0]))
+	for _, n := range names[1:] {
+		proj = proj.AddNames(expression.Name(n))
+	}
+	expr, err := expression.NewBuilder().
+		WithKeyCondition(expression.Key("pk").Equal(expression.Value(pk))).
+		WithProjection(proj).Build()
+	if err != nil {
+		return fmt.Errorf("%s: build query: %w", what, err)
+	}
+	return dynamo.QueryEach(ctx, s.db, &dynamodb.QueryInput{
+		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}, what, fn)
+}
+
+// saveSpaceItem registers a space: pk T#t#SPACES, sk <SPACE>. Words says
+// that every ACTIVE row of the space has its word index items: true for
+// spaces registered since the word index exists (their rows were all
+// written by its indexing), absent for older ones, whose rows may lack
+// them (docs/search.md, "Word index").
 type saveSpaceItem struct {
 	PK        string `dynamodbav:"pk"`
 	SK        string `dynamodbav:"sk"`
 	Space     string `dynamodbav:"spaceKey"`
 	CreatedAt string `dynamodbav:"createdAt"`
+	Words     bool   `dynamodbav:"words,omitempty"`
 }
 
 // saveRegisterSpace adds a space to the registry unless it is there
@@ -216,7 +264,7 @@ func (s *WikiStore) saveRegisterSpace(ctx context.Context, tenant, space string)
 		return nil
 	}
 	av, err := attributevalue.MarshalMap(saveSpaceItem{
-		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: dynamo.Time(time.Now()),
+		PK: spacesPK(tenant), SK: space, Space: space, CreatedAt: dynamo.Time(time.Now()), Words: true,
 	})
 	if err != nil {
 		return dynamo.Errorf("encode space", err)
