@@ -186,4 +186,3 @@ func parseDiff(r *http.Request) (diff.Request, error) {
 	}
 	return diff.Request{Space: r.PathValue("spaceKey"), From: from, To: to, Query: e, Offset: offset, Limit: limit}, nil
 }
-

@@ -39,8 +39,8 @@ type diffPage struct {
 	layoutData
 	Space, From, To, Q string
 	// Result is nil until the form names both sides.
-	Result      *diff.Result
-	Changes     []diffChange
+	Result          *diff.Result
+	Changes         []diffChange
 	Prev, Next, CSV string
 	First, Last     int
 }
