@@ -10,7 +10,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -124,23 +123,8 @@ func (h *Handler) coverageSpace(w http.ResponseWriter, r *http.Request, p auth.P
 		data.Rows = append(data.Rows, cr)
 	}
 	data.First, data.Last = req.Offset+1, req.Offset+len(res.Rows)
-	link := func(extra url.Values) string {
-		v := url.Values{"columns": {data.Columns}}
-		if data.Q != "" {
-			v.Set("q", data.Q)
-		}
-		for k, vals := range extra {
-			v[k] = vals
-		}
-		return "/coverage/" + url.PathEscape(space) + "?" + v.Encode()
-	}
-	if req.Offset > 0 {
-		data.Prev = link(url.Values{"offset": {strconv.Itoa(max(req.Offset-coveragePageSize, 0))}})
-	}
-	if res.HasMore {
-		data.Next = link(url.Values{"offset": {strconv.Itoa(req.Offset + coveragePageSize)}})
-	}
-	data.CSV = link(url.Values{"format": {"csv"}})
+	data.Prev, data.Next, data.CSV = pageLinks("/coverage/"+url.PathEscape(space), url.Values{"columns": {data.Columns}}, data.Q,
+		req.Offset, coveragePageSize, res.HasMore)
 	return render(w, r, http.StatusOK, "coverage", data)
 }
 

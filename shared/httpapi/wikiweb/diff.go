@@ -8,6 +8,7 @@ package wikiweb
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -89,23 +90,8 @@ func (h *Handler) diffSpace(w http.ResponseWriter, r *http.Request, p auth.Princ
 		data.Changes = append(data.Changes, dc)
 	}
 	data.First, data.Last = req.Offset+1, req.Offset+len(res.Changes)
-	link := func(extra url.Values) string {
-		v := url.Values{"from": {data.From}, "to": {data.To}}
-		if data.Q != "" {
-			v.Set("q", data.Q)
-		}
-		for k, vals := range extra {
-			v[k] = vals
-		}
-		return "/diff/" + url.PathEscape(space) + "?" + v.Encode()
-	}
-	if req.Offset > 0 {
-		data.Prev = link(url.Values{"offset": {strconv.Itoa(max(req.Offset-diffPageSize, 0))}})
-	}
-	if res.HasMore {
-		data.Next = link(url.Values{"offset": {strconv.Itoa(req.Offset + diffPageSize)}})
-	}
-	data.CSV = link(url.Values{"format": {"csv"}})
+	data.Prev, data.Next, data.CSV = pageLinks("/diff/"+url.PathEscape(space), url.Values{"from": {data.From}, "to": {data.To}}, data.Q,
+		req.Offset, diffPageSize, res.HasMore)
 	return render(w, r, http.StatusOK, "diff", data)
 }
 
@@ -139,4 +125,25 @@ func pageParams(offset, q string) (int, query.Expr, error) {
 	}
 	e, err := query.Parse(q)
 	return n, e, err
+}
+
+// pageLinks are the links of a paged page over a space (diff, coverage):
+// the previous and the next page ("" when there is none) and the CSV
+// download of the whole result, each with base's parameters and q.
+func pageLinks(path string, base url.Values, q string, offset, size int, hasMore bool) (prev, next, csv string) {
+	link := func(k, v string) string {
+		vals := maps.Clone(base)
+		if q != "" {
+			vals.Set("q", q)
+		}
+		vals.Set(k, v)
+		return path + "?" + vals.Encode()
+	}
+	if offset > 0 {
+		prev = link("offset", strconv.Itoa(max(offset-size, 0)))
+	}
+	if hasMore {
+		next = link("offset", strconv.Itoa(offset+size))
+	}
+	return prev, next, link("format", "csv")
 }
