@@ -270,6 +270,7 @@ var placeholders = []struct {
 	{regexp.MustCompile(`R\d+-\d+-\d+`), "<KEY>"},
 	{regexp.MustCompile(`PROJ-\d+`), "<issue>"},
 	{regexp.MustCompile(`#(High|Low)$`), "#<value>"},
+	{regexp.MustCompile(`#W#.*$`), "#W#<word>"},
 	{regexp.MustCompile(serviceID), "<serviceId>"},
 }
 
