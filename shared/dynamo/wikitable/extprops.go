@@ -3,6 +3,7 @@ package wikitable
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -88,11 +89,18 @@ func (s *WikiStore) SetExternal(ctx context.Context, tenant string, old, next *r
 // extLeaseFree is the transaction element that checks that no unexpired
 // lease is held on page pageID (the condition a lease is taken on).
 func (s *WikiStore) extLeaseFree(tenant, pageID string) types.TransactWriteItem {
+	return leaseFree(s.table, tenant, pageID, s.now())
+}
+
+// leaseFree is the transaction element that checks that no lease
+// unexpired at now is held on page pageID (a page that does not exist
+// holds none).
+func leaseFree(table, tenant, pageID string, now time.Time) types.TransactWriteItem {
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: &s.table, Key: pgKey(tenant, pageID),
+		TableName: &table, Key: pgKey(tenant, pageID),
 		ConditionExpression:       aws.String(pgLeaseFree),
 		ExpressionAttributeNames:  pgNames("#lu"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":now": pgMillis(s.now())},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": pgMillis(now)},
 	}}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -336,6 +338,10 @@ func (s *IntegrationStore) integrationReplaceLinks(ctx context.Context, tenant, 
 		update  types.TransactWriteItem
 		bytes   int
 		deletes []types.WriteRequest
+		// page is the origin page of a current row: its transaction also
+		// checks that no save holds the page's lease (leaseFree), since a
+		// save writes back whole rows it read before.
+		page string
 	}
 	var units []unit
 	var indexPuts []types.WriteRequest
@@ -368,7 +374,11 @@ func (s *IntegrationStore) integrationReplaceLinks(ctx context.Context, tenant, 
 		if err != nil {
 			return 0, err
 		}
-		units = append(units, unit{update: up, bytes: saveItemSize(oldAV) + saveItemSize(av), deletes: deletes})
+		page := ""
+		if old.Baseline == 0 {
+			page = old.Origin.PageID
+		}
+		units = append(units, unit{update: up, bytes: saveItemSize(oldAV) + saveItemSize(av), deletes: deletes, page: page})
 		indexPuts = append(indexPuts, puts...)
 	}
 	if len(units) == 0 {
@@ -377,20 +387,36 @@ func (s *IntegrationStore) integrationReplaceLinks(ctx context.Context, tenant, 
 	if err := dynamo.BatchWrite(ctx, s.db, s.table, indexPuts); err != nil {
 		return 0, fmt.Errorf("write search index items: %w", err)
 	}
-	// Transactions of at most saveTxItems updates and saveTxBytes bytes, one
-	// after the other. The index deletes of the rows committed are sent
-	// even when a later transaction finds a row changed: the next round
-	// reads those rows as done and would not send them.
+	// Transactions of at most saveTxItems elements (updates and the lease
+	// checks of their pages) and saveTxBytes bytes, one after the other. A
+	// page whose lease is held counts as a changed row: a save is writing
+	// it, from rows read before these links. The index deletes of the rows
+	// committed are sent even when a later transaction finds a row changed:
+	// the next round reads those rows as done and would not send them.
+	now := time.Now()
 	done, changed := 0, error(nil)
 	for start := 0; start < len(units) && changed == nil; {
-		end, bytes := start, 0
-		for end < len(units) && end-start < saveTxItems && (end == start || bytes+units[end].bytes <= saveTxBytes) {
+		end, bytes, pages := start, 0, map[string]bool{}
+		for end < len(units) && (end == start || bytes+units[end].bytes <= saveTxBytes) {
+			more := 0
+			if p := units[end].page; p != "" && !pages[p] {
+				more = 1
+			}
+			if end > start && end-start+len(pages)+1+more > saveTxItems {
+				break
+			}
+			if p := units[end].page; p != "" {
+				pages[p] = true
+			}
 			bytes += units[end].bytes
 			end++
 		}
-		items := make([]types.TransactWriteItem, 0, end-start)
+		items := make([]types.TransactWriteItem, 0, end-start+len(pages))
 		for _, u := range units[start:end] {
 			items = append(items, u.update)
+		}
+		for _, p := range slices.Sorted(maps.Keys(pages)) {
+			items = append(items, leaseFree(s.table, tenant, p, now))
 		}
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 		switch {

@@ -598,3 +598,38 @@ func TestOutboxPendingShards(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceIssueLinksWhileASaveHoldsThePage: a page save writes back
+// whole rows it read under its lease, so the links callback does not write
+// a row of a page whose lease is held (it would be lost): it answers
+// Conflict, nothing written, and succeeds once the lease is released.
+func TestReplaceIssueLinksWhileASaveHoldsThePage(t *testing.T) {
+	t.Parallel()
+	e := integrationNew(t)
+	ctx := context.Background()
+	pages := wikitable.NewWikiStore(e.db, e.table)
+	if err := e.reqs.Put(ctx, "demo", []*requirement.Requirement{{SpaceKey: "DEMO", Key: "REQ-1", Status: requirement.Active,
+		Origin: requirement.PageRef{PageID: "100", Title: "Specs"}}}); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := pages.LeasePage(ctx, "demo", "100", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := []integration.LinkSet{{SpaceKey: "DEMO", Key: "REQ-1", Links: []requirement.IssueLink{{ServiceID: "j", IssueKey: "PROJ-1", Relationship: "tests"}}}}
+	if _, err := e.integ.ReplaceIssueLinks(ctx, "demo", "j", set); !errors.Is(err, apperr.ErrConflict) {
+		t.Fatalf("links while the page is leased: %v, want a conflict", err)
+	}
+	if r, _ := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 0 {
+		t.Fatalf("written while the page was leased: %+v", r.Issues)
+	}
+	if err := pages.ReleasePage(ctx, "demo", lease); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.integ.ReplaceIssueLinks(ctx, "demo", "j", set); err != nil || n != 1 {
+		t.Fatalf("links after the release: %d, %v", n, err)
+	}
+	if r, _ := e.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "REQ-1"}); len(r.Issues) != 1 || !r.Issues[0].Tracker {
+		t.Fatalf("issues after the release: %+v", r.Issues)
+	}
+}
