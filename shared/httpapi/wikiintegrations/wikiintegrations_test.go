@@ -741,7 +741,7 @@ func TestSyncFailureKeepsNewMailsOnceAndEndsInDLQ(t *testing.T) {
 	msgs := s.write(t, 3, time.Now(), true)
 	s.tracker.set(500)
 	rep := s.run(t)
-	if rep.Failed != 1 || rep.Delivered != 0 || s.mail.count() != 1 {
+	if rep.Received == 0 || rep.Failed == 0 || rep.Delivered != 0 || s.mail.count() != 1 {
 		t.Fatalf("first run %+v, mails %d", rep, s.mail.count())
 	}
 	m := s.message(t, msgs[0].ID)
@@ -751,39 +751,36 @@ func TestSyncFailureKeepsNewMailsOnceAndEndsInDLQ(t *testing.T) {
 	if sent := s.mail.sent[0]; !strings.HasPrefix(sent, "ops@example.com\n") || !strings.Contains(sent, "HTTP 500") || strings.Contains(sent, "tracker-secret") {
 		t.Fatalf("mail = %q", sent)
 	}
-	// Four more failing runs: no more e-mail within the throttle. Each
-	// waits for the reference to be visible again (a run that receives
-	// nothing, on a loaded machine, is not one of them).
-	for range 4 {
+	// Failing runs until SQS moves the reference to the DLQ: that happens
+	// at the first receive after maxReceiveCount (5) receives, whichever
+	// runs made them (on a loaded machine a run can take longer than the
+	// 1 s visibility timeout and receive the same envelope twice), so the
+	// runs receive it exactly 5 times in all, fail each time, deliver
+	// nothing, and send no more e-mail within the throttle. The outbox
+	// keeps the messages NEW with the error.
+	receives, runs := rep.Received, 1
+	for deadline := time.Now().Add(60 * time.Second); ; {
 		time.Sleep(1100 * time.Millisecond)
 		rep := s.run(t)
-		for deadline := time.Now().Add(30 * time.Second); rep.Received == 0 && time.Now().Before(deadline); {
-			time.Sleep(200 * time.Millisecond)
-			rep = s.run(t)
+		runs++
+		receives += rep.Received
+		if rep.Delivered != 0 || (rep.Received != 0 && rep.Failed == 0) {
+			t.Fatalf("failing run %d: %+v", runs, rep)
 		}
-		if rep.Failed != 1 {
-			t.Fatalf("failing run %+v", rep)
+		if visible, _ := s.queueCounts(t, s.env.DLQURL); visible == 1 {
+			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no envelope in the DLQ after %d runs, %d receives", runs, receives)
+		}
+	}
+	if receives != 5 {
+		t.Fatalf("the reference was received %d times before the DLQ, want maxReceiveCount = 5", receives)
 	}
 	if s.mail.count() != 1 {
 		t.Fatalf("%d e-mails within the throttle", s.mail.count())
 	}
-	// After maxReceiveCount (5) receives, SQS moves the references to the
-	// DLQ (at the next receive once they are visible again); the outbox
-	// keeps the messages NEW with the error.
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		time.Sleep(1100 * time.Millisecond)
-		if rep := s.run(t); rep.Received != 0 {
-			t.Fatalf("references still received after %d receives: %+v", 5, rep)
-		}
-		visible, _ := s.queueCounts(t, s.env.DLQURL)
-		if visible == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("DLQ holds %d envelopes", visible)
-		}
-	}
+	t.Logf("%d runs, %d receives before the DLQ", runs, receives)
 	if m := s.message(t, msgs[2].ID); m.State != outbox.New || !strings.HasPrefix(m.LastResponse, "HTTP 500") {
 		t.Fatalf("after DLQ: %+v", m)
 	}
