@@ -345,7 +345,10 @@ func TestPortInUse(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	s, err := localaws.StartSQS(t.Context(), localaws.Options{Port: port, StartTimeout: 20 * time.Second})
+	// moto exits once Python has imported it and found the port taken:
+	// tens of seconds on a loaded machine, so the timeout must not be
+	// what ends the wait.
+	s, err := localaws.StartSQS(t.Context(), localaws.Options{Port: port, StartTimeout: 120 * time.Second})
 	if err == nil {
 		s.Stop()
 		t.Fatal("started on a port in use")
