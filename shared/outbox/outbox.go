@@ -1,6 +1,6 @@
 // Package outbox holds the outbound message entity: a change a tracker must
-// hear about, written in the same DynamoDB transaction as the change itself
-// (transactional outbox) and then delivered by the sync function. The
+// hear about, written in the same commit as the change itself, right after
+// it (an outbox), and then delivered by the sync function. The
 // DynamoDB item is the record of truth; SQS only carries a reference to it.
 package outbox
 

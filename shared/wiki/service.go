@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -129,7 +130,9 @@ func ownedBy(r *requirement.Requirement, pageID string) bool {
 // text, excerpt, properties, dependencies and issue links; requirements it
 // no longer defines become DELETED, or MOVED when the page went to another
 // space and still defines them. Only rows that change are written; the
-// outbound messages of the changes are written in the same transactions.
+// outbound messages of the changes are written in the same commit, after
+// their rows. When an earlier operation on the page did not finish, its
+// stored version is redone first (finish).
 // A body that does not parse is an invalid error, and nothing is stored.
 func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInput) (*Result, error) {
 	if err := in.Validate(); err != nil {
@@ -157,6 +160,17 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 	if err != nil {
 		return nil, err
 	}
+	if lease.Unfinished {
+		// An operation that did not finish may have written rows without
+		// the outbound messages that report them (a commit writes messages
+		// after their rows): a save compared with those rows would find
+		// nothing to report. The stored version is redone first, as a
+		// recovery would, so this save's messages are computed against
+		// rows the trackers heard of.
+		if lease, err = s.finish(ctx, tenant, old, lease); err != nil {
+			return nil, err
+		}
+	}
 	ended := false
 	defer s.release(ctx, tenant, lease, &ended)
 	pg := &Page{
@@ -164,6 +178,41 @@ func (s *Service) SavePage(ctx context.Context, tenant, actor string, in PageInp
 		Version: version + 1, Body: in.Body, UpdatedAt: s.Now().UTC(), UpdatedBy: actor,
 	}
 	return s.index(ctx, tenant, actor, pg, parsed, old, lease, &ended)
+}
+
+// hasIssueMacros reports whether a parsed page defines a requirement with
+// an issue macro.
+func hasIssueMacros(parsed *page.Result) bool {
+	return slices.ContainsFunc(parsed.Definitions, func(d page.Definition) bool { return len(d.Issues) > 0 })
+}
+
+// finish reconciles what an operation that did not finish left on a page
+// (lease.Unfinished) before a save: the stored version old is redone (a
+// page never committed, old nil, has the rows its first save wrote made
+// DELETED), which ends the lease; then the page is leased again and the
+// new lease returned.
+func (s *Service) finish(ctx context.Context, tenant string, old *Page, lease *Lease) (*Lease, error) {
+	if old == nil && len(lease.Leftover) == 0 {
+		// A first save records its rows before writing any: nothing was
+		// written.
+		return lease, nil
+	}
+	ended := false
+	var err error
+	if old != nil {
+		_, err = s.redo(ctx, tenant, old, lease, &ended)
+	} else {
+		err = s.deleteLeftovers(ctx, tenant, RecoveryActor, lease, &ended)
+	}
+	s.release(ctx, tenant, lease, &ended)
+	if err != nil {
+		return nil, err
+	}
+	version := 0
+	if old != nil {
+		version = old.Version
+	}
+	return s.store.LeasePage(ctx, tenant, lease.PageID, version)
 }
 
 // redo re-applies the stored version of a page, under lease: every row
@@ -199,12 +248,27 @@ func (s *Service) index(ctx context.Context, tenant, actor string, pg *Page, par
 	for _, d := range parsed.Definitions {
 		ids = append(ids, requirement.ID{SpaceKey: pg.SpaceKey, Key: d.Key})
 	}
+	// A page with issue macros needs the integrations (for its messages
+	// and warnings): they are listed while the rows are read.
+	var services []Integration
+	var servicesErr error
+	var listing sync.WaitGroup
+	if hasIssueMacros(parsed) {
+		listing.Go(func() { services, servicesErr = s.store.Integrations(ctx, tenant) })
+	}
 	stored, err := s.store.Requirements(ctx, tenant, ids)
+	listing.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("read requirements of page %s: %w", pg.ID, err)
 	}
+	if servicesErr != nil {
+		return nil, fmt.Errorf("list integrations: %w", servicesErr)
+	}
 
 	p := newPlan(tenant, actor, now, stored)
+	if hasIssueMacros(parsed) {
+		p.services = append([]Integration{}, services...)
+	}
 	p.markBy.page, p.markBy.version = pg.ID, pg.Version
 	if redo {
 		// The stored version again: what a failed operation marked goes,
@@ -379,6 +443,14 @@ func (s *Service) deleteUnsaved(ctx context.Context, tenant, actor, id string, n
 		lease.Unfinished = false
 		return notFound
 	}
+	return s.deleteLeftovers(ctx, tenant, actor, lease, &ended)
+}
+
+// deleteLeftovers makes DELETED, under lease, the rows a page that was
+// never committed owns among the lease's leftovers (what its failed first
+// save wrote), and deletes the page's placeholder.
+func (s *Service) deleteLeftovers(ctx context.Context, tenant, actor string, lease *Lease, ended *bool) error {
+	id := lease.PageID
 	stored, err := s.store.Requirements(ctx, tenant, lease.Leftover)
 	if err != nil {
 		return fmt.Errorf("read requirements of page %s: %w", id, err)
@@ -391,7 +463,7 @@ func (s *Service) deleteUnsaved(ctx context.Context, tenant, actor, id string, n
 		return fmt.Errorf("unindex page %s: %w", id, err)
 	}
 	change.DeletePage, change.Lease, change.Reconciled = id, lease, true
-	if err := s.commit(ctx, tenant, change, &ended); err != nil {
+	if err := s.commit(ctx, tenant, change, ended); err != nil {
 		return fmt.Errorf("delete page %s: %w", id, err)
 	}
 	return nil
@@ -410,6 +482,13 @@ func (p *plan) deleteLeftover(leftover []requirement.ID, stored map[requirement.
 		}
 		r := st.Clone()
 		r.Status = requirement.Deleted
+		// Trackers keep the links of a deleted requirement, and a save
+		// that defines it again tells them only of links its row did not
+		// have. This row was written by an operation that did not finish,
+		// perhaps without the messages of its links: it keeps none of its
+		// page links, so that a later save tells every one again (a link a
+		// tracker did hear of is then told twice, which it ignores).
+		r.Issues = slices.DeleteFunc(r.Issues, func(l requirement.IssueLink) bool { return l.Page })
 		p.set(r)
 		out = append(out, KeyStatus{SpaceKey: r.SpaceKey, Key: r.Key, Status: r.Status})
 	}

@@ -741,8 +741,14 @@ func TestLeftoverOfAFailedMove(t *testing.T) {
 	mem.PutRow(tenant, a)
 	before := len(mem.Outbox)
 	save(t, svc, "1", "C", body)
-	if b := mem.Row(tenant, "B", "K"); b.Status != requirement.Moved || b.NewSpaceKey != "C" {
-		t.Fatalf("B/K is %s to %q, want MOVED to C", b.Status, b.NewSpaceKey)
+	// The save first redoes the stored version (space A): B/K, which the
+	// failed move wrote, moves back to A; then A/K moves to C. Each MOVED
+	// row leads to the requirement's current row.
+	if b := mem.Row(tenant, "B", "K"); b.Status != requirement.Moved || b.NewSpaceKey != "A" {
+		t.Fatalf("B/K is %s to %q, want MOVED to A", b.Status, b.NewSpaceKey)
+	}
+	if a := mem.Row(tenant, "A", "K"); a.Status != requirement.Moved || a.NewSpaceKey != "C" {
+		t.Fatalf("A/K is %s to %q, want MOVED to C", a.Status, a.NewSpaceKey)
 	}
 	if c := mem.Row(tenant, "C", "K"); c.Status != requirement.Active {
 		t.Fatalf("C/K is %s", c.Status)

@@ -173,7 +173,10 @@ type Change struct {
 }
 
 // Write is one current requirement row to write, with the outbound messages
-// that must be stored in the same transaction.
+// that report its change: the store writes them in the same commit, never
+// before the row (a commit that fails in between leaves the page
+// unfinished, and the operation that reconciles it reports the rows as it
+// finds them).
 type Write struct {
 	// Old is the row as read (nil when absent; Status "" for a stub): the
 	// store derives which search index items to add and delete from Old and

@@ -416,16 +416,23 @@ func (s *WikiStore) saveDropSuspects(ctx context.Context, tenant string, d *wiki
 //     on other rows are recorded on the page item (one conditional
 //     UpdateItem), so that if it fails half way the next operation on the
 //     page finds and reconciles them (Lease.Leftover, LeftoverEdges);
-//  1. the space is registered (one conditional PutItem, when asked);
+//  1. the space is registered (one conditional PutItem, when asked),
+//     while step 2 runs;
 //  2. additions: search index item puts (BatchWriteItem calls of 25) and
 //     reverse dependencies added to other rows (ADD updates, 100 rows per
 //     TransactWriteItems), at once;
-//  3. the rows: rows without messages in BatchWriteItem calls of 25, and
-//     rows with messages with their messages in TransactWriteItems calls
-//     of up to 100 elements, several rows each (a message exists exactly
-//     when the change it reports does), at once;
-//  4. removals: search index item deletes and reverse dependencies removed
-//     from other rows (DELETE updates), at once;
+//  3. the rows, in BatchWriteItem calls of 25; a row whose change marks
+//     rows of other pages suspect goes with those marks and its outbound
+//     messages in TransactWriteItems calls of up to 100 elements, several
+//     rows each, at once;
+//  4. removals and messages: search index item deletes, reverse
+//     dependencies removed from other rows (DELETE updates) and the
+//     outbound messages of the rows of step 3 (BatchWriteItem calls of
+//     25), at once. A message is written only once its row is: a commit
+//     that fails in between leaves rows whose messages are missing, and
+//     the operation that reconciles the page next (wiki.Service redoes
+//     the stored version before a save, a recovery, a reindex) reports
+//     the difference between those rows and what it writes;
 //  5. the page item is put (or deleted) last. Under a lease (c.Lease, as
 //     wiki.Service always writes) on condition that the lease is still
 //     this one, which ends it; when the page item does not change, the
@@ -435,7 +442,9 @@ func (s *WikiStore) saveDropSuspects(ctx context.Context, tenant string, d *wiki
 //     version is still ExpectVersion and no lease is held.
 //
 // ADD and DELETE of set members, and index puts and deletes, are
-// idempotent: a retried save repeats them harmlessly. A failure before
+// idempotent: a retried save repeats them harmlessly. (A message put that
+// the SDK retries after DynamoDB applied it writes the same message again:
+// delivered at least once.) A failure before
 // step 5 leaves the old page item and its lease, which expires; because
 // additions come before the rows and removals after them, the index and
 // reverse dependencies are then at worst a superset of what the rows say
@@ -454,7 +463,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return dynamo.Errorf("encode page", err)
 		}
 	}
-	var rowBatch, indexPuts, indexDeletes []types.WriteRequest
+	var rowBatch, messageBatch, indexPuts, indexDeletes []types.WriteRequest
 	var units [][]types.TransactWriteItem
 	for _, w := range c.Writes {
 		av, err := newRequirementItem(tenant, w.New).marshal()
@@ -470,8 +479,15 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return err
 		}
 		indexPuts, indexDeletes = append(indexPuts, puts...), append(indexDeletes, deletes...)
-		if len(w.Messages) == 0 && len(w.Suspects) == 0 {
+		if len(w.Suspects) == 0 {
 			rowBatch = append(rowBatch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+			for _, m := range w.Messages {
+				mav, err := attributevalue.MarshalMap(newOutboxItem(tenant, m))
+				if err != nil {
+					return dynamo.Errorf("encode outbox message", err)
+				}
+				messageBatch = append(messageBatch, types.WriteRequest{PutRequest: &types.PutRequest{Item: mav}})
+			}
 			continue
 		}
 		unit := []types.TransactWriteItem{{Put: &types.Put{TableName: &s.table, Item: av}}}
@@ -519,10 +535,13 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return err
 		}
 	}
+	// The space is registered while the first phase writes: the registry
+	// item is none of the page's, and a page whose save fails registers
+	// its space again the next time (it is still new, or still moved).
+	var registerErr error
+	var registering sync.WaitGroup
 	if c.RegisterSpace != "" {
-		if err := s.saveRegisterSpace(ctx, tenant, c.RegisterSpace); err != nil {
-			return err
-		}
+		registering.Go(func() { registerErr = s.saveRegisterSpace(ctx, tenant, c.RegisterSpace) })
 	}
 	// Additions before the rows, removals after them: a commit that fails
 	// half way leaves the index and the reverse dependencies a superset of
@@ -536,14 +555,20 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 	}{
 		{indexPuts, "write search index items", func() error { return s.saveRDeps(ctx, additions) }},
 		{rowBatch, "write requirements", func() error { return s.saveTransactUnits(ctx, units) }},
-		{indexDeletes, "delete search index items", func() error { return s.saveRDeps(ctx, removals) }},
+		{append(indexDeletes, messageBatch...), "delete search index items and write outbound messages", func() error { return s.saveRDeps(ctx, removals) }},
 	}
-	for _, ph := range phases {
+	for i, ph := range phases {
 		var batchErr error
 		var wg sync.WaitGroup
 		wg.Go(func() { batchErr = dynamo.BatchWrite(ctx, s.db, s.table, ph.batch) })
 		txErr := ph.tx()
 		wg.Wait()
+		if i == 0 {
+			registering.Wait()
+			if registerErr != nil {
+				return registerErr
+			}
+		}
 		if batchErr != nil {
 			return fmt.Errorf("%s: %w", ph.batchFor, batchErr)
 		}

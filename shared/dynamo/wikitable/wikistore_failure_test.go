@@ -20,6 +20,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/dynamo"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/integration"
+	"github.com/reqtrace/reqtrace/shared/outbox"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
@@ -77,9 +78,100 @@ func failureVersion(v int) string {
 		if i == 30 {
 			p = "High"
 		}
-		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%02d", i)), "<p>R</p>", p, wt.Link("", target), wt.Jira(issue, "")))
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%02d", i)), fmt.Sprintf("<p>R, version %d</p>", v), p, wt.Link("", target), wt.Jira(issue, "")))
 	}
 	return wt.Table(rows...)
+}
+
+// trackerView is what an integration's tracker knows of one requirement
+// after applying its outbound messages in id order.
+type trackerView struct {
+	excerpt string
+	links   map[string]bool // "ISSUE-KEY relationship"
+	deleted bool
+}
+
+// replayOutbox applies every message of an integration, in id order, as
+// its tracker would: UPDATED, LINK and LINKS carry the excerpt; LINKS sets
+// the page link set (version 5), LINK adds one link (version 4, which is
+// never told of removals); DELETED marks the requirement deleted, keeping
+// its links.
+func replayOutbox(t *testing.T, ob *wikitable.OutboxStore, tenant, serviceID string) map[string]*trackerView {
+	t.Helper()
+	msgs, err := ob.List(context.Background(), tenant, serviceID, "", 100_000, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := map[string]*trackerView{}
+	for _, m := range msgs {
+		v := views[m.Key]
+		if v == nil {
+			v = &trackerView{links: map[string]bool{}}
+			views[m.Key] = v
+		}
+		switch m.Type {
+		case outbox.Deleted:
+			v.deleted = true // trackers keep a deleted requirement's links
+		case outbox.Updated:
+			v.excerpt, v.deleted = m.NewHTMLExcerpt, false
+		case outbox.Link:
+			v.excerpt, v.deleted = m.NewHTMLExcerpt, false
+			v.links[strings.ToUpper(m.ObjectKey)+" "+m.Relationship] = true
+		case outbox.Links:
+			v.excerpt, v.deleted, v.links = m.NewHTMLExcerpt, false, map[string]bool{}
+			for _, l := range m.Links {
+				v.links[strings.ToUpper(l.IssueKey)+" "+l.Relationship] = true
+			}
+		}
+	}
+	return views
+}
+
+// checkTrackers compares what each integration's tracker heard (replayed
+// from the outbox) with the stored rows: an ACTIVE row's excerpt, and its
+// page links (all of them for version 5; version 4 hears additions only,
+// so it must have heard each of them); a row that is not ACTIVE is
+// unknown to the tracker or DELETED there.
+func checkTrackers(t *testing.T, ob *wikitable.OutboxStore, rows *wikitable.RequirementStore, tenant string, keys []string, after string) {
+	t.Helper()
+	for _, svc := range []struct {
+		id      string
+		version int
+	}{{"jira-v5", 5}, {"jira-v4", 4}} {
+		views := replayOutbox(t, ob, tenant, svc.id)
+		for _, k := range keys {
+			r, err := rows.Get(context.Background(), tenant, requirement.ID{SpaceKey: "DEMO", Key: k})
+			v := views[k]
+			if errors.Is(err, apperr.ErrNotFound) || err == nil && r.Status != requirement.Active {
+				if v != nil && !v.deleted {
+					t.Errorf("%s: %s's tracker (v%d) holds %s, which is not ACTIVE", after, svc.id, svc.version, k)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]bool{}
+			for _, l := range r.PageLinksFor(svc.id) {
+				want[strings.ToUpper(l.IssueKey)+" "+l.Relationship] = true
+			}
+			if len(want) == 0 && v == nil {
+				continue
+			}
+			if v == nil || v.deleted || v.excerpt != r.HTMLExcerpt {
+				t.Errorf("%s: %s's tracker (v%d) holds %s as %+v, the row's excerpt is %q", after, svc.id, svc.version, k, v, r.HTMLExcerpt)
+				continue
+			}
+			for l := range want {
+				if !v.links[l] {
+					t.Errorf("%s: %s's tracker (v%d) never heard of %s's link %s (it holds %v)", after, svc.id, svc.version, k, l, v.links)
+				}
+			}
+			if svc.version >= 5 && len(v.links) != len(want) {
+				t.Errorf("%s: %s's tracker (v5) holds for %s %v, the row's page links are %v", after, svc.id, k, v.links, want)
+			}
+		}
+	}
 }
 
 // TestCommitFailureLeavesNothingMissing fails each write call of a page
@@ -160,7 +252,21 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 			}
 		}
 	}
+	outboxes := wikitable.NewOutboxStore(dynamodb.NewFromConfig(env.Config), env.WikiTable)
 	setup := func(tenant string) {
+		// Two integrations hear of the page's issue links: the trackers
+		// must end up told of what the rows say, whichever write failed.
+		for _, it := range []struct {
+			id      string
+			version int
+		}{{"jira-v5", 5}, {"jira-v4", 4}} {
+			if _, err := env.DynamoDB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &env.WikiTable, Item: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: "T#" + tenant + "#INTEG"}, "sk": &types.AttributeValueMemberS{Value: it.id},
+				"version": &types.AttributeValueMemberN{Value: fmt.Sprint(it.version)},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := save(tenant, "1", wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("X"), "x"), wt.TR(wt.Def("Z"), "z"))); err != nil {
 			t.Fatal(err)
 		}
@@ -200,6 +306,7 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 				t.Fatalf("write call %d failed, saving version %d again: %v", failAt, again, err)
 			}
 			check(t, tenant, again)
+			checkTrackers(t, outboxes, rows, tenant, keys(0, 31), fmt.Sprintf("write call %d failed, version %d saved again", failAt, again))
 			if again == 1 {
 				got, err := wikitable.NewRequirementStore(faulty, env.WikiTable).Get(ctx, tenant, requirement.ID{SpaceKey: "DEMO", Key: "R-30"})
 				if err == nil && got.Status != "DELETED" {
@@ -212,14 +319,16 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 	// The first save of a new page fails: its rows are found again when
 	// the page is then saved with fewer requirements.
 	newPage := func(n int) string {
-		rows := []string{wt.TH("Key", "Description", "Priority")}
+		rows := []string{wt.TH("Key", "Description", "Priority", "Implements")}
 		for i := range n {
-			rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("N-%d", i)), "<p>N</p>", "Urgent"))
+			rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("N-%d", i)), fmt.Sprintf("<p>N, %d requirements</p>", n), "Urgent", wt.Jira(fmt.Sprintf("PROJ-%d", 10+i), "")))
 		}
 		return wt.Table(rows...)
 	}
 	for failAt := 1; ; failAt++ {
 		tenant := fmt.Sprintf("new%d", failAt)
+		faulty.arm(0)
+		setup(tenant)
 		faulty.arm(failAt)
 		err := save(tenant, "3", newPage(3))
 		faulty.arm(0)
@@ -237,6 +346,7 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 		if err != nil || len(res.Requirements) != 1 || res.Requirements[0].Key != "N-0" {
 			t.Errorf("write call %d of a new page's first save failed: after saving it with N-0 only, %v, %v", failAt, res, err)
 		}
+		checkTrackers(t, outboxes, rows, tenant, []string{"N-0", "N-1", "N-2"}, fmt.Sprintf("write call %d of a new page's first save failed, saved again with N-0", failAt))
 	}
 }
 
