@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
@@ -14,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reqtrace/reqtrace/infra/lambdashim"
+	"github.com/reqtrace/reqtrace/infra/localaws"
 	"github.com/reqtrace/reqtrace/infra/scheduler"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 )
@@ -64,10 +68,18 @@ var firstRequests = map[string]firstRequest{
 // of this machine are not shared with the other bootstraps' inits). HTTP
 // functions get one request through the gateway; other functions (Sync)
 // one invocation.
+//
+// The floor is the init of the smallest Go bootstrap (coldfloor/: the
+// aws-lambda-go runtime client and a handler that answers at once), built
+// in the run with the flags of `make build` and started under the same
+// shim with the same settings, once per round: a round starts the floor,
+// then every function once, so that the floor and the functions meet the
+// same load of the machine.
 func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) error {
 	row.Method = fmt.Sprintf("Sizes of %s/<LogicalId>/bootstrap (make build: this machine's %s/%s, CGO_ENABLED=0 -trimpath -tags lambda.norpc "+
-		"-ldflags=\"-s -w\"). Init and first answer: %d fresh starts of infra/localstack with one function at a time (own tables, "+
-		"one page of requirements), then one request through the gateway (Sync: one scheduled-event invocation); times from "+
+		"-ldflags=\"-s -w\"). Init and first answer: %d rounds; each starts the floor (infra/bench/coldfloor, built with the same flags, "+
+		"under the same lambdashim settings, invoked once), then each function in a fresh infra/localstack with that function alone "+
+		"(own tables, one page of requirements) and one request through the gateway (Sync: one scheduled-event invocation); times from "+
 		"lambdashim Runner.Stats (process start → first poll of /runtime/invocation/next, process start → first answer).",
 		relPath(env.Root, env.BuildDir), runtime.GOOS, runtime.GOARCH, opts.Starts)
 	sizes, err := coldSizes(ctx, env, opts, row)
@@ -78,34 +90,161 @@ func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) e
 		return err
 	}
 	result := row.result("cold_start", "the slowest function's median init (process start → first poll of the Runtime API) over fresh "+
-		"starts on the local shim, one function at a time.", "none measured: no minimum a Go bootstrap could be set against is "+
-		"timed here (a hook: the init of an empty provided.al2023 bootstrap under the same shim would be it), so the row has no ratio.")
-	var inits Durations
-	defer func() {
-		result.LoadAfter = LoadAverage()
-		result.Rounds = opts.Starts
-		if len(inits) == 0 {
-			return
-		}
-		worst := inits.Max()
-		result.ServiceMS = ptr(float64(worst) / float64(time.Millisecond))
-		result.Goals = append(result.Goals, Goal{Name: "slowest function's median init", Target: "≤ 50 ms", Measured: ms(worst),
-			Verdict: verdict(worst <= 50*time.Millisecond)},
-			Goal{Name: "service / floor", Target: fmt.Sprintf("≤ %.1f", MaxRatio), Measured: "no floor", Verdict: NotMeasured})
-	}()
+		"starts on the local shim, one function at a time; the ratio is the median over the rounds of that function's init over the "+
+		"floor's init of the same round.", "the init of the smallest Go bootstrap (infra/bench/coldfloor: aws-lambda-go's lambda.Start "+
+		"with a handler that answers at once, built with the flags of make build) under the same shim, started once per round beside "+
+		"the functions' starts.")
+	floorBin, floorSize, err := buildColdFloor(ctx, env)
+	if err != nil {
+		row.note("Floor not measured: %v", err)
+	} else {
+		defer os.RemoveAll(filepath.Dir(floorBin))
+		row.add("floor: bootstrap size ("+runtime.GOARCH+", infra/bench/coldfloor)", "", mb(floorSize), Info)
+	}
+	names := make([]string, 0, len(env.Template.Functions))
 	for _, fn := range env.Template.Functions {
-		init, err := coldStarts(ctx, env, fn.LogicalID, opts, row)
-		if err != nil {
-			row.add(fn.LogicalID+": init / first answer (median)", "init ≤ 50 ms", "not measured: "+err.Error(), NotMeasured)
+		names = append(names, fn.LogicalID)
+	}
+	inits, firsts, status := map[string]Durations{}, map[string]Durations{}, map[string]string{}
+	failed := map[string]error{}
+	var floorInits, floorFirsts Durations
+	var floorErr error
+	if floorBin == "" {
+		floorErr = errors.New("not built")
+	}
+	for range opts.Starts {
+		if floorErr == nil {
+			init, first, err := coldFloorOnce(ctx, env, floorBin, opts)
+			if err != nil {
+				floorErr = err
+			}
+			floorInits, floorFirsts = append(floorInits, init), append(floorFirsts, first)
+		}
+		for _, fn := range names {
+			if failed[fn] != nil {
+				continue
+			}
+			init, first, st, err := coldStartOnce(ctx, env, fn, opts)
+			if err != nil {
+				failed[fn] = err
+				continue
+			}
+			inits[fn], firsts[fn], status[fn] = append(inits[fn], init), append(firsts[fn], first), st
+		}
+		if err := ctx.Err(); err != nil {
+			break
+		}
+	}
+	if floorErr != nil {
+		floorInits = nil
+		row.note("Floor not measured: %v", floorErr)
+	} else if len(floorInits) > 0 {
+		row.add(fmt.Sprintf("floor: init / first answer (median of %d; max init %s)", len(floorInits), ms(floorInits.Max())),
+			"", fmt.Sprintf("%s / %s", ms(floorInits.Median()), ms(floorFirsts.Median())), Info)
+	}
+	slowest, worst := "", time.Duration(-1)
+	var medians Durations
+	for _, fn := range names {
+		if err := failed[fn]; err != nil {
+			row.add(fn+": init / first answer (median)", "init ≤ 50 ms", "not measured: "+err.Error(), NotMeasured)
 			continue
 		}
-		inits = append(inits, init)
+		if len(inits[fn]) == 0 {
+			continue
+		}
+		med := inits[fn].Median()
+		medians = append(medians, med)
+		name := fmt.Sprintf("%s: init / first answer (median of %d; max init %s; %s)", fn, len(inits[fn]), ms(inits[fn].Max()), status[fn])
+		if len(floorInits) > 0 && floorInits.Median() > 0 {
+			name += fmt.Sprintf("; %.2f × the floor's median", float64(med)/float64(floorInits.Median()))
+		}
+		row.add(name, "init ≤ 50 ms", fmt.Sprintf("%s / %s", ms(med), ms(firsts[fn].Median())), verdict(med <= maxInit))
+		if med > worst {
+			slowest, worst = fn, med
+		}
 	}
+	result.LoadAfter = LoadAverage()
 	row.Headline = fmt.Sprintf("bootstraps %s (%s)", sizes, verdictOf(row, "size"))
-	if len(inits) > 0 {
-		row.Headline += fmt.Sprintf("; median init %s–%s per function (%s)", ms(slices.Min(inits)), ms(slices.Max(inits)), verdictOf(row, "init"))
+	if slowest == "" {
+		result.Rounds = opts.Starts
+		return nil
+	}
+	row.Headline += fmt.Sprintf("; median init %s–%s per function (%s)", ms(slices.Min(medians)), ms(slices.Max(medians)), verdictOf(row, "init"))
+	result.Goals = append(result.Goals, Goal{Name: "slowest function's median init (" + slowest + ")", Target: "≤ 50 ms", Measured: ms(worst),
+		Verdict: verdict(worst <= maxInit)})
+	if len(floorInits) == 0 {
+		result.ServiceMS, result.Rounds = ptr(float64(worst)/float64(time.Millisecond)), len(inits[slowest])
+		result.Goals = append(result.Goals, Goal{Name: "service / floor", Target: fmt.Sprintf("≤ %.1f", MaxRatio), Measured: "floor not measured",
+			Verdict: NotMeasured})
+		return nil
+	}
+	// The rounds pair the slowest function's start with the floor's start
+	// of the same round (a function that failed a round is not measured;
+	// rounds cut short by the row's time limit pair as far as both went).
+	var p Pairs
+	for i := range min(len(inits[slowest]), len(floorInits)) {
+		p.Add(inits[slowest][i], floorInits[i])
+	}
+	result.setPairs(p)
+	if result.Ratio != nil {
+		row.Headline += fmt.Sprintf("; floor %s, slowest (%s) / floor %.2f (%s)", ms(floorInits.Median()), slowest, *result.Ratio,
+			verdict(*result.Ratio <= MaxRatio))
 	}
 	return nil
+}
+
+// coldFloorPackage is the floor's main package (coldfloor/).
+const coldFloorPackage = "./infra/bench/coldfloor"
+
+// buildColdFloor builds the floor's bootstrap as `make build` builds a
+// function's, into a temporary directory, and returns its path and size.
+func buildColdFloor(ctx context.Context, env *Env) (string, int64, error) {
+	dir, err := os.MkdirTemp("", "reqtrace-bench-coldfloor-")
+	if err != nil {
+		return "", 0, err
+	}
+	out := filepath.Join(dir, "bootstrap")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", out, coldFloorPackage)
+	cmd.Dir = env.Root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", 0, fmt.Errorf("go build %s: %w: %.300s", coldFloorPackage, err, b)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", 0, err
+	}
+	return out, fi.Size(), nil
+}
+
+// coldFloorOnce starts the floor's bootstrap under the shim with the
+// settings localstack gives a function (the stand-ins' AWS variables,
+// the Globals' timeout and memory of template.yaml, the same concurrency
+// and output), invokes it once and returns its init and first-answer times.
+func coldFloorOnce(ctx context.Context, env *Env, bootstrap string, opts ColdStartOptions) (init, first time.Duration, err error) {
+	out := opts.FunctionLog
+	if out == nil {
+		out = io.Discard
+	}
+	r, err := lambdashim.Start(ctx, lambdashim.Function{
+		Name: "ColdFloor", Bootstrap: bootstrap, Env: localaws.Environ(env.DynamoDBEndpoint, env.SQSEndpoint),
+		Timeout: 29 * time.Second, MemoryMB: 512, MaxConcurrency: 8, Stdout: out, Stderr: out,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	if _, err := r.Invoke(ctx, []byte("{}")); err != nil {
+		return 0, 0, fmt.Errorf("invoke the floor: %w", err)
+	}
+	procs := r.Stats().Processes
+	if len(procs) == 0 {
+		return 0, 0, errors.New("the floor started no process")
+	}
+	return procs[0].InitDuration(), procs[0].ColdStart(), nil
 }
 
 // verdictOf is Misses if a metric of row whose name contains word misses,
@@ -195,24 +334,6 @@ func buildARM64(ctx context.Context, env *Env, logicalID string) (int64, time.Du
 		return 0, 0, err
 	}
 	return fi.Size(), elapsed, nil
-}
-
-// coldStarts measures opts.Starts fresh starts of one function and
-// returns its median init.
-func coldStarts(ctx context.Context, env *Env, fn string, opts ColdStartOptions, row *Row) (time.Duration, error) {
-	var inits, firsts Durations
-	status := ""
-	for range opts.Starts {
-		init, first, st, err := coldStartOnce(ctx, env, fn, opts)
-		if err != nil {
-			return 0, err
-		}
-		inits, firsts, status = append(inits, init), append(firsts, first), st
-	}
-	med := inits.Median()
-	row.add(fmt.Sprintf("%s: init / first answer (median of %d; max init %s; %s)", fn, len(inits), ms(inits.Max()), status),
-		"init ≤ 50 ms", fmt.Sprintf("%s / %s", ms(med), ms(firsts.Median())), verdict(med <= maxInit))
-	return med, nil
 }
 
 // coldStartOnce starts a local stack with fn alone, wakes it once and
