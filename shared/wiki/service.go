@@ -397,6 +397,13 @@ func (s *Service) DeletePage(ctx context.Context, tenant, actor, id string) erro
 	if err != nil {
 		return err
 	}
+	if lease.Unfinished {
+		// As for a save (SavePage): the DELETED rows keep the page links
+		// their rows hold, which trackers must have heard of.
+		if lease, err = s.finish(ctx, tenant, old, lease); err != nil {
+			return err
+		}
+	}
 	ended := false
 	defer s.release(ctx, tenant, lease, &ended)
 	stored, err := s.store.Requirements(ctx, tenant, append(pageIDs(old), lease.Leftover...))

@@ -290,7 +290,9 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 	}
 
 	for failAt := 1; failAt <= calls; failAt++ {
-		for _, again := range []int{1, 2} {
+		// Saved again at version 1 or 2; 0: the page is deleted, then
+		// saved at version 2.
+		for _, again := range []int{1, 2, 0} {
 			tenant := fmt.Sprintf("fail%d-v%d", failAt, again)
 			faulty.arm(0)
 			setup(tenant)
@@ -302,6 +304,13 @@ func TestCommitFailureLeavesNothingMissing(t *testing.T) {
 			mu.Lock()
 			skew += time.Minute + time.Second // the failed save's lease expires
 			mu.Unlock()
+			if again == 0 {
+				if err := svc.DeletePage(ctx, tenant, "alice", "2"); err != nil {
+					t.Fatalf("write call %d failed, deleting the page: %v", failAt, err)
+				}
+				checkTrackers(t, outboxes, rows, tenant, keys(0, 31), fmt.Sprintf("write call %d failed, page deleted", failAt))
+				again = 2
+			}
 			if err := save(tenant, "2", failureVersion(again)); err != nil {
 				t.Fatalf("write call %d failed, saving version %d again: %v", failAt, again, err)
 			}
