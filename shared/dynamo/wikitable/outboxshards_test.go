@@ -36,7 +36,9 @@ func (e *integrationEnv) outboxPartitionItems(t *testing.T, pk string) []map[str
 	return items
 }
 
-func shardPK(tenant, sid string, n int) string { return fmt.Sprintf("T#%s#OUTBOX#%s#%02d", tenant, sid, n) }
+func shardPK(tenant, sid string, n int) string {
+	return fmt.Sprintf("T#%s#OUTBOX#%s#%02d", tenant, sid, n)
+}
 
 // toLegacy moves messages to the single partition of the releases before
 // the shards, T#<tenant>#OUTBOX#<serviceId>, as those releases wrote them
