@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -439,28 +441,66 @@ func (s *OutboxStore) ScanNew(ctx context.Context, tenant, serviceID, from strin
 	return nil
 }
 
-// outboxUpdate is one conditional update of a message.
+// outboxUpdate is one conditional update of a message: set and remove
+// attributes if the message exists (and, with state, is in that state).
 type outboxUpdate struct {
-	ref  integration.Ref
-	upd  expression.UpdateBuilder
-	cond expression.ConditionBuilder
+	ref    integration.Ref
+	set    []outboxSet
+	remove []string
+	state  outbox.State
 	// pk is the message's partition when known (a scan read it): then the
 	// update goes there only.
 	pk string
 }
 
-// outboxApplyConcurrency bounds the UpdateItem calls of outboxApply in
-// flight.
-const outboxApplyConcurrency = 16
+type outboxSet struct {
+	name  string
+	value types.AttributeValue
+}
 
-// outboxApply runs updates as conditional UpdateItem calls, 16 at a time
-// (n calls of 1 write unit each; a transaction costs 2 per item, and
-// BatchWriteItem cannot carry the condition that keeps a message deleted
-// or purged meanwhile from coming back). An update whose condition fails
-// on the message's shard is tried on its legacy key, unless the shard
-// holds the message (the condition failed on it); failed conditions are
-// otherwise ignored: the message is absent, or no longer in the state the
-// update needs.
+func outboxS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// statement is the PartiQL UPDATE of u on the item at key. An UPDATE
+// changes an existing item only: on an absent one its condition fails.
+func (u outboxUpdate) statement(table string, key map[string]types.AttributeValue) types.BatchStatementRequest {
+	var b strings.Builder
+	var params []types.AttributeValue
+	fmt.Fprintf(&b, "UPDATE %q", table)
+	for _, s := range u.set {
+		fmt.Fprintf(&b, " SET %q=?", s.name)
+		params = append(params, s.value)
+	}
+	for _, name := range u.remove {
+		fmt.Fprintf(&b, " REMOVE %q", name)
+	}
+	b.WriteString(` WHERE "pk"=? AND "sk"=?`)
+	params = append(params, key["pk"], key["sk"])
+	if u.state != "" {
+		b.WriteString(` AND "state"=?`)
+		params = append(params, outboxS(string(u.state)))
+	}
+	return types.BatchStatementRequest{Statement: aws.String(b.String()), Parameters: params,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
+}
+
+// outboxApplyBatch is the number of statements of one BatchExecuteStatement
+// (DynamoDB's maximum), outboxApplyConcurrency how many are in flight.
+const (
+	outboxApplyBatch       = 25
+	outboxApplyConcurrency = 8
+)
+
+// outboxApply runs updates as PartiQL UPDATE statements in
+// BatchExecuteStatement calls of 25, 8 calls at a time: ⌈n/25⌉ calls, 1
+// write unit per message. Nothing needs the updates to succeed together,
+// and a transaction costs 2 write units per item; BatchWriteItem cannot
+// carry the condition that keeps a message deleted or purged meanwhile
+// from coming back (an UPDATE changes only an item that exists). An
+// update whose condition fails on the message's shard is tried on the
+// message's legacy key (a second round of batches), unless the failed
+// check returned the item (it is there, in another state); failed
+// conditions are otherwise ignored: the message is absent, or no longer
+// in the state the update needs.
 func (s *OutboxStore) outboxApply(ctx context.Context, updates []outboxUpdate, what string) error {
 	seen := map[integration.Ref]bool{}
 	updates = slices.DeleteFunc(slices.Clone(updates), func(u outboxUpdate) bool {
@@ -468,59 +508,103 @@ func (s *OutboxStore) outboxApply(ctx context.Context, updates []outboxUpdate, w
 		seen[u.ref] = true
 		return dup
 	})
-	exprs := make([]expression.Expression, len(updates))
+	stmts := make([]types.BatchStatementRequest, len(updates))
 	for i, u := range updates {
-		expr, err := expression.NewBuilder().WithUpdate(u.upd).WithCondition(u.cond).Build()
-		if err != nil {
-			return fmt.Errorf("build %s: %w", what, err)
+		if u.pk != "" {
+			stmts[i] = u.statement(s.table, outboxKeyIn(u.pk, u.ref.ID))
+		} else {
+			stmts[i] = u.statement(s.table, outboxKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID))
 		}
-		exprs[i] = expr
 	}
+	failed, err := s.outboxExecute(ctx, stmts, what)
+	if err != nil {
+		return err
+	}
+	var legacy []types.BatchStatementRequest
+	for _, i := range failed {
+		if u := updates[i]; u.pk == "" {
+			legacy = append(legacy, u.statement(s.table, outboxLegacyKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID)))
+		}
+	}
+	_, err = s.outboxExecute(ctx, legacy, what)
+	return err
+}
+
+// outboxExecute runs stmts in batches of 25, 8 batches at a time, and
+// answers the indexes of those whose condition failed on an absent item.
+// Statements refused for throughput or a transaction in progress are sent
+// again after a backoff.
+func (s *OutboxStore) outboxExecute(ctx context.Context, stmts []types.BatchStatementRequest, what string) ([]int, error) {
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		sem  = make(chan struct{}, outboxApplyConcurrency)
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		errs   []error
+		absent []int
+		sem    = make(chan struct{}, outboxApplyConcurrency)
 	)
-	for i, u := range updates {
-		expr := exprs[i]
-		keys := []map[string]types.AttributeValue{outboxKeyIn(u.pk, u.ref.ID)}
-		if u.pk == "" {
-			keys = []map[string]types.AttributeValue{outboxKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID), outboxLegacyKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID)}
+	for start := 0; start < len(stmts); start += outboxApplyBatch {
+		idx := make([]int, 0, outboxApplyBatch)
+		for i := start; i < min(start+outboxApplyBatch, len(stmts)); i++ {
+			idx = append(idx, i)
 		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			for _, key := range keys {
-				_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-					TableName: &s.table, Key: key, UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-					ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-					ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-				})
-				var ccf *types.ConditionalCheckFailedException
-				switch {
-				case err == nil:
-					return
-				case errors.As(err, &ccf):
-					if len(ccf.Item) > 0 {
-						return // the message is here, in another state
-					}
-				default:
-					mu.Lock()
-					errs = append(errs, dynamo.Errorf(what, err))
-					mu.Unlock()
-					return
-				}
+			gone, err := s.outboxExecuteBatch(ctx, stmts, idx, what)
+			mu.Lock()
+			defer mu.Unlock()
+			absent = append(absent, gone...)
+			if err != nil {
+				errs = append(errs, err)
 			}
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	slices.Sort(absent)
+	return absent, errors.Join(errs...)
 }
 
-func outboxExists() expression.ConditionBuilder {
-	return expression.AttributeExists(expression.Name("pk"))
+func (s *OutboxStore) outboxExecuteBatch(ctx context.Context, stmts []types.BatchStatementRequest, idx []int, what string) ([]int, error) {
+	var absent []int
+	for attempt := 0; len(idx) > 0; attempt++ {
+		if attempt > 0 {
+			if err := dynamo.Backoff(ctx, attempt); err != nil {
+				return absent, err
+			}
+		}
+		if attempt > 12 {
+			return absent, fmt.Errorf("%s: %d updates still refused after retries", what, len(idx))
+		}
+		batch := make([]types.BatchStatementRequest, len(idx))
+		for j, i := range idx {
+			batch[j] = stmts[i]
+		}
+		out, err := s.db.BatchExecuteStatement(ctx, &dynamodb.BatchExecuteStatementInput{Statements: batch})
+		if err != nil {
+			return absent, dynamo.Errorf(what, err)
+		}
+		var again []int
+		for j, res := range out.Responses {
+			if res.Error == nil {
+				continue
+			}
+			switch res.Error.Code {
+			case types.BatchStatementErrorCodeEnumConditionalCheckFailed:
+				if len(res.Error.Item) == 0 {
+					absent = append(absent, idx[j])
+				}
+			case types.BatchStatementErrorCodeEnumProvisionedThroughputExceeded, types.BatchStatementErrorCodeEnumThrottlingError,
+				types.BatchStatementErrorCodeEnumRequestLimitExceeded, types.BatchStatementErrorCodeEnumTransactionConflict,
+				types.BatchStatementErrorCodeEnumInternalServerError:
+				again = append(again, idx[j])
+			default:
+				return absent, fmt.Errorf("%s: %s: %s", what, res.Error.Code, aws.ToString(res.Error.Message))
+			}
+		}
+		idx = again
+	}
+	return absent, nil
 }
 
 // MarkDone sets messages DONE with their last response, takes them out of
@@ -529,12 +613,11 @@ func (s *OutboxStore) MarkDone(ctx context.Context, outcomes []integration.Outco
 	now := time.Now().UTC()
 	updates := make([]outboxUpdate, len(outcomes))
 	for i, o := range outcomes {
-		updates[i] = outboxUpdate{ref: o.Ref, cond: outboxExists(), upd: expression.
-			Set(expression.Name("state"), expression.Value(string(outbox.Done))).
-			Set(expression.Name("lastResponse"), expression.Value(o.LastResponse)).
-			Set(expression.Name("doneAt"), expression.Value(dynamo.Time(now))).
-			Set(expression.Name("ttl"), expression.Value(now.Add(outboxDoneTTL).Unix())).
-			Remove(expression.Name("gsi1pk")).Remove(expression.Name("gsi1sk"))}
+		updates[i] = outboxUpdate{ref: o.Ref, set: []outboxSet{
+			{"state", outboxS(string(outbox.Done))}, {"lastResponse", outboxS(o.LastResponse)},
+			{"doneAt", outboxS(dynamo.Time(now))},
+			{"ttl", &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(outboxDoneTTL).Unix(), 10)}},
+		}, remove: []string{"gsi1pk", "gsi1sk"}}
 	}
 	return s.outboxApply(ctx, updates, "mark messages done")
 }
@@ -544,9 +627,7 @@ func (s *OutboxStore) MarkDone(ctx context.Context, outcomes []integration.Outco
 func (s *OutboxStore) RecordFailure(ctx context.Context, refs []integration.Ref, lastResponse string) error {
 	updates := make([]outboxUpdate, len(refs))
 	for i, r := range refs {
-		updates[i] = outboxUpdate{ref: r,
-			cond: outboxExists().And(expression.Name("state").Equal(expression.Value(string(outbox.New)))),
-			upd:  expression.Set(expression.Name("lastResponse"), expression.Value(lastResponse))}
+		updates[i] = outboxUpdate{ref: r, state: outbox.New, set: []outboxSet{{"lastResponse", outboxS(lastResponse)}}}
 	}
 	return s.outboxApply(ctx, updates, "record a delivery failure")
 }
@@ -556,9 +637,8 @@ func (s *OutboxStore) RecordFailure(ctx context.Context, refs []integration.Ref,
 func (s *OutboxStore) MarkEnqueued(ctx context.Context, refs []integration.Ref) error {
 	updates := make([]outboxUpdate, len(refs))
 	for i, r := range refs {
-		updates[i] = outboxUpdate{ref: r, cond: outboxExists(), upd: expression.
-			Set(expression.Name("enqueued"), expression.Value(true)).
-			Remove(expression.Name("gsi1pk")).Remove(expression.Name("gsi1sk"))}
+		updates[i] = outboxUpdate{ref: r, set: []outboxSet{{"enqueued", &types.AttributeValueMemberBOOL{Value: true}}},
+			remove: []string{"gsi1pk", "gsi1sk"}}
 	}
 	return s.outboxApply(ctx, updates, "mark messages enqueued")
 }
@@ -661,11 +741,8 @@ func RequeueEnqueued(ctx context.Context, db Scanner, table string) (int, error)
 	}
 	updates := make([]outboxUpdate, len(refs))
 	for i, r := range refs {
-		updates[i] = outboxUpdate{ref: r, pk: pks[i],
-			cond: outboxExists().And(expression.Name("state").Equal(expression.Value(string(outbox.New)))),
-			upd: expression.Remove(expression.Name("enqueued")).
-				Set(expression.Name("gsi1pk"), expression.Value(outboxPendingPK(r.Tenant, r.ServiceID))).
-				Set(expression.Name("gsi1sk"), expression.Value(r.ID+"#"+r.Tenant+"#"+r.ServiceID))}
+		updates[i] = outboxUpdate{ref: r, pk: pks[i], state: outbox.New, remove: []string{"enqueued"}, set: []outboxSet{
+			{"gsi1pk", outboxS(outboxPendingPK(r.Tenant, r.ServiceID))}, {"gsi1sk", outboxS(r.ID + "#" + r.Tenant + "#" + r.ServiceID)}}}
 	}
 	return len(refs), s.outboxApply(ctx, updates, "requeue enqueued messages")
 }

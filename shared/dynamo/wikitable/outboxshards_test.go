@@ -467,8 +467,20 @@ func TestOutboxShardedCallCounts(t *testing.T) {
 	if err := e.outbox.RecordFailure(ctx, outboxRefs("demo", msgs), "HTTP 500"); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.calls.Count("UpdateItem"); n != 300 || e.calls.Total() != 300 {
-		t.Fatalf("MarkEnqueued and RecordFailure of 150 used %v, want 300 UpdateItem", e.calls.Counts())
+	if n := e.calls.Count("BatchExecuteStatement"); n != 12 || e.calls.Total() != 12 {
+		t.Fatalf("MarkEnqueued and RecordFailure of 150 used %v, want 2·⌈150/25⌉ = 12 BatchExecuteStatement", e.calls.Counts())
+	}
+	// On DONE messages: the failed checks return the item, so the legacy
+	// keys are not tried.
+	if err := e.outbox.MarkDone(ctx, []integration.Outcome{{Ref: integration.RefOf("demo", msgs[0])}}); err != nil {
+		t.Fatal(err)
+	}
+	e.calls.Reset()
+	if err := e.outbox.RecordFailure(ctx, outboxRefs("demo", msgs[:1]), "HTTP 500"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.calls.Total(); n != 1 {
+		t.Fatalf("RecordFailure of a DONE message used %v, want 1 call", e.calls.Counts())
 	}
 	e.calls.Reset()
 	if _, err := e.outbox.Purge(ctx, "demo", "j", ""); err != nil {
