@@ -154,9 +154,6 @@ func (s *OutboxStore) CountNew(ctx context.Context, tenant, serviceID, from stri
 type outboxMerge struct {
 	inputs []*outboxMergeInput
 	what   string
-	// reads counts the Queries made, so a caller can tell that the next
-	// item needs one.
-	reads int
 }
 
 type outboxMergeInput struct {
@@ -204,7 +201,6 @@ func (m *outboxMerge) next(ctx context.Context) (map[string]types.AttributeValue
 		}
 	}
 	if len(empty) > 0 {
-		m.reads += len(empty)
 		errs := make([]error, len(empty))
 		var wg sync.WaitGroup
 		for i, in := range empty {
