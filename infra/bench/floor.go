@@ -167,6 +167,48 @@ func (r *Recorder) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 	return r.API.TransactWriteItems(ctx, in, opts...)
 }
 
+// BatchExecuteStatement implements dynamo.API: each statement is an
+// update (the outbox's marks), recorded as its key (the parameters of
+// "pk"=? and "sk"=?) and its other parameters as values.
+func (r *Recorder) BatchExecuteStatement(ctx context.Context, in *dynamodb.BatchExecuteStatementInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchExecuteStatementOutput, error) {
+	r.record(func() {
+		for _, st := range in.Statements {
+			key, values := statementKey(aws.ToString(st.Statement), st.Parameters)
+			if key != nil {
+				r.put(updateItem(key, values))
+			}
+		}
+	})
+	return r.API.BatchExecuteStatement(ctx, in, opts...)
+}
+
+// statementKey splits the parameters of a PartiQL statement into its key
+// ("pk"=? and "sk"=?) and the others (named :0, :1, …); nil when the
+// statement names no key.
+func statementKey(stmt string, params []types.AttributeValue) (key, values map[string]types.AttributeValue) {
+	key, values = map[string]types.AttributeValue{}, map[string]types.AttributeValue{}
+	n := 0
+	for i := 0; i < len(stmt); i++ {
+		if stmt[i] != '?' || n >= len(params) {
+			continue
+		}
+		before := strings.TrimSpace(stmt[:i])
+		switch {
+		case strings.HasSuffix(before, `"pk"=`):
+			key["pk"] = params[n]
+		case strings.HasSuffix(before, `"sk"=`):
+			key["sk"] = params[n]
+		default:
+			values[fmt.Sprintf(":%d", n)] = params[n]
+		}
+		n++
+	}
+	if len(key) != 2 {
+		return nil, nil
+	}
+	return key, values
+}
+
 // GetItem implements dynamo.API.
 func (r *Recorder) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	r.record(func() { r.gets = append(r.gets, in) })

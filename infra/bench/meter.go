@@ -207,6 +207,14 @@ func (m *Meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, op
 	return m.API.UpdateItem(ctx, in, opts...)
 }
 
+// BatchExecuteStatement implements dynamo.API: each statement writes (or
+// fails on) one item.
+func (m *Meter) BatchExecuteStatement(ctx context.Context, in *dynamodb.BatchExecuteStatementInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchExecuteStatementOutput, error) {
+	defer m.timed("BatchExecuteStatement", time.Now(), new(int))
+	m.written.Add(int64(len(in.Statements)))
+	return m.API.BatchExecuteStatement(ctx, in, opts...)
+}
+
 // DeleteItem implements dynamo.API.
 func (m *Meter) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	defer m.timed("DeleteItem", time.Now(), new(int))

@@ -88,20 +88,35 @@ type Report struct {
 	Items int
 }
 
-// Shards are the partitions of the keys tenants share, by class: writes
-// to such a class spread over its shards as tenants (or pages) spread.
+// Shards are the partitions of the sharded keys, by class: writes to such
+// a class spread over its shards as tenants (or pages, or message ids)
+// spread. A tenant's sharded key (the outbox of an integration) spreads
+// one tenant's writes.
 var Shards = map[string]int{
-	"OUTBOX#PENDING#<nn>": wikitable.OutboxPendingShards,
-	"UNFINISHED#<nn>":     wikitable.UnfinishedShards,
+	"OUTBOX#PENDING#<nn>":                wikitable.OutboxPendingShards,
+	"UNFINISHED#<nn>":                    wikitable.UnfinishedShards,
+	"T#<tenant>#OUTBOX#<serviceId>#<nn>": wikitable.OutboxShards,
 }
 
 // PerSave is the write units a key received per measured save of one
-// tenant (a tenant's key), or, for a key tenants share, the units its
-// whole class received per save of any tenant divided by the class's
-// shards (tenants spread evenly over them).
+// tenant (a tenant's key; for a tenant's sharded key, the units of all
+// its tenant's shards divided by the shards, as the shard is a hash of the
+// message id), or, for a key tenants share, the units its whole class
+// received per save of any tenant divided by the class's shards (tenants
+// spread evenly over them).
 func (r *Report) PerSave(k Key) float64 {
 	if !k.CrossTenant {
-		return float64(k.WCU) / float64(r.Saves/r.Workload.Tenants)
+		n, ok := Shards[k.Class]
+		if !ok {
+			return float64(k.WCU) / float64(r.Saves/r.Workload.Tenants)
+		}
+		total := 0
+		for _, o := range r.Keys {
+			if o.Index == k.Index && o.Class == k.Class && !o.CrossTenant && keyTenant(o.Key) == keyTenant(k.Key) {
+				total += o.WCU
+			}
+		}
+		return float64(total) / float64(r.Saves/r.Workload.Tenants) / float64(n)
 	}
 	total := 0
 	for _, o := range r.Keys {
@@ -110,6 +125,15 @@ func (r *Report) PerSave(k Key) float64 {
 		}
 	}
 	return float64(total) / float64(r.Saves) / float64(max(1, Shards[k.Class]))
+}
+
+// keyTenant is the tenant of a tenant's key T#<tenant>#….
+func keyTenant(key string) string {
+	parts := strings.SplitN(key, "#", 3)
+	if len(parts) < 3 || parts[0] != "T" {
+		return ""
+	}
+	return parts[1]
 }
 
 // SavesPerSecond is the save rate at which k alone reaches a partition's

@@ -29,9 +29,16 @@ func TestMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s: %d saves, %d item writes, %d partition keys", w, rep.Saves, rep.Items, len(rep.Keys))
-	pending, cur := 0, map[string]int{}
+	pending, cur, shards := 0, map[string]int{}, map[string]bool{}
 	for _, k := range rep.Keys {
 		switch {
+		case k.Index == "table" && strings.Contains(k.Key, "#OUTBOX#"):
+			// The messages go to the integration's shards, never to the
+			// single partition of the releases before them.
+			if k.Class != "T#<tenant>#OUTBOX#<serviceId>#<nn>" || k.CrossTenant {
+				t.Errorf("outbox messages in %s", k.Key)
+			}
+			shards[k.Key] = true
 		case k.Index == "gsi1" && strings.HasPrefix(k.Key, "OUTBOX#PENDING"):
 			if k.Class != "OUTBOX#PENDING#<nn>" {
 				t.Errorf("pending entries in %s", k.Key)
@@ -46,6 +53,10 @@ func TestMeasure(t *testing.T) {
 	// One UPDATED message per changed requirement with an issue link.
 	if want := 2 * rep.Saves * w.Changed; pending != want {
 		t.Errorf("%d writes on the pending partitions, want %d (2 per message)", pending, want)
+	}
+	// 24 messages a tenant over 8 shards: more than one shard each.
+	if len(shards) <= w.Tenants {
+		t.Errorf("outbox messages in %d partitions for %d tenants, want them spread over the shards", len(shards), w.Tenants)
 	}
 	if len(cur) != w.Tenants {
 		t.Errorf("current-requirement index written for %d tenants, want %d", len(cur), w.Tenants)

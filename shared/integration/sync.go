@@ -79,8 +79,8 @@ func (o SyncOptions) withDefaults() SyncOptions {
 // An SQS message (an Envelope of outbox ids) is a wake-up call for its
 // integration, not the unit of delivery. When an envelope arrives for an
 // ACTIVE integration, the run takes a lease on the integration and sweeps
-// its outbox partition in id (creation) order from the integration's
-// SweepFrom mark, POSTing every NEW message in batches of MaxBatch; the
+// its outbox (a merge of its partitions) in id (creation) order from the
+// integration's SweepFrom mark, POSTing every NEW message in batches of MaxBatch; the
 // envelope's ids that the sweep did not settle are then read (BatchGet):
 // deleted or DONE ones are duplicates, NEW ones (committed after the sweep
 // passed) start another sweep. An envelope is deleted from SQS once all its

@@ -69,7 +69,8 @@ func run(ctx context.Context) error {
 	fmt.Fprintf(&out, "Measured %s by `make bench` (infra/cmd/scale) on DynamoDB Local; write units read from the WikiTable's stream "+
 		"(item sizes approximated from the stream's images, transactional writes counted twice). \"Saturates at\" is %d write units a second "+
 		"(one partition) divided by the key's units per save: saves a second of one tenant for a tenant's key; for a key tenants share, "+
-		"saves a second of the whole service, its units spread evenly over its shards.\n", time.Now().UTC().Format("2006-01-02"), scale.PartitionWCU)
+		"saves a second of the whole service, its units spread evenly over its shards. A tenant's key with shards (the outbox of an integration, \"no (8)\") "+
+		"counts its tenant's units spread evenly over its shards.\n", time.Now().UTC().Format("2006-01-02"), scale.PartitionWCU)
 	for i, wl := range workloads {
 		res, err := env.Resources(ctx, fmt.Sprint(i))
 		if err != nil {
@@ -84,6 +85,9 @@ func run(ctx context.Context) error {
 		out.WriteString("| where | partition key (the hottest of its kind) | shared by tenants (shards) | write units per save | saturates at (saves/s) |\n|---|---|---|---|---|\n")
 		for _, k := range rep.Hottest() {
 			shared := "no"
+			if n, ok := scale.Shards[k.Class]; ok && !k.CrossTenant {
+				shared = fmt.Sprintf("no (%d)", n)
+			}
 			if k.CrossTenant {
 				shared = fmt.Sprintf("yes (%d)", max(1, scale.Shards[k.Class]))
 			}

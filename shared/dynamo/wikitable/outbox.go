@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,9 +24,14 @@ import (
 
 // OutboxStore reads and updates the outbound messages of the WikiTable
 // (outboxitem.go has the item and its keys). Messages of one integration
-// share a partition sorted by id, which sorts by creation time, so every
-// listing is a Query in creation order; "from" arguments are id prefixes
-// that bound those Queries (see integration.Sync's sweep mark).
+// are spread over OutboxShards partitions by id, each sorted by id, which
+// sorts by creation time; the partition of releases before the shards is
+// read as one more. Every listing is a merge of those partitions' Queries
+// in id order (outboxMerge), so it answers in creation order as one
+// partition did; "from" arguments are id prefixes that bound those Queries
+// (see integration.Sync's sweep mark). An operation by id goes to the
+// message's shard, and to the legacy partition only when the shard does
+// not hold it.
 type OutboxStore struct {
 	db    dynamo.API
 	table string
@@ -42,11 +49,21 @@ func NewOutboxStore(db dynamo.API, table string) *OutboxStore {
 // that attribute.
 const outboxDoneTTL = 30 * 24 * time.Hour
 
-func outboxKey(tenant, serviceID, id string) map[string]types.AttributeValue {
+func outboxKeyIn(pk, id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: outboxPK(tenant, serviceID)},
+		"pk": &types.AttributeValueMemberS{Value: pk},
 		"sk": &types.AttributeValueMemberS{Value: "M#" + id},
 	}
+}
+
+// outboxKey is the key of a message written by this release (its shard).
+func outboxKey(tenant, serviceID, id string) map[string]types.AttributeValue {
+	return outboxKeyIn(outboxPK(tenant, serviceID, id), id)
+}
+
+// outboxLegacyKey is the key the same message had before the shards.
+func outboxLegacyKey(tenant, serviceID, id string) map[string]types.AttributeValue {
+	return outboxKeyIn(outboxLegacyPK(tenant, serviceID), id)
 }
 
 // Put writes messages as they are (BatchWriteItem, no condition): for
@@ -64,141 +81,283 @@ func (s *OutboxStore) Put(ctx context.Context, tenant string, msgs []*outbox.Mes
 	return dynamo.BatchWrite(ctx, s.db, s.table, writes)
 }
 
-// outboxQuery builds the Query of an integration's partition from an id
-// prefix, NEW messages only unless all.
-func (s *OutboxStore) outboxQuery(tenant, serviceID, from string, all bool) (*dynamodb.QueryInput, error) {
-	kc := expression.Key("pk").Equal(expression.Value(outboxPK(tenant, serviceID)))
-	if from == "" {
-		kc = kc.And(expression.Key("sk").BeginsWith("M#"))
-	} else {
-		kc = kc.And(expression.Key("sk").GreaterThanEqual(expression.Value("M#" + from)))
+// outboxQueries builds the Query of each partition of an integration (the
+// shards, then the legacy one) from an id prefix, NEW messages only unless
+// all.
+func (s *OutboxStore) outboxQueries(tenant, serviceID, from string, all bool) ([]*dynamodb.QueryInput, error) {
+	var out []*dynamodb.QueryInput
+	for _, pk := range outboxPartitions(tenant, serviceID) {
+		kc := expression.Key("pk").Equal(expression.Value(pk))
+		if from == "" {
+			kc = kc.And(expression.Key("sk").BeginsWith("M#"))
+		} else {
+			kc = kc.And(expression.Key("sk").GreaterThanEqual(expression.Value("M#" + from)))
+		}
+		b := expression.NewBuilder().WithKeyCondition(kc)
+		if !all {
+			b = b.WithFilter(expression.Name("state").Equal(expression.Value(string(outbox.New))))
+		}
+		expr, err := b.Build()
+		if err != nil {
+			return nil, fmt.Errorf("build outbox query: %w", err)
+		}
+		out = append(out, &dynamodb.QueryInput{
+			TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
 	}
-	b := expression.NewBuilder().WithKeyCondition(kc)
-	if !all {
-		b = b.WithFilter(expression.Name("state").Equal(expression.Value(string(outbox.New))))
-	}
-	expr, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("build outbox query: %w", err)
-	}
-	return &dynamodb.QueryInput{
-		TableName: &s.table, KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, nil
+	return out, nil
 }
 
 // CountNew counts an integration's NEW messages from an id prefix with a
-// Select COUNT Query (it reads the DONE messages of the range too, which
-// the sweep mark keeps short).
+// Select COUNT Query of each partition, all at once (it reads the DONE
+// messages of the range too, which the sweep mark keeps short).
 func (s *OutboxStore) CountNew(ctx context.Context, tenant, serviceID, from string) (int, error) {
-	in, err := s.outboxQuery(tenant, serviceID, from, false)
+	ins, err := s.outboxQueries(tenant, serviceID, from, false)
 	if err != nil {
 		return 0, err
 	}
-	in.Select = types.SelectCount
+	counts := make([]int, len(ins))
+	errs := make([]error, len(ins))
+	var wg sync.WaitGroup
+	for i, in := range ins {
+		in.Select = types.SelectCount
+		wg.Go(func() {
+			p := dynamodb.NewQueryPaginator(s.db, in)
+			for p.HasMorePages() {
+				page, err := p.NextPage(ctx)
+				if err != nil {
+					errs[i] = dynamo.Errorf("count outbox messages", err)
+					return
+				}
+				counts[i] += int(page.Count)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
 	n := 0
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return 0, dynamo.Errorf("count outbox messages", err)
-		}
-		n += int(page.Count)
+	for _, c := range counts {
+		n += c
 	}
 	return n, nil
 }
 
+// outboxMerge reads the Queries of an integration's partitions as one
+// sequence in sort-key (id) order: a k-way merge that holds one page per
+// partition and reads a partition's next page only once the merge has
+// taken every item of its current one, so memory stays bounded and a
+// caller that stops early reads no more. Ids are unique across partitions
+// (a message is written to one), so the order is total.
+type outboxMerge struct {
+	inputs []*outboxMergeInput
+	what   string
+}
+
+type outboxMergeInput struct {
+	p     *dynamodb.QueryPaginator
+	items []map[string]types.AttributeValue
+}
+
+func (s *OutboxStore) newOutboxMerge(ins []*dynamodb.QueryInput, what string) *outboxMerge {
+	m := &outboxMerge{what: what}
+	for _, in := range ins {
+		m.inputs = append(m.inputs, &outboxMergeInput{p: dynamodb.NewQueryPaginator(s.db, in)})
+	}
+	return m
+}
+
+// fill reads the next page of an input until it has items or no more pages.
+func (in *outboxMergeInput) fill(ctx context.Context) error {
+	for len(in.items) == 0 && in.p.HasMorePages() {
+		page, err := in.p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		in.items = page.Items
+	}
+	return nil
+}
+
+// needsRead says whether next would make a Query.
+func (m *outboxMerge) needsRead() bool {
+	for _, in := range m.inputs {
+		if len(in.items) == 0 && in.p.HasMorePages() {
+			return true
+		}
+	}
+	return false
+}
+
+// next returns the item with the smallest sort key left, or nil at the
+// end. The first call reads the first page of every partition at once.
+func (m *outboxMerge) next(ctx context.Context) (map[string]types.AttributeValue, error) {
+	var empty []*outboxMergeInput
+	for _, in := range m.inputs {
+		if len(in.items) == 0 && in.p.HasMorePages() {
+			empty = append(empty, in)
+		}
+	}
+	if len(empty) > 0 {
+		errs := make([]error, len(empty))
+		var wg sync.WaitGroup
+		for i, in := range empty {
+			wg.Go(func() { errs[i] = in.fill(ctx) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, dynamo.Errorf(m.what, err)
+		}
+	}
+	var best *outboxMergeInput
+	bestSK := ""
+	for _, in := range m.inputs {
+		if len(in.items) == 0 {
+			continue
+		}
+		sk := outboxSK(in.items[0])
+		if best == nil || sk < bestSK {
+			best, bestSK = in, sk
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	it := best.items[0]
+	best.items = best.items[1:]
+	return it, nil
+}
+
+func outboxSK(av map[string]types.AttributeValue) string {
+	if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok {
+		return sk.Value
+	}
+	return ""
+}
+
 // List returns at most limit messages oldest first from an id prefix: NEW
-// ones, DONE ones too when includeDone.
+// ones, DONE ones too when includeDone. Each partition's Query pages hold
+// at most limit items (no partition gives more than limit to the answer),
+// so a short listing reads one page of each partition.
 func (s *OutboxStore) List(ctx context.Context, tenant, serviceID, from string, limit int, includeDone bool) ([]*outbox.Message, error) {
-	in, err := s.outboxQuery(tenant, serviceID, from, includeDone)
+	ins, err := s.outboxQueries(tenant, serviceID, from, includeDone)
 	if err != nil {
 		return nil, err
 	}
-	in.Limit = aws.Int32(int32(min(max(limit, 1), 1000)))
+	for _, in := range ins {
+		in.Limit = aws.Int32(int32(min(max(limit, 1), 1000)))
+	}
 	var out []*outbox.Message
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() && len(out) < limit {
-		page, err := p.NextPage(ctx)
+	m := s.newOutboxMerge(ins, "list outbox messages")
+	for len(out) < limit {
+		av, err := m.next(ctx)
 		if err != nil {
-			return nil, dynamo.Errorf("list outbox messages", err)
+			return nil, err
 		}
-		for _, av := range page.Items {
-			if len(out) == limit {
-				break
-			}
-			m, err := decodeOutbox(av)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, m)
+		if av == nil {
+			break
 		}
+		msg, err := decodeOutbox(av)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, msg)
 	}
 	return out, nil
 }
 
-// Get returns one message (strongly consistent), or apperr.ErrNotFound.
+// Get returns one message (strongly consistent), or apperr.ErrNotFound:
+// from its shard, else from the legacy partition.
 func (s *OutboxStore) Get(ctx context.Context, tenant, serviceID, id string) (*outbox.Message, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: outboxKey(tenant, serviceID, id), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return nil, dynamo.Errorf("get outbox message", err)
+	for _, key := range []map[string]types.AttributeValue{outboxKey(tenant, serviceID, id), outboxLegacyKey(tenant, serviceID, id)} {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return nil, dynamo.Errorf("get outbox message", err)
+		}
+		if out.Item != nil {
+			return decodeOutbox(out.Item)
+		}
 	}
-	if out.Item == nil {
-		return nil, apperr.ErrNotFound
-	}
-	return decodeOutbox(out.Item)
+	return nil, apperr.ErrNotFound
 }
 
 // GetMany returns the messages that exist among refs (⌈n/100⌉
-// BatchGetItem), keyed by ref.
+// BatchGetItem of their shards, then as many of the legacy keys of those
+// not found), keyed by ref.
 func (s *OutboxStore) GetMany(ctx context.Context, refs []integration.Ref) (map[integration.Ref]*outbox.Message, error) {
 	seen := map[integration.Ref]bool{}
-	keys := make([]map[string]types.AttributeValue, 0, len(refs))
-	for _, r := range refs {
-		if !seen[r] {
-			seen[r] = true
-			keys = append(keys, outboxKey(r.Tenant, r.ServiceID, r.ID))
+	refs = slices.DeleteFunc(slices.Clone(refs), func(r integration.Ref) bool {
+		dup := seen[r]
+		seen[r] = true
+		return dup
+	})
+	out := make(map[integration.Ref]*outbox.Message, len(refs))
+	for _, keyOf := range []func(tenant, serviceID, id string) map[string]types.AttributeValue{outboxKey, outboxLegacyKey} {
+		keys := make([]map[string]types.AttributeValue, 0, len(refs))
+		for _, r := range refs {
+			if out[r] == nil {
+				keys = append(keys, keyOf(r.Tenant, r.ServiceID, r.ID))
+			}
 		}
-	}
-	items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, true)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[integration.Ref]*outbox.Message, len(items))
-	for _, av := range items {
-		var it outboxItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return nil, dynamo.Errorf("decode outbox message", err)
+		if len(keys) == 0 {
+			break
 		}
-		out[integration.Ref{Tenant: it.Tenant, ServiceID: it.ServiceID, ID: it.ID}] = it.entity()
+		items, err := dynamo.BatchGet(ctx, s.db, s.table, keys, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, av := range items {
+			var it outboxItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return nil, dynamo.Errorf("decode outbox message", err)
+			}
+			out[integration.Ref{Tenant: it.Tenant, ServiceID: it.ServiceID, ID: it.ID}] = it.entity()
+		}
 	}
 	return out, nil
 }
 
-// Delete removes a message, or answers apperr.ErrNotFound.
+// Delete removes a message (from its shard, else from the legacy
+// partition), or answers apperr.ErrNotFound.
 func (s *OutboxStore) Delete(ctx context.Context, tenant, serviceID, id string) error {
-	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &s.table, Key: outboxKey(tenant, serviceID, id), ReturnValues: types.ReturnValueAllOld,
-	})
-	if err != nil {
-		return dynamo.Errorf("delete outbox message", err)
+	for _, key := range []map[string]types.AttributeValue{outboxKey(tenant, serviceID, id), outboxLegacyKey(tenant, serviceID, id)} {
+		out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: key, ReturnValues: types.ReturnValueAllOld})
+		if err != nil {
+			return dynamo.Errorf("delete outbox message", err)
+		}
+		if len(out.Attributes) > 0 {
+			return nil
+		}
 	}
-	if len(out.Attributes) == 0 {
-		return apperr.ErrNotFound
-	}
-	return nil
+	return apperr.ErrNotFound
 }
 
 // outboxPurgePage is the Limit of each keys-only Query of a purge.
 const outboxPurgePage = 1000
 
-// Purge deletes the messages of an integration's partition whose id is
-// below before ("" = all): one keys-only Query per 1,000 messages, each
-// page deleted (BatchWriteItem of 25, 8 at a time) before the next is
-// read, so memory stays bounded whatever the partition's size. A message
-// deleted also leaves the pending partition (it is the same item).
+// Purge deletes the messages of an integration whose id is below before
+// ("" = all), partition after partition (the shards, then the legacy one:
+// the order of the deletes changes nothing of the result): one keys-only
+// Query per 1,000 messages, each page deleted (BatchWriteItem of 25, 8 at
+// a time) before the next is read, so memory stays bounded whatever the
+// integration's size. A message deleted also leaves the pending partition
+// (it is the same item).
 func (s *OutboxStore) Purge(ctx context.Context, tenant, serviceID, before string) (int, error) {
-	kc := expression.Key("pk").Equal(expression.Value(outboxPK(tenant, serviceID)))
+	n := 0
+	for _, pk := range outboxPartitions(tenant, serviceID) {
+		got, err := s.purge(ctx, pk, before)
+		n += got
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (s *OutboxStore) purge(ctx context.Context, pk, before string) (int, error) {
+	kc := expression.Key("pk").Equal(expression.Value(pk))
 	if before == "" {
 		kc = kc.And(expression.Key("sk").BeginsWith("M#"))
 	} else {
@@ -222,7 +381,7 @@ func (s *OutboxStore) Purge(ctx context.Context, tenant, serviceID, before strin
 		}
 		keys := make([]map[string]types.AttributeValue, 0, len(page.Items))
 		for _, av := range page.Items {
-			if sk, ok := av["sk"].(*types.AttributeValueMemberS); ok && before != "" && sk.Value >= "M#"+before {
+			if before != "" && outboxSK(av) >= "M#"+before {
 				continue // BETWEEN includes its upper bound
 			}
 			keys = append(keys, map[string]types.AttributeValue{"pk": av["pk"], "sk": av["sk"]})
@@ -235,115 +394,213 @@ func (s *OutboxStore) Purge(ctx context.Context, tenant, serviceID, before strin
 	return n, nil
 }
 
-// ScanNew calls fn with the NEW messages of each page (up to 1 MB read) of
-// an integration's partition from an id prefix, oldest first.
+// outboxScanChunk bounds the messages ScanNew hands to fn at once.
+const outboxScanChunk = 1000
+
+// ScanNew calls fn with the NEW messages of an integration from an id
+// prefix, oldest first (the merge of its partitions), in chunks of at most
+// outboxScanChunk: a chunk ends too before each further Query (up to 1 MB
+// read from one partition), so fn decides whether to read on as it did
+// between the pages of the single partition.
 func (s *OutboxStore) ScanNew(ctx context.Context, tenant, serviceID, from string, fn func([]*outbox.Message) (bool, error)) error {
-	in, err := s.outboxQuery(tenant, serviceID, from, false)
+	ins, err := s.outboxQueries(tenant, serviceID, from, false)
 	if err != nil {
 		return err
 	}
-	p := dynamodb.NewQueryPaginator(s.db, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return dynamo.Errorf("scan outbox messages", err)
-		}
-		if len(page.Items) == 0 {
-			continue
-		}
-		msgs := make([]*outbox.Message, 0, len(page.Items))
-		for _, av := range page.Items {
-			m, err := decodeOutbox(av)
-			if err != nil {
+	m := s.newOutboxMerge(ins, "scan outbox messages")
+	var chunk []*outbox.Message
+	for {
+		if len(chunk) > 0 && (len(chunk) == outboxScanChunk || m.needsRead()) {
+			more, err := fn(chunk)
+			if err != nil || !more {
 				return err
 			}
-			msgs = append(msgs, m)
+			chunk = nil
 		}
-		more, err := fn(msgs)
-		if err != nil || !more {
+		av, err := m.next(ctx)
+		if err != nil {
 			return err
 		}
+		if av == nil {
+			break
+		}
+		msg, err := decodeOutbox(av)
+		if err != nil {
+			return err
+		}
+		chunk = append(chunk, msg)
+	}
+	if len(chunk) > 0 {
+		_, err := fn(chunk)
+		return err
 	}
 	return nil
 }
 
-// outboxUpdate is one conditional update of a message.
+// outboxUpdate is one conditional update of a message: set and remove
+// attributes if the message exists (and, with state, is in that state).
 type outboxUpdate struct {
-	ref  integration.Ref
-	upd  expression.UpdateBuilder
-	cond expression.ConditionBuilder
+	ref    integration.Ref
+	set    []outboxSet
+	remove []string
+	state  outbox.State
+	// pk is the message's partition when known (a scan read it): then the
+	// update goes there only.
+	pk string
 }
 
-// outboxApply runs updates as TransactWriteItems of up to 100 (⌈n/100⌉ calls);
-// a transaction that is cancelled (a message deleted or changed meanwhile)
-// is replayed as single UpdateItems whose failed conditions are ignored.
+type outboxSet struct {
+	name  string
+	value types.AttributeValue
+}
+
+func outboxS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+// statement is the PartiQL UPDATE of u on the item at key. An UPDATE
+// changes an existing item only: on an absent one its condition fails.
+func (u outboxUpdate) statement(table string, key map[string]types.AttributeValue) types.BatchStatementRequest {
+	var b strings.Builder
+	var params []types.AttributeValue
+	fmt.Fprintf(&b, "UPDATE %q", table)
+	for _, s := range u.set {
+		fmt.Fprintf(&b, " SET %q=?", s.name)
+		params = append(params, s.value)
+	}
+	for _, name := range u.remove {
+		fmt.Fprintf(&b, " REMOVE %q", name)
+	}
+	b.WriteString(` WHERE "pk"=? AND "sk"=?`)
+	params = append(params, key["pk"], key["sk"])
+	if u.state != "" {
+		b.WriteString(` AND "state"=?`)
+		params = append(params, outboxS(string(u.state)))
+	}
+	return types.BatchStatementRequest{Statement: aws.String(b.String()), Parameters: params,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
+}
+
+// outboxApplyBatch is the number of statements of one BatchExecuteStatement
+// (DynamoDB's maximum), outboxApplyConcurrency how many are in flight.
+const (
+	outboxApplyBatch       = 25
+	outboxApplyConcurrency = 8
+)
+
+// outboxApply runs updates as PartiQL UPDATE statements in
+// BatchExecuteStatement calls of 25, 8 calls at a time: ⌈n/25⌉ calls, 1
+// write unit per message. Nothing needs the updates to succeed together,
+// and a transaction costs 2 write units per item; BatchWriteItem cannot
+// carry the condition that keeps a message deleted or purged meanwhile
+// from coming back (an UPDATE changes only an item that exists). An
+// update whose condition fails on the message's shard is tried on the
+// message's legacy key (a second round of batches), unless the failed
+// check returned the item (it is there, in another state); failed
+// conditions are otherwise ignored: the message is absent, or no longer
+// in the state the update needs.
 func (s *OutboxStore) outboxApply(ctx context.Context, updates []outboxUpdate, what string) error {
 	seen := map[integration.Ref]bool{}
-	updates = slices.DeleteFunc(updates, func(u outboxUpdate) bool {
+	updates = slices.DeleteFunc(slices.Clone(updates), func(u outboxUpdate) bool {
 		dup := seen[u.ref]
 		seen[u.ref] = true
 		return dup
 	})
-	for chunk := range slices.Chunk(updates, 100) {
-		items := make([]types.TransactWriteItem, len(chunk))
-		for i, u := range chunk {
-			expr, err := expression.NewBuilder().WithUpdate(u.upd).WithCondition(u.cond).Build()
-			if err != nil {
-				return fmt.Errorf("build %s: %w", what, err)
-			}
-			items[i] = types.TransactWriteItem{Update: &types.Update{
-				TableName: &s.table, Key: outboxKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID),
-				UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-				ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			}}
-		}
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		var tce *types.TransactionCanceledException
-		switch {
-		case err == nil:
-			continue
-		case errors.As(err, &tce):
-			if err := s.outboxApplyEach(ctx, items, what); err != nil {
-				return err
-			}
-		default:
-			return dynamo.Errorf(what, err)
+	stmts := make([]types.BatchStatementRequest, len(updates))
+	for i, u := range updates {
+		if u.pk != "" {
+			stmts[i] = u.statement(s.table, outboxKeyIn(u.pk, u.ref.ID))
+		} else {
+			stmts[i] = u.statement(s.table, outboxKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID))
 		}
 	}
-	return nil
+	failed, err := s.outboxExecute(ctx, stmts, what)
+	if err != nil {
+		return err
+	}
+	var legacy []types.BatchStatementRequest
+	for _, i := range failed {
+		if u := updates[i]; u.pk == "" {
+			legacy = append(legacy, u.statement(s.table, outboxLegacyKey(u.ref.Tenant, u.ref.ServiceID, u.ref.ID)))
+		}
+	}
+	_, err = s.outboxExecute(ctx, legacy, what)
+	return err
 }
 
-func (s *OutboxStore) outboxApplyEach(ctx context.Context, items []types.TransactWriteItem, what string) error {
+// outboxExecute runs stmts in batches of 25, 8 batches at a time, and
+// answers the indexes of those whose condition failed on an absent item.
+// Statements refused for throughput or a transaction in progress are sent
+// again after a backoff.
+func (s *OutboxStore) outboxExecute(ctx context.Context, stmts []types.BatchStatementRequest, what string) ([]int, error) {
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		sem  = make(chan struct{}, 16)
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		errs   []error
+		absent []int
+		sem    = make(chan struct{}, outboxApplyConcurrency)
 	)
-	for _, it := range items {
-		u := it.Update
+	for start := 0; start < len(stmts); start += outboxApplyBatch {
+		idx := make([]int, 0, outboxApplyBatch)
+		for i := start; i < min(start+outboxApplyBatch, len(stmts)); i++ {
+			idx = append(idx, i)
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
-				ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
-			})
-			var ccf *types.ConditionalCheckFailedException
-			if err != nil && !errors.As(err, &ccf) {
-				mu.Lock()
-				errs = append(errs, dynamo.Errorf(what, err))
-				mu.Unlock()
+			gone, err := s.outboxExecuteBatch(ctx, stmts, idx, what)
+			mu.Lock()
+			defer mu.Unlock()
+			absent = append(absent, gone...)
+			if err != nil {
+				errs = append(errs, err)
 			}
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	slices.Sort(absent)
+	return absent, errors.Join(errs...)
 }
 
-func outboxExists() expression.ConditionBuilder {
-	return expression.AttributeExists(expression.Name("pk"))
+func (s *OutboxStore) outboxExecuteBatch(ctx context.Context, stmts []types.BatchStatementRequest, idx []int, what string) ([]int, error) {
+	var absent []int
+	for attempt := 0; len(idx) > 0; attempt++ {
+		if attempt > 0 {
+			if err := dynamo.Backoff(ctx, attempt); err != nil {
+				return absent, err
+			}
+		}
+		if attempt > 12 {
+			return absent, fmt.Errorf("%s: %d updates still refused after retries", what, len(idx))
+		}
+		batch := make([]types.BatchStatementRequest, len(idx))
+		for j, i := range idx {
+			batch[j] = stmts[i]
+		}
+		out, err := s.db.BatchExecuteStatement(ctx, &dynamodb.BatchExecuteStatementInput{Statements: batch})
+		if err != nil {
+			return absent, dynamo.Errorf(what, err)
+		}
+		var again []int
+		for j, res := range out.Responses {
+			if res.Error == nil {
+				continue
+			}
+			switch res.Error.Code {
+			case types.BatchStatementErrorCodeEnumConditionalCheckFailed:
+				if len(res.Error.Item) == 0 {
+					absent = append(absent, idx[j])
+				}
+			case types.BatchStatementErrorCodeEnumProvisionedThroughputExceeded, types.BatchStatementErrorCodeEnumThrottlingError,
+				types.BatchStatementErrorCodeEnumRequestLimitExceeded, types.BatchStatementErrorCodeEnumTransactionConflict,
+				types.BatchStatementErrorCodeEnumInternalServerError:
+				again = append(again, idx[j])
+			default:
+				return absent, fmt.Errorf("%s: %s: %s", what, res.Error.Code, aws.ToString(res.Error.Message))
+			}
+		}
+		idx = again
+	}
+	return absent, nil
 }
 
 // MarkDone sets messages DONE with their last response, takes them out of
@@ -352,12 +609,11 @@ func (s *OutboxStore) MarkDone(ctx context.Context, outcomes []integration.Outco
 	now := time.Now().UTC()
 	updates := make([]outboxUpdate, len(outcomes))
 	for i, o := range outcomes {
-		updates[i] = outboxUpdate{ref: o.Ref, cond: outboxExists(), upd: expression.
-			Set(expression.Name("state"), expression.Value(string(outbox.Done))).
-			Set(expression.Name("lastResponse"), expression.Value(o.LastResponse)).
-			Set(expression.Name("doneAt"), expression.Value(dynamo.Time(now))).
-			Set(expression.Name("ttl"), expression.Value(now.Add(outboxDoneTTL).Unix())).
-			Remove(expression.Name("gsi1pk")).Remove(expression.Name("gsi1sk"))}
+		updates[i] = outboxUpdate{ref: o.Ref, set: []outboxSet{
+			{"state", outboxS(string(outbox.Done))}, {"lastResponse", outboxS(o.LastResponse)},
+			{"doneAt", outboxS(dynamo.Time(now))},
+			{"ttl", &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(outboxDoneTTL).Unix(), 10)}},
+		}, remove: []string{"gsi1pk", "gsi1sk"}}
 	}
 	return s.outboxApply(ctx, updates, "mark messages done")
 }
@@ -367,9 +623,7 @@ func (s *OutboxStore) MarkDone(ctx context.Context, outcomes []integration.Outco
 func (s *OutboxStore) RecordFailure(ctx context.Context, refs []integration.Ref, lastResponse string) error {
 	updates := make([]outboxUpdate, len(refs))
 	for i, r := range refs {
-		updates[i] = outboxUpdate{ref: r,
-			cond: outboxExists().And(expression.Name("state").Equal(expression.Value(string(outbox.New)))),
-			upd:  expression.Set(expression.Name("lastResponse"), expression.Value(lastResponse))}
+		updates[i] = outboxUpdate{ref: r, state: outbox.New, set: []outboxSet{{"lastResponse", outboxS(lastResponse)}}}
 	}
 	return s.outboxApply(ctx, updates, "record a delivery failure")
 }
@@ -379,9 +633,8 @@ func (s *OutboxStore) RecordFailure(ctx context.Context, refs []integration.Ref,
 func (s *OutboxStore) MarkEnqueued(ctx context.Context, refs []integration.Ref) error {
 	updates := make([]outboxUpdate, len(refs))
 	for i, r := range refs {
-		updates[i] = outboxUpdate{ref: r, cond: outboxExists(), upd: expression.
-			Set(expression.Name("enqueued"), expression.Value(true)).
-			Remove(expression.Name("gsi1pk")).Remove(expression.Name("gsi1sk"))}
+		updates[i] = outboxUpdate{ref: r, set: []outboxSet{{"enqueued", &types.AttributeValueMemberBOOL{Value: true}}},
+			remove: []string{"gsi1pk", "gsi1sk"}}
 	}
 	return s.outboxApply(ctx, updates, "mark messages enqueued")
 }
@@ -455,12 +708,15 @@ func RequeueEnqueued(ctx context.Context, db Scanner, table string) (int, error)
 		WithFilter(expression.Name("sk").BeginsWith("M#").
 			And(expression.Name("state").Equal(expression.Value(string(outbox.New)))).
 			And(expression.Name("enqueued").Equal(expression.Value(true)))).
-		WithProjection(expression.NamesList(expression.Name("tenant"), expression.Name("serviceId"), expression.Name("id"))).
+		WithProjection(expression.NamesList(expression.Name("pk"), expression.Name("tenant"), expression.Name("serviceId"), expression.Name("id"))).
 		Build()
 	if err != nil {
 		return 0, fmt.Errorf("build enqueued outbox scan: %w", err)
 	}
-	var refs []integration.Ref
+	var (
+		refs []integration.Ref
+		pks  []string
+	)
 	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{
 		TableName: &s.table, FilterExpression: expr.Filter(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
@@ -476,15 +732,13 @@ func RequeueEnqueued(ctx context.Context, db Scanner, table string) (int, error)
 				return 0, dynamo.Errorf("decode outbox message", err)
 			}
 			refs = append(refs, integration.Ref{Tenant: it.Tenant, ServiceID: it.ServiceID, ID: it.ID})
+			pks = append(pks, it.PK)
 		}
 	}
 	updates := make([]outboxUpdate, len(refs))
 	for i, r := range refs {
-		updates[i] = outboxUpdate{ref: r,
-			cond: outboxExists().And(expression.Name("state").Equal(expression.Value(string(outbox.New)))),
-			upd: expression.Remove(expression.Name("enqueued")).
-				Set(expression.Name("gsi1pk"), expression.Value(outboxPendingPK(r.Tenant, r.ServiceID))).
-				Set(expression.Name("gsi1sk"), expression.Value(r.ID+"#"+r.Tenant+"#"+r.ServiceID))}
+		updates[i] = outboxUpdate{ref: r, pk: pks[i], state: outbox.New, remove: []string{"enqueued"}, set: []outboxSet{
+			{"gsi1pk", outboxS(outboxPendingPK(r.Tenant, r.ServiceID))}, {"gsi1sk", outboxS(r.ID + "#" + r.Tenant + "#" + r.ServiceID)}}}
 	}
 	return len(refs), s.outboxApply(ctx, updates, "requeue enqueued messages")
 }

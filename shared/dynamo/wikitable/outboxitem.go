@@ -12,7 +12,9 @@ import (
 )
 
 // outboxItem is the DynamoDB shape of an outbound message:
-// pk T#t#OUTBOX#<serviceId>, sk M#<id>. While a NEW message has not reached
+// pk T#t#OUTBOX#<serviceId>#<nn>, sk M#<id>, the shard nn a function of
+// the id (outboxShard); messages of releases before the shards sit in
+// T#t#OUTBOX#<serviceId> (outboxLegacyPK). While a NEW message has not reached
 // SQS it also sits in one of the sparse gsi1 partitions OUTBOX#PENDING#<nn>
 // (sorted by id) so the sync function can re-enqueue it across tenants.
 type outboxItem struct {
@@ -93,13 +95,50 @@ func outboxPendingPartitions() []string {
 	return out
 }
 
-func outboxPK(tenant, serviceID string) string {
+// OutboxShards spreads an integration's messages over partitions by
+// message id. One partition would take every message of the integration at
+// its newest end (the ids sort by creation time, so DynamoDB's split for
+// heat does not help): about 2 write units per message, 1,000 a second per
+// partition (docs/scale.md).
+const OutboxShards = 8
+
+// outboxShard is the shard of a message id: a hash of the whole id (its
+// random part makes ids created in the same nanosecond spread too), so
+// every message's key is known from its reference.
+func outboxShard(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % OutboxShards)
+}
+
+// outboxLegacyPK is the one partition of an integration's messages in the
+// releases before the shards: read as one more shard, never written.
+func outboxLegacyPK(tenant, serviceID string) string {
 	return dynamo.TenantPrefix(tenant) + "OUTBOX#" + serviceID
+}
+
+// outboxPK is the partition of message id of an integration.
+func outboxPK(tenant, serviceID, id string) string {
+	return outboxShardPK(tenant, serviceID, outboxShard(id))
+}
+
+func outboxShardPK(tenant, serviceID string, n int) string {
+	return fmt.Sprintf("%s#%02d", outboxLegacyPK(tenant, serviceID), n)
+}
+
+// outboxPartitions are every partition of an integration's messages: the
+// shards, then the legacy one.
+func outboxPartitions(tenant, serviceID string) []string {
+	out := make([]string, 0, OutboxShards+1)
+	for n := range OutboxShards {
+		out = append(out, outboxShardPK(tenant, serviceID, n))
+	}
+	return append(out, outboxLegacyPK(tenant, serviceID))
 }
 
 func newOutboxItem(tenant string, m *outbox.Message) outboxItem {
 	it := outboxItem{
-		PK: outboxPK(tenant, m.ServiceID), SK: "M#" + m.ID, Tenant: tenant, ID: m.ID, ServiceID: m.ServiceID,
+		PK: outboxPK(tenant, m.ServiceID, m.ID), SK: "M#" + m.ID, Tenant: tenant, ID: m.ID, ServiceID: m.ServiceID,
 		State: string(m.State), CreatedAt: dynamo.Time(m.CreatedAt), Type: string(m.Type),
 		AuthorKey: m.AuthorKey, AuthorName: m.AuthorName, Space: m.SpaceKey, Key: m.Key, Baseline: m.Baseline,
 		ObjectKey: m.ObjectKey, Relationship: m.Relationship, NewHTML: m.NewHTMLExcerpt, NewSpace: m.NewSpaceKey,

@@ -19,7 +19,7 @@
 //	baseline counter     pk T#t#S#<SPACE>           sk BLCOUNTER
 //	settings             pk T#t#SETTINGS            sk SETTINGS
 //	integration          pk T#t#INTEG               sk <serviceId>
-//	outbox message       pk T#t#OUTBOX#<serviceId>  sk M#<messageId>
+//	outbox message       pk T#t#OUTBOX#<serviceId>#<nn>  sk M#<messageId>  (nn: one of 8, by message id; T#t#OUTBOX#<serviceId> before the shards)
 //
 // A current-requirement item may be a stub (no status) that only carries the
 // reverse dependencies of a requirement no page defines yet.

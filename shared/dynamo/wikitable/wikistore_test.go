@@ -83,21 +83,28 @@ func (e *saveEnv) integration(t *testing.T, tenant, serviceID string) {
 }
 
 // outbox returns "TYPE KEY OBJECT" of the messages stored for an
-// integration, in id order.
+// integration, in id order (read from each of its shards).
 func (e *saveEnv) outbox(t *testing.T, tenant, serviceID string) []string {
 	t.Helper()
-	out, err := e.env.DynamoDB.Query(context.Background(), &dynamodb.QueryInput{
-		TableName:              &e.env.WikiTable,
-		KeyConditionExpression: aws.String("pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: "T#" + tenant + "#OUTBOX#" + serviceID},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
+	var items []map[string]types.AttributeValue
+	for n := range wikitable.OutboxShards {
+		out, err := e.env.DynamoDB.Query(context.Background(), &dynamodb.QueryInput{
+			TableName:              &e.env.WikiTable,
+			KeyConditionExpression: aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("T#%s#OUTBOX#%s#%02d", tenant, serviceID, n)},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, out.Items...)
 	}
+	slices.SortFunc(items, func(a, b map[string]types.AttributeValue) int {
+		return strings.Compare(a["sk"].(*types.AttributeValueMemberS).Value, b["sk"].(*types.AttributeValueMemberS).Value)
+	})
 	var got []string
-	for _, it := range out.Items {
+	for _, it := range items {
 		s := func(k string) string {
 			if v, ok := it[k].(*types.AttributeValueMemberS); ok {
 				return v.Value
