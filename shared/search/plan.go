@@ -558,8 +558,9 @@ func (p *planner) wordOption(word string, spaces []string) option {
 // the index's first page while the registry's answer comes, so the two
 // reads overlap; when the answer is no, that page is dropped (at most want
 // index items read for nothing, in a scope holding a space older than the
-// index) and the scope is scanned. Asked for everything (want 0: an
-// export), it waits for the answer before reading the index.
+// index, which is then scanned whole or to the page's end) and the scope
+// is scanned. Asked with no size (want 0), it waits for the answer before
+// reading the index.
 type wordSource struct {
 	indexed chan wordIndexed
 	index   *indexSource

@@ -301,7 +301,7 @@ func TestWordSearchInASpaceOlderThanTheWordIndex(t *testing.T) {
 				t.Errorf("words %v, space %q, limit %d: %s (%s), want %s", tt.words, tt.space, limit, got, res.Plan, tt.want)
 			}
 		}
-		// The export reads the registry before the index.
+		// The export too.
 		var exported []*requirement.Requirement
 		err := s.svc.Each(ctx, search.Request{Tenant: "demo", PathSpace: "A", Space: tt.space, Query: mustParse(t, "text ~ '% zebra'")},
 			func(r *requirement.Requirement) error { exported = append(exported, r); return nil })
