@@ -529,24 +529,92 @@ func (p *planner) indexOption(d query.Access) option {
 // text holds the word, which Match then checks. The index holds the rows of
 // the spaces registered since it exists; when one of the spaces in scope is
 // older (Store.WordIndexed, one Query of the space registry) the scope is
-// scanned instead, as before the index.
+// scanned instead, as before the index. The registry is read while the
+// index's first page is (wordSource).
 func (p *planner) wordOption(word string, spaces []string) option {
 	return option{rank: rankWord, label: "word '" + word + "' via index",
 		build: func(ctx context.Context) ([]source, error) {
-			ok, err := p.store.WordIndexed(ctx, p.req.Tenant, spaces)
-			if err != nil {
-				return nil, fmt.Errorf("read space registry: %w", err)
-			}
-			if !ok {
-				return p.ranges(spaces, Range{}), nil
-			}
 			space := ""
 			if len(spaces) == 1 {
 				space = spaces[0]
 			}
-			return []source{&indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
-				ix: IndexRef{Kind: IndexWord, Value: word, Space: space}}}, nil
+			w := &wordSource{
+				indexed: make(chan wordIndexed, 1),
+				index: &indexSource{store: p.store, tenant: p.req.Tenant, desc: p.desc,
+					ix: IndexRef{Kind: IndexWord, Value: word, Space: space}},
+				scan: func() source { return newMerge(p.ranges(spaces, Range{}), p.desc) },
+			}
+			go func() {
+				ok, err := p.store.WordIndexed(ctx, p.req.Tenant, spaces)
+				w.indexed <- wordIndexed{ok, err}
+			}()
+			return []source{w}, nil
 		}}
+}
+
+// wordSource is the word index partition of a scope, or the scan of the
+// scope when the index does not cover it (Store.WordIndexed, read from
+// when the source is built). Asked for a page of want candidates, it reads
+// the index's first page while the registry's answer comes, so the two
+// reads overlap; when the answer is no, that page is dropped (at most want
+// index items read for nothing, in a scope holding a space older than the
+// index, which is then scanned whole or to the page's end) and the scope
+// is scanned. Asked with no size (want 0), it waits for the answer before
+// reading the index.
+type wordSource struct {
+	indexed chan wordIndexed
+	index   *indexSource
+	scan    func() source
+	src     source // the source chosen, once the answer came
+}
+
+// wordIndexed is the answer of Store.WordIndexed.
+type wordIndexed struct {
+	ok  bool
+	err error
+}
+
+// choose reads the registry's answer (and, when want > 0, the index's
+// first page at the same time) and picks the source.
+func (w *wordSource) choose(ctx context.Context, want int) error {
+	if w.src != nil {
+		return nil
+	}
+	var indexErr error
+	if want > 0 {
+		_, indexErr = w.index.fill(ctx, want)
+	}
+	var a wordIndexed
+	select {
+	case a = <-w.indexed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	switch {
+	case a.err != nil:
+		return fmt.Errorf("read space registry: %w", a.err)
+	case !a.ok:
+		w.src = w.scan()
+	case indexErr != nil:
+		return indexErr
+	default:
+		w.src = w.index
+	}
+	return nil
+}
+
+func (w *wordSource) next(ctx context.Context, want int) (entry, bool, error) {
+	if err := w.choose(ctx, want); err != nil {
+		return entry{}, false, err
+	}
+	return w.src.next(ctx, want)
+}
+
+func (w *wordSource) peek(ctx context.Context, want int) (requirement.ID, bool, error) {
+	if err := w.choose(ctx, want); err != nil {
+		return requirement.ID{}, false, err
+	}
+	return w.src.peek(ctx, want)
 }
 
 // oneSpace is the scope's space when it has exactly one, else "": one space

@@ -210,22 +210,86 @@ type Result struct {
 // Search runs one search. Errors: invalid (bad offset, invalid space key,
 // closures too broad), internal.
 func (s *Service) Search(ctx context.Context, req Request) (*Result, error) {
-	req, scope, err := s.prepare(ctx, req)
+	req, err := paging(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Space == "" {
+		if _, known := s.knownIsolate(req.Tenant); !known {
+			return s.searchReadingSettings(ctx, req)
+		}
+	}
+	scope, err := s.scope(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	return s.run(ctx, req, scope, -1)
 }
 
+// searchReadingSettings runs a search without a spaceKey parameter whose
+// tenant's isolateSpaces setting is not known yet (not cached): it reads
+// the setting and, at the same time, runs the search tenant-wide, which is
+// the scope when the setting is off (the default), so the setting's read
+// is not on the way of the search's own. When the setting is on, the
+// tenant-wide run is cancelled, waited for and dropped (whatever it read or
+// failed with), and the search runs in the path's space as Search does.
+func (s *Service) searchReadingSettings(ctx context.Context, req Request) (*Result, error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		res *Result
+		err error
+	}
+	tenantWide := make(chan answer, 1)
+	go func() {
+		res, err := s.run(runCtx, req, nil, -1)
+		tenantWide <- answer{res, err}
+	}()
+	isolate, err := s.settings.IsolateSpaces(ctx, req.Tenant)
+	if err == nil && !isolate {
+		a := <-tenantWide
+		return a.res, a.err
+	}
+	cancel()
+	<-tenantWide // no read of it outlives the search
+	if err != nil {
+		return nil, fmt.Errorf("read search settings: %w", err)
+	}
+	scope, err := pathScope(req)
+	if err != nil {
+		return nil, err
+	}
+	return s.run(ctx, req, scope, -1)
+}
+
+// knownIsolate returns the tenant's isolateSpaces setting when the
+// Settings know it without reading (a fresh SettingsCache entry).
+func (s *Service) knownIsolate(tenant string) (isolate, ok bool) {
+	if c, isCache := s.settings.(*SettingsCache); isCache {
+		return c.Cache.Get(tenant)
+	}
+	return false, false
+}
+
 // prepare checks and completes the paging parameters and resolves the
 // scope.
 func (s *Service) prepare(ctx context.Context, req Request) (Request, []string, error) {
+	req, err := paging(req)
+	if err != nil {
+		return req, nil, err
+	}
+	scope, err := s.scope(ctx, req)
+	return req, scope, err
+}
+
+// paging checks and completes the paging parameters and the order.
+func paging(req Request) (Request, error) {
 	if req.Offset < 0 {
-		return req, nil, apperr.InvalidNamed("offset", "offset must be at least 0, got %d", req.Offset)
+		return req, apperr.InvalidNamed("offset", "offset must be at least 0, got %d", req.Offset)
 	}
 	switch {
 	case req.Limit < 0:
-		return req, nil, apperr.InvalidNamed("limit", "limit must be at least 1, got %d", req.Limit)
+		return req, apperr.InvalidNamed("limit", "limit must be at least 1, got %d", req.Limit)
 	case req.Limit == 0:
 		req.Limit = DefaultLimit
 	case req.Limit > MaxLimit:
@@ -234,8 +298,7 @@ func (s *Service) prepare(ctx context.Context, req Request) (Request, []string, 
 	if len(req.Order) == 0 {
 		req.Order = query.DefaultOrder()
 	}
-	scope, err := s.scope(ctx, req)
-	return req, scope, err
+	return req, nil
 }
 
 // scope applies the scope rule (spec §4.1): the spaceKey parameter when
@@ -255,6 +318,12 @@ func (s *Service) scope(ctx context.Context, req Request) ([]string, error) {
 	if !isolate {
 		return nil, nil
 	}
+	return pathScope(req)
+}
+
+// pathScope is the scope of a tenant that isolates spaces: the path's
+// space.
+func pathScope(req Request) ([]string, error) {
 	if !requirement.ValidSpaceKey(req.PathSpace) {
 		return nil, apperr.InvalidNamed("spaceKey", "invalid spaceKey %s in the path: letters, digits and '_' only", showValue(req.PathSpace))
 	}

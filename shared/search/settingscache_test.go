@@ -3,9 +3,11 @@ package search_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
@@ -103,5 +105,71 @@ func TestSettingsCacheSavesTheSettingsRead(t *testing.T) {
 		if got := s.calls.Count("GetItem"); got != tt.want {
 			t.Errorf("%s: 3 tenant-wide searches made %d GetItem (settings reads), want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// gatedSettings answers IsolateSpaces only once ready returns true (or
+// fails after a while), as a settings read slower than the search's own.
+type gatedSettings struct {
+	isolate bool
+	err     error
+	ready   func() bool
+}
+
+func (g *gatedSettings) IsolateSpaces(ctx context.Context, _ string) (bool, error) {
+	for deadline := time.Now().Add(20 * time.Second); !g.ready(); {
+		if time.Now().After(deadline) {
+			return false, errors.New("the search never read while the settings were being read")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return g.isolate, g.err
+}
+
+// TestSettingsReadAlongsideTheSearch: a search without spaceKey whose
+// tenant's setting is not cached reads the setting while it runs
+// tenant-wide (its Query starts before the setting is known); when the
+// setting turns out on, the tenant-wide run is dropped and the answer is
+// the path's space's; a failed settings read fails the search.
+func TestSettingsReadAlongsideTheSearch(t *testing.T) {
+	t.Parallel()
+	s := smallStack(t)
+	searched := func() bool { return s.calls.Count("Query") > 0 }
+	ask := func(settings search.Settings, path string) (*search.Result, error) {
+		s.reset()
+		svc := search.New(search.Deps{Store: s.store, Settings: settings})
+		return svc.Search(context.Background(), search.Request{Tenant: "demo", PathSpace: path, Query: mustParse(t, "key ~ 'REQ-%'")})
+	}
+	res, err := ask(&gatedSettings{ready: searched}, "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(names(res.Requirements)); got != "[A/REQ-1@0 B/REQ-1@0 A/REQ-2@0]" {
+		t.Fatalf("setting off: %s", got)
+	}
+	// On: whatever the tenant-wide run read (it may have ended), the
+	// answer is B's, read again in B.
+	res, err = ask(&gatedSettings{isolate: true, ready: searched}, "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(names(res.Requirements)); got != "[B/REQ-1@0]" {
+		t.Fatalf("setting on: %s", got)
+	}
+	if _, err := ask(&gatedSettings{isolate: true, ready: searched}, "A/B"); !errors.Is(err, apperr.ErrInvalid) {
+		t.Fatalf("setting on, invalid path space: %v", err)
+	}
+	boom := errors.New("settings unavailable")
+	if _, err := ask(&gatedSettings{err: boom, ready: searched}, "B"); !errors.Is(err, boom) {
+		t.Fatalf("failed settings read: %v", err)
+	}
+	// A cached setting is not read again, and nothing runs ahead of it.
+	cache := search.NewSettingsCache(&gatedSettings{isolate: true, ready: func() bool { return true }}, time.Minute)
+	if _, err := cache.IsolateSpaces(context.Background(), "demo"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = ask(cache, "B")
+	if err != nil || fmt.Sprint(names(res.Requirements)) != "[B/REQ-1@0]" || s.calls.Count("Query") != 1 {
+		t.Fatalf("cached on: %v %v, calls %v", res, err, s.calls.Counts())
 	}
 }

@@ -210,9 +210,9 @@ func (it *requirementItem) entity() *requirement.Requirement {
 }
 
 func decodeRequirement(av map[string]types.AttributeValue) (*requirement.Requirement, error) {
-	var it requirementItem
-	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return nil, dynamo.Errorf("decode requirement", err)
+	it, err := decodeRowItem(av)
+	if err != nil {
+		return nil, err
 	}
 	return it.entity(), nil
 }

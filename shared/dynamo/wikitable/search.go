@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -212,12 +211,16 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 		kc = expression.Key("gsi1pk").Equal(expression.Value(spaceIndexPK(tenant, ix.Space, kind, value)))
 		index = aws.String("gsi1")
 	}
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	// The id is all a search takes from an index item: the answer carries
+	// its two attributes only.
+	proj := expression.NamesList(expression.Name("spaceKey"), expression.Name("key"))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).WithProjection(proj).Build()
 	if err != nil {
 		return nil, "", fmt.Errorf("build index query: %w", err)
 	}
 	out, err := s.searchQuery(ctx, &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: index, KeyConditionExpression: expr.KeyCondition(),
+		ProjectionExpression:     expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward: aws.Bool(!desc),
 	}, after, limit)
@@ -226,11 +229,11 @@ func (s *SearchStore) Index(ctx context.Context, tenant string, ix search.IndexR
 	}
 	ids := make([]requirement.ID, 0, len(out.Items))
 	for _, av := range out.Items {
-		var it indexItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return nil, "", dynamo.Errorf("decode index item", err)
+		space, key, err := decodeIndexID(av)
+		if err != nil {
+			return nil, "", err
 		}
-		ids = append(ids, requirement.ID{SpaceKey: it.Space, Key: it.Key})
+		ids = append(ids, requirement.ID{SpaceKey: space, Key: key})
 	}
 	next, err := searchEncodeToken(out.LastEvaluatedKey)
 	return ids, next, err
