@@ -84,13 +84,15 @@ const searchLimit = 50
 // Local and, when opts.WikiURL is set, through the local stack.
 func Search(ctx context.Context, env *Env, opts SearchOptions, row *Row) error {
 	row.Method = fmt.Sprintf("First page (limit %d, default order) over %d requirements of tenant %s, without spaceKey (every space) unless the search says \"in one space\"; "+
-		"%d runs each after %d warm-up runs. In process: search.Service with shared/dynamo/wikitable.SearchStore on DynamoDB Local, "+
+		"%d runs each after %d warm-up runs. In process: search.Service with shared/dynamo/wikitable.SearchStore on DynamoDB Local and the tenant settings cached as in the function (30 s), "+
 		"items counted by wrapping the client. Local stack: GET /rest/reqs/1/requirement2/%s through the local gateway, "+
 		"the Lambda Runtime API shim and the real WikiRequirements bootstrap (warm process), timed by the HTTP client.",
 		searchLimit, opts.Stored, Tenant, opts.Runs, opts.Warmup, Space)
 	counted := env.NewCounted()
 	store := wikitable.NewSearchStore(counted.API, env.WikiTable)
-	svc := search.New(search.Deps{Store: store, Settings: store})
+	// Composed as WikiRequirements composes it: the tenant settings cached
+	// for AUTH_CACHE_TTL's default (30 s).
+	svc := search.New(search.Deps{Store: store, Settings: search.NewSettingsCache(store, 30*time.Second)})
 	fl := &searchFloorer{db: env.DynamoDB(), table: env.WikiTable}
 	fl.rec = NewRecorder(fl.db)
 	fl.reqs = wikitable.NewRequirementStore(fl.rec, env.WikiTable)
