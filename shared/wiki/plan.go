@@ -543,7 +543,10 @@ func (p *plan) messages(write int, prior, old, n *requirement.Requirement, servi
 					m.ChangedFields = changed
 					m.SuspectFields = p.causes[n.ID()]
 					emit(s, m)
-				case s.Version < LinksVersion && prior.HTMLExcerpt != n.HTMLExcerpt:
+				case s.Version < LinksVersion && (prior.HTMLExcerpt != n.HTMLExcerpt || prior.Status != n.Status):
+					// A requirement defined again after it was DELETED is
+					// told even when its excerpt is the same: the UPDATED
+					// message clears the tracker's deleted flag.
 					emit(s, m)
 				}
 			}

@@ -856,3 +856,35 @@ func TestMoveOntoADeletedKeySendsItsLinks(t *testing.T) {
 		t.Fatalf("LINKS version %d: must exceed the versions of both rows", m.LinksVersion)
 	}
 }
+
+// A requirement defined again after its page dropped it (DELETED) is told
+// to every integration with an UPDATED message even when its excerpt and
+// links are the same: the message is what clears the tracker's deleted
+// flag (version 4: UPDATED; version 5: UPDATED with changedFields status).
+func TestRestoredRequirementIsToldUpdated(t *testing.T) {
+	t.Parallel()
+	svc, mem := newService(t)
+	mem.AddIntegrationAt(tenant, "jira-4", 4)
+	mem.AddIntegrationAt(tenant, "jira-5", 5)
+	r := req("R", "r", "High", wt.Jira("PROJ-1", ""))
+	other := req("S", "s", "High")
+	save(t, svc, "1", "A", specs(r, other))
+	save(t, svc, "1", "A", specs(other))
+	before := len(mem.Outbox)
+	save(t, svc, "1", "A", specs(r, other))
+	told := map[string]bool{}
+	for _, m := range mem.Outbox[before:] {
+		if m.Key != "R" {
+			continue
+		}
+		switch {
+		case m.Type == outbox.Updated && m.ServiceID == "jira-4":
+			told["jira-4"] = true
+		case m.Type == outbox.Updated && m.ServiceID == "jira-5" && slices.Contains(m.ChangedFields, "status"):
+			told["jira-5"] = true
+		}
+	}
+	if !told["jira-4"] || !told["jira-5"] {
+		t.Errorf("restored R told %v; messages %+v", told, mem.Outbox[before:])
+	}
+}
