@@ -187,10 +187,10 @@ func hasIssueMacros(parsed *page.Result) bool {
 }
 
 // finish reconciles what an operation that did not finish left on a page
-// (lease.Unfinished) before a save: the stored version old is redone (a
-// page never committed, old nil, has the rows its first save wrote made
-// DELETED), which ends the lease; then the page is leased again and the
-// new lease returned.
+// (lease.Unfinished) before a save or a delete: the stored version old is
+// redone (a page never committed, old nil, has the rows its first save
+// wrote made DELETED), which ends the lease; then the page is leased again
+// and the new lease returned.
 func (s *Service) finish(ctx context.Context, tenant string, old *Page, lease *Lease) (*Lease, error) {
 	if old == nil && len(lease.Leftover) == 0 {
 		// A first save records its rows before writing any: nothing was
