@@ -13,10 +13,18 @@
 //	reqtrace-admin token revoke <token>
 //	reqtrace-admin token revoke-hash <hash> (a token listed by token list)
 //	reqtrace-admin seed-dev            (local stacks only: the development tokens)
+//	reqtrace-admin words status <tenant>  (spaces and whether searches use their word index)
+//	reqtrace-admin words index <tenant> [-space S [-from KEY]]
 //
-// Without -auth-table and AUTH_TABLE, it uses the stack `make run` is
-// running (recorded in .build/localstack.json), so `make admin ARGS=...`
-// needs no environment.
+// The words commands work on the WikiTable named by -wiki-table (or
+// WIKI_TABLE): "words index" gives spaces saved before the word index
+// existed their word index items (docs/operations.md, "Word index of older
+// spaces"), every space without it or the one named, from a key to
+// continue an interrupted run.
+//
+// Without -auth-table, AUTH_TABLE, -wiki-table and WIKI_TABLE, it uses the
+// stack `make run` is running (recorded in .build/localstack.json), so
+// `make admin ARGS=...` needs no environment.
 //
 // A created token is printed once on stdout; only its hash is stored.
 // "tenant limit" with a number gives the tenant its own rate (requests per
@@ -44,6 +52,7 @@ import (
 	"github.com/reqtrace/reqtrace/infra/localstack"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/ratelimit"
 )
 
@@ -65,11 +74,14 @@ var errUsage = errors.New(`usage:
   reqtrace-admin [-auth-table NAME] token list <tenant>
   reqtrace-admin [-auth-table NAME] token revoke <token>
   reqtrace-admin [-auth-table NAME] token revoke-hash <hash>
-  reqtrace-admin [-auth-table NAME] seed-dev`)
+  reqtrace-admin [-auth-table NAME] seed-dev
+  reqtrace-admin [-wiki-table NAME] words status <tenant>
+  reqtrace-admin [-wiki-table NAME] words index <tenant> [-space SPACE [-from KEY]]`)
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	global := flag.NewFlagSet("reqtrace-admin", flag.ContinueOnError)
-	table := global.String("auth-table", os.Getenv("AUTH_TABLE"), "AuthTable name (default $AUTH_TABLE)")
+	authTable := global.String("auth-table", os.Getenv("AUTH_TABLE"), "AuthTable name (default $AUTH_TABLE)")
+	wikiTable := global.String("wiki-table", os.Getenv("WIKI_TABLE"), "WikiTable name, for the words commands (default $WIKI_TABLE)")
 	if err := global.Parse(args); err != nil {
 		return err
 	}
@@ -77,24 +89,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return errUsage
 	}
-	if *table == "" {
+	if *authTable == "" && *wikiTable == "" {
 		// No table named: the stack make run is running, if there is one.
 		st, ok := localstack.Running(filepath.Join(localstackRoot(), ".build"))
 		if !ok {
-			return errors.New("no AuthTable: pass -auth-table or set AUTH_TABLE (stack output AuthTableName), or start make run to use the local stack")
+			return errors.New("no table: pass -auth-table or set AUTH_TABLE (stack output AuthTableName), -wiki-table or WIKI_TABLE (stack output WikiTableName) for the words commands, or start make run to use the local stack")
 		}
 		cfg, err := localaws.AWSConfig(ctx, st.DynamoDB, st.SQS)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "using the local stack (make run): DynamoDB %s, table %s\n", st.DynamoDB, st.Prefix+"-AuthTable")
-		return dispatch(ctx, openStores(dynamodb.NewFromConfig(cfg), st.Prefix+"-AuthTable"), args, out)
+		fmt.Fprintf(os.Stderr, "using the local stack (make run): DynamoDB %s, tables %s-AuthTable and %s-WikiTable\n", st.DynamoDB, st.Prefix, st.Prefix)
+		return dispatch(ctx, openStores(dynamodb.NewFromConfig(cfg), st.Prefix+"-AuthTable", st.Prefix+"-WikiTable"), args, out)
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return fmt.Errorf("load AWS config: %w", err)
 	}
-	return dispatch(ctx, openStores(dynamodb.NewFromConfig(cfg), *table), args, out)
+	return dispatch(ctx, openStores(dynamodb.NewFromConfig(cfg), *authTable, *wikiTable), args, out)
 }
 
 // localstackRoot is the module root when found (make admin runs from it),
@@ -106,19 +118,34 @@ func localstackRoot() string {
 	return "."
 }
 
-// stores are the AuthTable's stores the commands use.
+// stores are the stores the commands use: the AuthTable's, and the
+// WikiTable's (nil when no WikiTable is named).
 type stores struct {
 	db    authtable.Scanner
 	table string
 	auth  *authtable.AuthStore
 	rates *authtable.RateStore
+	wiki  *wikitable.WikiStore
 }
 
-func openStores(db authtable.Scanner, table string) stores {
-	return stores{db: db, table: table, auth: authtable.NewAuthStore(db, table), rates: authtable.NewRateStore(db, table)}
+func openStores(db *dynamodb.Client, authTable, wikiTable string) stores {
+	st := stores{db: db, table: authTable, auth: authtable.NewAuthStore(db, authTable), rates: authtable.NewRateStore(db, authTable)}
+	if wikiTable != "" {
+		st.wiki = wikitable.NewWikiStore(db, wikiTable)
+	}
+	return st
 }
 
 func dispatch(ctx context.Context, st stores, args []string, out io.Writer) error {
+	if args[0] == "words" {
+		if st.wiki == nil {
+			return errors.New("no WikiTable: pass -wiki-table or set WIKI_TABLE (stack output WikiTableName)")
+		}
+		return words(ctx, st.wiki, args[1:], out)
+	}
+	if st.table == "" {
+		return errors.New("no AuthTable: pass -auth-table or set AUTH_TABLE (stack output AuthTableName)")
+	}
 	store := st.auth
 	switch {
 	case (len(args) == 3 || len(args) == 4) && args[0] == "tenant" && args[1] == "limit":
@@ -258,5 +285,72 @@ func tenantLimit(ctx context.Context, st stores, tenant string, value []string, 
 		return err
 	}
 	fmt.Fprintf(out, "tenant %s: %d requests per second to each application; warm functions apply it within AUTH_CACHE_TTL\n", tenant, rps)
+	return nil
+}
+
+// words runs the words commands: the spaces' word index marks, and the
+// job that gives older spaces the word index.
+func words(ctx context.Context, wiki *wikitable.WikiStore, args []string, out io.Writer) error {
+	switch {
+	case len(args) == 2 && args[0] == "status":
+		status, err := wiki.WordIndexStatus(ctx, args[1])
+		if err != nil {
+			return err
+		}
+		if len(status) == 0 {
+			fmt.Fprintf(out, "tenant %s has no registered space\n", args[1])
+		}
+		for _, sp := range status {
+			state := "searches use the word index"
+			if !sp.Words {
+				state = "no word index: word searches scan the space (reqtrace-admin words index " + args[1] + ")"
+			}
+			fmt.Fprintf(out, "%s\t%s\n", sp.Space, state)
+		}
+		return nil
+	case len(args) >= 2 && args[0] == "index":
+		fs := flag.NewFlagSet("words index", flag.ContinueOnError)
+		space := fs.String("space", "", "only this space (default: every space without the word index)")
+		from := fs.String("from", "", "with -space: continue from this key (the last key a run reported)")
+		if err := fs.Parse(args[2:]); err != nil {
+			return err
+		}
+		if *from != "" && *space == "" {
+			return errors.New("-from needs -space")
+		}
+		return indexWords(ctx, wiki, args[1], *space, *from, out)
+	}
+	return errUsage
+}
+
+// indexWords gives one space, or every space of tenant without it, the word
+// index, reporting each chunk done so that an interrupted run can go on.
+func indexWords(ctx context.Context, wiki *wikitable.WikiStore, tenant, space, from string, out io.Writer) error {
+	spaces := []string{space}
+	if space == "" {
+		status, err := wiki.WordIndexStatus(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		spaces = nil
+		for _, sp := range status {
+			if !sp.Words {
+				spaces = append(spaces, sp.Space)
+			}
+		}
+		if len(spaces) == 0 {
+			fmt.Fprintf(out, "every space of tenant %s has the word index\n", tenant)
+			return nil
+		}
+	}
+	for _, sp := range spaces {
+		rows, err := wiki.IndexWords(ctx, tenant, sp, from, func(key string) {
+			fmt.Fprintf(out, "%s: rows up to %s written (to continue: words index %s -space %s -from %s)\n", sp, key, tenant, sp, key)
+		})
+		if err != nil {
+			return fmt.Errorf("space %s: %w", sp, err)
+		}
+		fmt.Fprintf(out, "%s: word items written for the %d rows read; searches of the space now use the word index\n", sp, rows)
+	}
 	return nil
 }

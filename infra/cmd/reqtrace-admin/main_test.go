@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestTenantAndTokenLifecycle(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
-	st := openStores(env.DynamoDB, env.AuthTable)
+	st := openStores(env.DynamoDB, env.AuthTable, env.WikiTable)
 	store := st.auth
 	admin := func(args ...string) (string, error) {
 		var out bytes.Buffer
@@ -62,7 +62,7 @@ func TestTenantAndTokenLifecycle(t *testing.T) {
 
 func TestSeedDevRefusesRemoteEndpoints(t *testing.T) {
 	env := testenv.AWS(t)
-	st := openStores(env.DynamoDB, env.AuthTable)
+	st := openStores(env.DynamoDB, env.AuthTable, env.WikiTable)
 	store := st.auth
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "https://dynamodb.eu-west-1.amazonaws.com")
 	if err := dispatch(context.Background(), st, []string{"seed-dev"}, new(bytes.Buffer)); err == nil {
@@ -81,7 +81,7 @@ func TestSeedDevRefusesRemoteEndpoints(t *testing.T) {
 func TestTenantLimit(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
-	st := openStores(env.DynamoDB, env.AuthTable)
+	st := openStores(env.DynamoDB, env.AuthTable, env.WikiTable)
 	admin := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		err := dispatch(ctx, st, args, &out)
@@ -142,7 +142,7 @@ func TestTenantLimit(t *testing.T) {
 func TestAdminSaysWhatHappened(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
-	st := openStores(env.DynamoDB, env.AuthTable)
+	st := openStores(env.DynamoDB, env.AuthTable, env.WikiTable)
 	admin := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		err := dispatch(ctx, st, args, &out)

@@ -182,17 +182,13 @@ func (s *WikiStore) Spaces(ctx context.Context, tenant string) ([]string, error)
 // that the word index holds every ACTIVE row of them: one Query of the
 // space registry.
 func (s *WikiStore) WordIndexed(ctx context.Context, tenant string, spaces []string) (bool, error) {
-	indexed := map[string]bool{}
-	err := s.saveQueryEach(ctx, spacesPK(tenant), "read space registry", []string{"sk", "words"}, func(av map[string]types.AttributeValue) error {
-		var it saveSpaceItem
-		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return dynamo.Errorf("decode space", err)
-		}
-		indexed[it.SK] = it.Words
-		return nil
-	})
+	status, err := s.WordIndexStatus(ctx, tenant)
 	if err != nil {
 		return false, err
+	}
+	indexed := map[string]bool{}
+	for _, sp := range status {
+		indexed[sp.Space] = sp.Words
 	}
 	if spaces == nil {
 		for _, ok := range indexed {
