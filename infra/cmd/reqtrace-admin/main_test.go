@@ -14,16 +14,22 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// adminCommand runs the command's arguments on st and answers its output,
+// trimmed.
+func adminCommand(ctx context.Context, st stores) func(args ...string) (string, error) {
+	return func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := dispatch(ctx, st, args, &out)
+		return strings.TrimSpace(out.String()), err
+	}
+}
+
 func TestTenantAndTokenLifecycle(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
 	st := openStores(env.DynamoDB, env.AuthTable, env.WikiTable)
 	store := st.auth
-	admin := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		err := dispatch(ctx, st, args, &out)
-		return strings.TrimSpace(out.String()), err
-	}
+	admin := adminCommand(ctx, st)
 
 	if _, err := admin("token", "create", "-tenant", "globex", "-app", "wiki", "-user", "ann"); err == nil {
 		t.Fatal("token created for a tenant that does not exist")
@@ -82,11 +88,7 @@ func TestTenantLimit(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
 	st := openStores(env.DynamoDB, env.AuthTable, env.WikiTable)
-	admin := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		err := dispatch(ctx, st, args, &out)
-		return strings.TrimSpace(out.String()), err
-	}
+	admin := adminCommand(ctx, st)
 	rate := func() int {
 		t.Helper()
 		rps, err := st.rates.TenantRate(ctx, "globex")
@@ -143,11 +145,7 @@ func TestAdminSaysWhatHappened(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
 	st := openStores(env.DynamoDB, env.AuthTable, env.WikiTable)
-	admin := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		err := dispatch(ctx, st, args, &out)
-		return strings.TrimSpace(out.String()), err
-	}
+	admin := adminCommand(ctx, st)
 	if _, err := admin("tenant", "create", "initech", "-name", "Initech"); err != nil {
 		t.Fatal(err)
 	}

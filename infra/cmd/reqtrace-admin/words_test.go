@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -23,11 +22,7 @@ func TestWordsCommands(t *testing.T) {
 	env := testenv.AWS(t)
 	ctx := context.Background()
 	st := openStores(env.DynamoDB, env.AuthTable, env.WikiTable)
-	admin := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		err := dispatch(ctx, st, args, &out)
-		return strings.TrimSpace(out.String()), err
-	}
+	admin := adminCommand(ctx, st)
 	svc := wiki.New(wiki.Deps{Store: st.wiki})
 	for _, space := range []string{"OLD", "NEW"} {
 		body := wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("REQ-1"), "<p>The zebra shall run.</p>"))
