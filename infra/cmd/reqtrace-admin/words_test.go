@@ -66,7 +66,7 @@ func TestWordsCommands(t *testing.T) {
 		t.Fatalf("another tenant:\n%s\n%v", out, err)
 	}
 	st.wiki = nil
-	if _, err = admin("words", "status", "demo"); err == nil || !strings.Contains(err.Error(), "WIKI_TABLE") {
+	if _, err = adminCommand(ctx, st)("words", "status", "demo"); err == nil || !strings.Contains(err.Error(), "WIKI_TABLE") {
 		t.Fatalf("without a WikiTable: %v", err)
 	}
 }
