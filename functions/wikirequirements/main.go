@@ -5,7 +5,10 @@
 // /rest/reqs/1/requirement2/{spaceKey}, planned by shared/search), the diff
 // (GET /rest/reqs/1/diff/{spaceKey}, shared/diff), the coverage matrix (GET
 // /rest/reqs/1/coverage/{spaceKey}, shared/coverage), the CSV exports of all
-// three (format=csv), the must-not-use routes (405, 410) and the wiki's OpenAPI
+// three (format=csv), the CSV downloads the web pages link to for a
+// browser session (GET /diff/{spaceKey}/csv, GET /coverage/{spaceKey}/csv:
+// here rather than in WikiWeb, whose templates would make it keep the whole
+// S3 client), the must-not-use routes (405, 410) and the wiki's OpenAPI
 // document (GET /rest/reqs/1/openapi, anonymous).
 //
 // Trigger: the WikiApi HTTP API (payload 2.0). Environment: WIKI_TABLE,
@@ -13,7 +16,8 @@
 // TENANT_RATE. Reads WIKI_TABLE; the page view writes the excerpts it
 // gathers (requirement rows, index items, UPDATED outbound messages), the
 // external properties route a row's external properties and their index
-// items. Writes the rate limit's window counters in AUTH_TABLE and CSV
+// items. Reads tokens and the web pages' session items (SESSION#...) in
+// AUTH_TABLE, writes its rate limit's window counters there, and CSV
 // exports in EXPORT_BUCKET (exports/...), which it presigns GET URLs for.
 package main
 
@@ -25,6 +29,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/diff"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
@@ -52,9 +57,12 @@ func run(ctx context.Context) error {
 	searcher := search.New(search.Deps{Store: searchStore, Settings: search.NewSettingsCache(searchStore, deps.Config.AuthCacheTTL)})
 	differ := diff.New(diff.Deps{Store: searchStore, Matcher: searcher})
 	exports := export.New(s3export.New(s3.NewFromConfig(deps.AWS), deps.Config.ExportBucket))
+	// The web pages' downloads only resolve sessions; WikiWeb opens them.
+	sessions := auth.NewSessions(authtable.NewSessionStore(deps.DynamoDB, deps.Config.AuthTable), deps.Auth, auth.Wiki, deps.Config.SessionTTL)
 	router := deps.Router(auth.Wiki)
 	(&wikirequirements.Handler{Requirements: requirements, Search: searcher, External: requirements, Diff: differ,
-		Export: exports, Suspects: requirements, Coverage: coverage.New(searcher)}).Register(router) // includes GET /rest/reqs/1/openapi
+		Export: exports, Suspects: requirements, Coverage: coverage.New(searcher),
+		Sessions: sessions, Limiter: router.Limiter}).Register(router) // includes GET /rest/reqs/1/openapi
 	lambdaapp.ServeHTTP(router)
 	return nil
 }

@@ -4,31 +4,28 @@
 // at every requirement's genericUrl (GET /requirements/{spaceKey}/{key}),
 // the page a baseline's pageLink names (GET /pages/viewpage.action), the
 // diff and coverage pages of a space (GET /diff/{spaceKey}, GET
-// /coverage/{spaceKey}, whose CSV download it writes), the home page (GET
-// /requirements) and the stylesheet.
+// /coverage/{spaceKey}), the home page (GET /requirements) and the
+// stylesheet. The pages' CSV downloads are WikiRequirements': this
+// function links no S3 client, which html/template's reflection would make
+// it keep whole (docs/benchmark-analysis.md, "Bootstrap sizes").
 //
 // Trigger: the WikiApi HTTP API (payload 2.0), beside the JSON API at the
-// same base URL. Environment: WIKI_TABLE, AUTH_TABLE, EXPORT_BUCKET
-// (required); LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE, SESSION_TTL (default
-// 8h). Reads WIKI_TABLE only; writes session items (SESSION#...) and the
-// rate limit's window counters in AUTH_TABLE, and the coverage page's CSV
-// exports in EXPORT_BUCKET (exports/...), which it presigns GET URLs for.
+// same base URL. Environment: WIKI_TABLE, AUTH_TABLE (required);
+// LOG_LEVEL, AUTH_CACHE_TTL, TENANT_RATE, SESSION_TTL (default 8h). Reads
+// WIKI_TABLE only; writes session items (SESSION#...) and the rate limit's
+// window counters in AUTH_TABLE.
 package main
 
 import (
 	"context"
-
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
-	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikiweb"
 	"github.com/reqtrace/reqtrace/shared/lambdaapp"
-	"github.com/reqtrace/reqtrace/shared/s3export"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -40,7 +37,7 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE", "EXPORT_BUCKET")
+	deps, err := lambdaapp.Setup(ctx, "WIKI_TABLE", "AUTH_TABLE")
 	if err != nil {
 		return err
 	}
@@ -54,7 +51,7 @@ func run(ctx context.Context) error {
 	(&wikiweb.Handler{
 		Sessions: sessions, Requirements: requirements, Limiter: router.Limiter,
 		Search: searcher, Diff: diff.New(diff.Deps{Store: searchStore, Matcher: searcher}),
-		Coverage: coverage.New(searcher), Export: export.New(s3export.New(s3.NewFromConfig(deps.AWS), deps.Config.ExportBucket)),
+		Coverage: coverage.New(searcher),
 	}).Register(router)
 	lambdaapp.ServeHTTP(router)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -58,7 +60,7 @@ func startStack(t *testing.T) *localstack.Stack {
 		BuildDir: testenv.Bootstraps(t), WikiAddr: "127.0.0.1:0", TrackerAddr: "127.0.0.1:0",
 		SyncInterval: -1, DynamoDBEndpoint: env.DynamoDBEndpoint, SQSEndpoint: env.SQSEndpoint,
 		Prefix: testenv.Prefix("browser"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		FunctionLog: io.Discard, Functions: []string{"WikiWeb", "WikiContent", "WikiBaselines"},
+		FunctionLog: io.Discard, Functions: []string{"WikiWeb", "WikiRequirements", "WikiContent", "WikiBaselines"},
 	})
 	if err != nil {
 		t.Fatalf("start stack: %v", err)
@@ -115,11 +117,35 @@ func send(t *testing.T, method, url, body string) {
 	}
 }
 
+// downloaded waits for the browser's download to complete and returns the
+// file, which the browser saved in dir under the download's GUID.
+func downloaded(t *testing.T, progress iter.Seq2[browser.EventDownloadProgress, error], dir string) string {
+	t.Helper()
+	for ev, err := range progress {
+		if err != nil {
+			t.Fatalf("download: %v", err)
+		}
+		switch ev.State {
+		case browser.DownloadProgressStateCanceled:
+			t.Fatalf("download %s canceled", ev.GUID)
+		case browser.DownloadProgressStateCompleted:
+			b, err := os.ReadFile(filepath.Join(dir, ev.GUID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
+	t.Fatal("no download completed")
+	return ""
+}
+
 // TestBrowserLoginRequirementAndDependency is a user's visit: a link to a
 // requirement leads to the login, the login back to the requirement,
 // whose page shows its text, links and graph; a dependency link and a
 // graph node open the linked requirements; the space's navigation opens
-// its diff and coverage pages; signing out ends the session.
+// its diff and coverage pages, and the coverage's CSV link downloads the
+// matrix; signing out ends the session.
 func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 	st := startStack(t)
 	saveSpecs(t, st.WikiURL, "Users exist.", "Sessions expire.")
@@ -269,6 +295,23 @@ func TestBrowserLoginRequirementAndDependency(t *testing.T) {
 	}
 	if gaps, suspect := count("table.coverage td.gap"), count("table.coverage .item.suspect"); gaps != 4 || suspect != 1 {
 		t.Errorf("coverage: %d gaps and %d suspect items, want 4 and 1", gaps, suspect)
+	}
+
+	// The CSV link is WikiRequirements' route: the browser sends the
+	// session cookie (SameSite=Strict, the link is the wiki's own) and
+	// follows the 303 to the export, which it saves as a file.
+	downloads := t.TempDir()
+	progress := chromedp.Events(ctx, browser.DownloadProgress)
+	run("download the coverage as CSV",
+		chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+				Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: downloads, EventsEnabled: new(true)})
+			return err
+		}),
+		chromedp.Click(chromedp.CSS("a.csv")))
+	if csv := downloaded(t, progress, downloads); !strings.HasPrefix(csv, "spaceKey,key,text,jira,to,from\r\n") ||
+		!strings.Contains(csv, "DEMO,REQ-001,") {
+		t.Errorf("the coverage's CSV download: %.300q", csv)
 	}
 
 	// Signing out ends the session: the page leads to the login again.

@@ -7,14 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reqtrace/reqtrace/shared/httpapi/wikiweb"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 )
 
 // TestExportsThroughRealBootstraps downloads a CSV export from the JSON
-// API (WikiRequirements) and from the coverage web page (WikiWeb), each
-// written to the export bucket by the function's bootstrap with the
-// stack's environment (AWS_ENDPOINT_URL_S3 at moto) and fetched without
-// credentials from the presigned URL of the 303.
+// API and from the coverage web page's link, both served by
+// WikiRequirements (the link for WikiWeb's session cookie; the page's
+// former address, on WikiWeb, answers 303 to the link), written to the
+// export bucket by the function's bootstrap with the stack's environment
+// (AWS_ENDPOINT_URL_S3 at moto) and fetched without credentials from the
+// presigned URL of the 303.
 func TestExportsThroughRealBootstraps(t *testing.T) {
 	st := startStack(t)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -71,7 +73,7 @@ func TestExportsThroughRealBootstraps(t *testing.T) {
 		resp.Body.Close()
 		var session *http.Cookie
 		for _, c := range resp.Cookies() {
-			if c.Name == wikiweb.CookieName && c.Value != "" {
+			if c.Name == websession.CookieName && c.Value != "" {
 				session = c
 			}
 		}
@@ -79,6 +81,17 @@ func TestExportsThroughRealBootstraps(t *testing.T) {
 			t.Fatalf("login: status %d, cookies %v", resp.StatusCode, resp.Cookies())
 		}
 		req, _ = http.NewRequest("GET", st.WikiURL+"/coverage/DEMO?format=csv", nil)
+		req.AddCookie(session)
+		resp, err = noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		link := "/coverage/DEMO/csv?columns=jira%2Cto%2Cfrom"
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != link {
+			t.Fatalf("the page's former CSV address: %d to %q, want 303 to %s", resp.StatusCode, resp.Header.Get("Location"), link)
+		}
+		req, _ = http.NewRequest("GET", st.WikiURL+link, nil)
 		req.AddCookie(session)
 		if csv := download(t, req); !strings.Contains(strings.SplitN(csv, "\n", 2)[0], "key") {
 			t.Errorf("CSV %.200q", csv)

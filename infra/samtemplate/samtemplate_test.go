@@ -46,7 +46,7 @@ func TestLoadFunctions(t *testing.T) {
 		schedules  int
 		firstRoute samtemplate.Route
 	}{
-		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 15, 29 * time.Second, 1024, 0,
+		{"WikiRequirements", "functions/wikirequirements", "WikiApi", 17, 29 * time.Second, 1024, 0,
 			samtemplate.Route{Event: "Coverage", API: "WikiApi", Method: "GET", Path: "/rest/reqs/1/coverage/{spaceKey}"}},
 		{"WikiWeb", "functions/wikiweb", "WikiApi", 9, 29 * time.Second, 512, 0,
 			samtemplate.Route{Event: "Coverage", API: "WikiApi", Method: "GET", Path: "/coverage/{spaceKey}"}},

@@ -79,11 +79,10 @@ func (h *Handler) coverage(w http.ResponseWriter, r *http.Request, p auth.Princi
 	if err != nil {
 		return err
 	}
-	req, err := parseCoverage(r)
+	req, err := parseCoverage(r, p.Tenant)
 	if err != nil {
 		return err
 	}
-	req.Tenant = p.Tenant
 	if csv {
 		return h.exportCoverage(w, r, p, req)
 	}
@@ -95,10 +94,11 @@ func (h *Handler) coverage(w http.ResponseWriter, r *http.Request, p auth.Princi
 	return nil
 }
 
-// parseCoverage reads the coverage's parameters; the Tenant is left for
-// the caller. columns is required; q is parsed (a syntax error is a 400 with its position); offset and
-// limit as the search's.
-func parseCoverage(r *http.Request) (coverage.Request, error) {
+// parseCoverage reads the coverage's parameters for tenant (the API's, and
+// the coverage page's download's). columns is required; q is parsed (a
+// syntax error is a 400 with its position); offset and limit as the
+// search's.
+func parseCoverage(r *http.Request, tenant string) (coverage.Request, error) {
 	params := r.URL.Query()
 	cols, err := coverage.ParseColumns(params.Get("columns"))
 	if err != nil {
@@ -116,7 +116,7 @@ func parseCoverage(r *http.Request) (coverage.Request, error) {
 	if err != nil {
 		return coverage.Request{}, named("q", err)
 	}
-	return coverage.Request{Space: r.PathValue("spaceKey"), Query: e, Columns: cols, Offset: offset, Limit: limit}, nil
+	return coverage.Request{Tenant: tenant, Space: r.PathValue("spaceKey"), Query: e, Columns: cols, Offset: offset, Limit: limit}, nil
 }
 
 // exportCoverage answers the whole matrix as CSV (coverage.Service.Table).

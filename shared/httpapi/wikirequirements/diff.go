@@ -141,11 +141,10 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	if err != nil {
 		return err
 	}
-	req, err := parseDiff(r)
+	req, err := parseDiff(r, p.Tenant)
 	if err != nil {
 		return err
 	}
-	req.Tenant = p.Tenant
 	if csv {
 		return h.exportDiff(w, r, p, req)
 	}
@@ -159,10 +158,10 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request, p auth.Principal)
 	return nil
 }
 
-// parseDiff reads the diff's parameters; the Tenant is left for the
-// caller. from and to are required; q is parsed (a syntax error is a 400
+// parseDiff reads the diff's parameters for tenant (the API's, and the
+// diff page's download's). from and to are required; q is parsed (a syntax error is a 400
 // with its position); offset and limit as the search's.
-func parseDiff(r *http.Request) (diff.Request, error) {
+func parseDiff(r *http.Request, tenant string) (diff.Request, error) {
 	params := r.URL.Query()
 	from, err := diff.ParseSide("from", params.Get("from"))
 	if err != nil {
@@ -184,5 +183,5 @@ func parseDiff(r *http.Request) (diff.Request, error) {
 	if err != nil {
 		return diff.Request{}, named("q", err)
 	}
-	return diff.Request{Space: r.PathValue("spaceKey"), From: from, To: to, Query: e, Offset: offset, Limit: limit}, nil
+	return diff.Request{Tenant: tenant, Space: r.PathValue("spaceKey"), From: from, To: to, Query: e, Offset: offset, Limit: limit}, nil
 }

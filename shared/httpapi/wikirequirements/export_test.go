@@ -25,16 +25,26 @@ import (
 // answer's headers and the Location of the redirect.
 func download(t *testing.T, h http.Handler, path string, accept string) ([][]string, http.Header, string) {
 	t.Helper()
+	return fetchExport(t, h, path, func(req *http.Request) {
+		req.Header.Set("Authorization", "Bearer demo-wiki-user")
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+	})
+}
+
+// fetchExport is download with the credentials that prepare puts on the
+// request (a bearer token, a session cookie), which the redirect to the
+// export store does not carry.
+func fetchExport(t *testing.T, h http.Handler, path string, prepare func(*http.Request)) ([][]string, http.Header, string) {
+	t.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer demo-wiki-user")
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
+	prepare(req)
 	location := ""
 	client := &http.Client{CheckRedirect: func(r *http.Request, via []*http.Request) error {
 		if len(via) > 1 {
@@ -45,6 +55,7 @@ func download(t *testing.T, h http.Handler, path string, accept string) ([][]str
 		}
 		location = r.URL.String()
 		r.Header.Del("Authorization") // as curl and requests do for another host or port
+		r.Header.Del("Cookie")        // as a browser does: the cookie is the wiki's origin's
 		return nil
 	}}
 	resp, err := client.Do(req)

@@ -6,7 +6,9 @@
 // /rest/reqs/1/requirement2/{spaceKey}, search.go), the diff (GET
 // /rest/reqs/1/diff/{spaceKey}, diff.go), the coverage matrix (GET
 // /rest/reqs/1/coverage/{spaceKey}, coverage.go), the CSV exports of all
-// three (export.go), the routes the spec says
+// three (export.go), the CSV downloads of the web pages' diff and coverage
+// for a browser session (GET /diff/{spaceKey}/csv, GET
+// /coverage/{spaceKey}/csv, webdownload.go), the routes the spec says
 // must not be used (405 with Allow, 410) and the wiki's OpenAPI document
 // (GET /rest/reqs/1/openapi). It owns the JSON shape of a requirement
 // (shared/openapi/wiki.yaml), which every answer showing one uses.
@@ -21,6 +23,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 	"github.com/reqtrace/reqtrace/shared/openapi"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -43,7 +46,8 @@ type Reader interface {
 // route-agreement test lists its routes); serving reads needs Requirements,
 // serving the search needs Search, setting external properties needs
 // External, the diff needs Diff, the coverage needs Coverage, CSV exports
-// need Export, and clearing suspect links needs Search and Suspects.
+// need Export, clearing suspect links needs Search and Suspects, and the
+// web pages' downloads need Sessions too.
 type Handler struct {
 	Requirements Reader
 	Search       Searcher
@@ -52,10 +56,16 @@ type Handler struct {
 	Export       Exporter
 	Suspects     SuspectClearer
 	Coverage     Coverer
+	// Sessions resolves the session cookie of the web pages' downloads.
+	Sessions websession.Resolver
+	// Limiter, when set, counts each download of a session against its
+	// tenant's rate, as the router counts a token's requests.
+	Limiter httpapi.Limiter
 }
 
 // Register declares the routes of WikiRequirements in template.yaml,
-// including the wiki's OpenAPI document (anonymous).
+// including the wiki's OpenAPI document and the web pages' downloads
+// (anonymous to the router: the downloads check the session cookie).
 func (h *Handler) Register(rt *httpapi.Router) {
 	const space, key = "/rest/reqs/1/requirement2/{spaceKey}", "/rest/reqs/1/requirement2/{spaceKey}/{key}"
 	rt.Handle("GET "+space, httpapi.Reader, h.search)
@@ -72,6 +82,7 @@ func (h *Handler) Register(rt *httpapi.Router) {
 	rt.Handle("GET /rest/reqs/1/coverage/{spaceKey}", httpapi.Member, h.coverage)
 	rt.Handle("POST /rest/reqs/1/suspects/{spaceKey}/clear", httpapi.Member, h.clearSuspects)
 	rt.HandleAnonymous("GET /rest/reqs/1/openapi", openapi.Handler(openapi.Wiki))
+	h.registerDownloads(rt)
 }
 
 // requirementDTO is the JSON of a requirement (shared/openapi/wiki.yaml).

@@ -21,6 +21,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/authtable"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
@@ -47,6 +48,10 @@ type server struct {
 	diff     *diff.Service
 	s3       *s3.Client
 	bucket   string
+	// sessions opens the web pages' sessions (WikiWeb's login does in the
+	// stack); limiter is the tenants' rate, unlimited until a test blocks one.
+	sessions *auth.Sessions
+	limiter  *blockList
 	// db and table reach the WikiTable without the call counter.
 	db    *dynamodb.Client
 	table string
@@ -61,16 +66,20 @@ func newServer(t *testing.T) *server {
 	db := dynamodb.NewFromConfig(env.Config, calls.Options, items.options)
 	svc := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(db, env.WikiTable)})
 	store := wikitable.NewSearchStore(db, env.WikiTable)
-	rt := httpapi.NewRouter(auth.Wiki, auth.NewAuthenticator(devTokens, time.Minute))
+	authn := auth.NewAuthenticator(devTokens, time.Minute)
+	sessions := auth.NewSessions(authtable.NewSessionStore(env.DynamoDB, env.AuthTable), authn, auth.Wiki, time.Hour)
+	limiter := &blockList{}
+	rt := httpapi.NewRouter(auth.Wiki, authn)
 	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt.Limiter = limiter
 	searcher := search.New(search.Deps{Store: store, Settings: store})
 	differ := diff.New(diff.Deps{Store: store, Matcher: searcher})
 	s3c := s3.NewFromConfig(env.Config)
 	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ, Coverage: coverage.New(searcher),
-		Export: export.New(s3export.New(s3c, env.ExportBucket))}).Register(rt)
+		Export: export.New(s3export.New(s3c, env.ExportBucket)), Sessions: sessions, Limiter: rt.Limiter}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
 		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, items: items, diff: differ, s3: s3c, bucket: env.ExportBucket,
-		db: env.DynamoDB, table: env.WikiTable}
+		sessions: sessions, limiter: limiter, db: env.DynamoDB, table: env.WikiTable}
 }
 
 func (s *server) save(t *testing.T, tenant, id, space, body string) {

@@ -4,7 +4,9 @@ package wikiweb
 // [&format=csv]: the traceability matrix of a space (over the coverage
 // service, docs/change-analysis.md "Coverage") as a table of 100 rows a
 // page, each column's covered/total above it, gaps and suspect items
-// marked, and the whole matrix as a CSV download (303 to it, as the API).
+// marked, and a link to the whole matrix as a CSV download, which
+// WikiRequirements serves (GET /coverage/{spaceKey}/csv); format=csv
+// answers 303 to it.
 
 import (
 	"context"
@@ -15,7 +17,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/coverage"
-	"github.com/reqtrace/reqtrace/shared/export"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
 
@@ -24,19 +26,9 @@ type Coverer interface {
 	// Coverage builds a matrix and returns one page of its rows: invalid
 	// input, internal.
 	Coverage(ctx context.Context, req coverage.Request) (*coverage.Result, error)
-	// Table describes the whole matrix as an export.
-	Table(req coverage.Request) export.Table
 }
 
 var _ Coverer = (*coverage.Service)(nil)
-
-// Exporter stores a CSV download and answers its URL (export.Service
-// implements it): t.Rows' errors as they are, internal.
-type Exporter interface {
-	CSV(ctx context.Context, tenant string, t export.Table) (string, error)
-}
-
-var _ Exporter = (*export.Service)(nil)
 
 // coveragePageSize is how many requirements one coverage page lists.
 const coveragePageSize = 100
@@ -89,7 +81,8 @@ func (h *Handler) coverageSpace(w http.ResponseWriter, r *http.Request, p auth.P
 	if err != nil {
 		return err
 	}
-	if done, err := h.csv(w, r, p, params.Get("format"), func() export.Table { return h.Coverage.Table(req) }); done || err != nil {
+	path, base := "/coverage/"+url.PathEscape(space), url.Values{"columns": {data.Columns}}
+	if done, err := formerDownload(w, r, params.Get("format"), downloadLink(path, base, data.Q)); done || err != nil {
 		return err
 	}
 	res, err := h.Coverage.Coverage(r.Context(), req)
@@ -123,8 +116,7 @@ func (h *Handler) coverageSpace(w http.ResponseWriter, r *http.Request, p auth.P
 		data.Rows = append(data.Rows, cr)
 	}
 	data.First, data.Last = req.Offset+1, req.Offset+len(res.Rows)
-	data.Prev, data.Next, data.CSV = pageLinks("/coverage/"+url.PathEscape(space), url.Values{"columns": {data.Columns}}, data.Q,
-		req.Offset, coveragePageSize, res.HasMore)
+	data.Prev, data.Next, data.CSV = pageLinks(path, base, data.Q, req.Offset, coveragePageSize, res.HasMore)
 	return render(w, r, http.StatusOK, "coverage", data)
 }
 
@@ -139,19 +131,18 @@ func coverageRequest(tenant, space, columns, q, offset string) (coverage.Request
 	return req, err
 }
 
-// csv serves a page's CSV download when format is csv: the table is
-// exported and the answer is 303 See Other to it, as the API's exports;
-// done says the answer is written. Another format is refused.
-func (h *Handler) csv(w http.ResponseWriter, r *http.Request, p auth.Principal, format string, table func() export.Table) (done bool, err error) {
+// formerDownload answers format=csv, the address of a page's CSV
+// download before the downloads moved to WikiRequirements (which renders
+// no templates, so its bootstrap links the S3 client without keeping all
+// of it): 303 to link, the download, so that saved addresses keep
+// working. done says the answer is written; another format is refused.
+func formerDownload(w http.ResponseWriter, r *http.Request, format, link string) (done bool, err error) {
 	switch format {
 	case "":
 		return false, nil
 	case "csv":
-		url, err := h.Export.CSV(r.Context(), p.Tenant, table())
-		if err != nil {
-			return true, err
-		}
-		http.Redirect(w, r, url, http.StatusSeeOther)
+		websession.SecurityHeaders(w.Header())
+		http.Redirect(w, r, link, http.StatusSeeOther)
 		return true, nil
 	default:
 		return true, apperr.InvalidNamed("format", "format must be csv, got %q", format)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 )
 
 // TestCoveragePage: the matrix of a space as a page: per-column counts,
@@ -71,7 +73,7 @@ func TestCoveragePage(t *testing.T) {
 	}
 
 	// The CSV link: 303 to the download of the whole matrix.
-	records := s.csvLink(t, doc, c.Value)
+	records := s.csvLink(t, doc, c.Value, "/coverage/DEMO/csv?columns=jira%2Cto%2Cfrom")
 	if len(records) != 5 ||
 		!slices.Equal(records[0], []string{"spaceKey", "key", "text", "jira", "to", "from"}) ||
 		!slices.Equal(records[3], []string{"DEMO", "REQ-1", "Log in <script>alert(1)</script> now x", "PROJ-1", "DEMO/REQ-0 (suspect)", "DEMO/REQ-2"}) {
@@ -103,15 +105,25 @@ func TestCoveragePage(t *testing.T) {
 	}
 }
 
-// csvLink follows a page's CSV link (a.csv) with the session cookie: 303
-// to the download, which it fetches and parses.
-func (s *server) csvLink(t *testing.T, doc *html.Node, cookie string) [][]string {
+// csvLink follows a page's CSV link (a.csv, want: WikiRequirements'
+// download route) with the session cookie: 303 to the download, which it
+// fetches and parses. The link's former address (format=csv on the page's
+// own) answers 303 to the link.
+func (s *server) csvLink(t *testing.T, doc *html.Node, cookie, want string) [][]string {
 	t.Helper()
 	link := one(t, doc, "the CSV link", func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "csv") })
+	if attr(link, "href") != want {
+		t.Fatalf("CSV link %q, want %q", attr(link, "href"), want)
+	}
+	former := strings.Replace(want, websession.DownloadSuffix+"?", "?format=csv&", 1)
+	if rec := s.request("GET", former, cookie, nil, nil); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != want {
+		t.Fatalf("former CSV address %s: %d to %q, want 303 to %s", former, rec.Code, rec.Header().Get("Location"), want)
+	}
 	rec := s.request("GET", attr(link, "href"), cookie, nil, nil)
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("CSV link %s: %d %s", attr(link, "href"), rec.Code, rec.Body)
 	}
+	checkSecurityHeaders(t, rec.Header())
 	resp, err := http.Get(rec.Header().Get("Location"))
 	if err != nil {
 		t.Fatal(err)

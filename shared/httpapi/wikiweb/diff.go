@@ -3,8 +3,9 @@ package wikiweb
 // The diff page, GET /diff/{spaceKey}?from=&to=[&q=][&offset=][&format=csv]:
 // what changed in a space between two baselines, or a baseline and the
 // current state (over the diff API, docs/change-analysis.md), field by field,
-// with the old value struck through and the new one highlighted, and the
-// whole diff as a CSV download (303 to it, as the API).
+// with the old value struck through and the new one highlighted, and a
+// link to the whole diff as a CSV download, which WikiRequirements serves
+// (GET /diff/{spaceKey}/csv); format=csv answers 303 to it.
 
 import (
 	"context"
@@ -17,7 +18,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/diff"
-	"github.com/reqtrace/reqtrace/shared/export"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 )
@@ -27,8 +28,6 @@ type Differ interface {
 	// Diff answers the summary of a whole comparison and one page of its
 	// changes: invalid input, an unknown baseline (not found).
 	Diff(ctx context.Context, req diff.Request) (*diff.Result, error)
-	// Table describes the whole diff as a CSV export.
-	Table(req diff.Request) export.Table
 }
 
 var _ Differ = (*diff.Service)(nil)
@@ -74,7 +73,8 @@ func (h *Handler) diffSpace(w http.ResponseWriter, r *http.Request, p auth.Princ
 	if err != nil {
 		return err
 	}
-	if done, err := h.csv(w, r, p, params.Get("format"), func() export.Table { return h.Diff.Table(req) }); done || err != nil {
+	path, base := "/diff/"+url.PathEscape(space), url.Values{"from": {data.From}, "to": {data.To}}
+	if done, err := formerDownload(w, r, params.Get("format"), downloadLink(path, base, data.Q)); done || err != nil {
 		return err
 	}
 	res, err := h.Diff.Diff(r.Context(), req)
@@ -90,8 +90,7 @@ func (h *Handler) diffSpace(w http.ResponseWriter, r *http.Request, p auth.Princ
 		data.Changes = append(data.Changes, dc)
 	}
 	data.First, data.Last = req.Offset+1, req.Offset+len(res.Changes)
-	data.Prev, data.Next, data.CSV = pageLinks("/diff/"+url.PathEscape(space), url.Values{"from": {data.From}, "to": {data.To}}, data.Q,
-		req.Offset, diffPageSize, res.HasMore)
+	data.Prev, data.Next, data.CSV = pageLinks(path, base, data.Q, req.Offset, diffPageSize, res.HasMore)
 	return render(w, r, http.StatusOK, "diff", data)
 }
 
@@ -131,19 +130,32 @@ func pageParams(offset, q string) (int, query.Expr, error) {
 // the previous and the next page ("" when there is none) and the CSV
 // download of the whole result, each with base's parameters and q.
 func pageLinks(path string, base url.Values, q string, offset, size int, hasMore bool) (prev, next, csv string) {
-	link := func(k, v string) string {
-		vals := maps.Clone(base)
-		if q != "" {
-			vals.Set("q", q)
-		}
-		vals.Set(k, v)
+	at := func(offset int) string {
+		vals := withQuery(base, q)
+		vals.Set("offset", strconv.Itoa(offset))
 		return path + "?" + vals.Encode()
 	}
 	if offset > 0 {
-		prev = link("offset", strconv.Itoa(max(offset-size, 0)))
+		prev = at(max(offset-size, 0))
 	}
 	if hasMore {
-		next = link("offset", strconv.Itoa(offset+size))
+		next = at(offset + size)
 	}
-	return prev, next, link("format", "csv")
+	return prev, next, downloadLink(path, base, q)
+}
+
+// downloadLink is the CSV download of the whole result of the page at
+// path: the page's address with websession.DownloadSuffix, base's
+// parameters and q. WikiRequirements serves it.
+func downloadLink(path string, base url.Values, q string) string {
+	return path + websession.DownloadSuffix + "?" + withQuery(base, q).Encode()
+}
+
+// withQuery is a copy of base with q, when there is one.
+func withQuery(base url.Values, q string) url.Values {
+	vals := maps.Clone(base)
+	if q != "" {
+		vals.Set("q", q)
+	}
+	return vals
 }

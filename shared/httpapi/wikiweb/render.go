@@ -12,6 +12,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 )
 
 //go:embed templates/*.html
@@ -42,23 +43,6 @@ func parsePages() map[string]*template.Template {
 	return out
 }
 
-// contentSecurityPolicy is sent with every page: no script of any kind,
-// styles from the served stylesheet only (the graph is inline SVG styled
-// by classes), forms posting to the wiki itself, never framed. Images of
-// excerpts may come from the wiki or any https host (the sanitizer keeps
-// http(s) and relative image sources).
-const contentSecurityPolicy = "default-src 'none'; script-src 'none'; style-src 'self'; img-src 'self' https:; " +
-	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-
-// securityHeaders are the headers of every HTML answer (docs/guide.md, "In a browser").
-func securityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cache-Control", "no-store")
-}
-
 // layoutData is what templates/layout.html reads; each page's data embeds
 // it.
 type layoutData struct {
@@ -86,7 +70,7 @@ func render(w http.ResponseWriter, r *http.Request, status int, name string, dat
 	if err := pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
 		return err
 	}
-	securityHeaders(w.Header())
+	websession.SecurityHeaders(w.Header())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
@@ -107,7 +91,7 @@ func renderError(w http.ResponseWriter, r *http.Request, p *auth.Principal, err 
 	data := &errorPage{layoutData: layoutData{Title: http.StatusText(status), User: p}, Status: status, Message: message}
 	if err := render(w, r, status, "error", data); err != nil {
 		httpapi.Logger(r.Context()).ErrorContext(r.Context(), "render error page", "error", err.Error())
-		securityHeaders(w.Header())
+		websession.SecurityHeaders(w.Header())
 		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 	}
 }

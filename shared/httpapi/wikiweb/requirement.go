@@ -14,6 +14,7 @@ import (
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 	"github.com/reqtrace/reqtrace/shared/page"
 	"github.com/reqtrace/reqtrace/shared/query"
 	"github.com/reqtrace/reqtrace/shared/requirement"
@@ -169,7 +170,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request, p auth.Principal)
 		if err := wiki.CheckKey(key); err != nil {
 			return err
 		}
-		securityHeaders(w.Header())
+		websession.SecurityHeaders(w.Header())
 		http.Redirect(w, r, reqURL(space, key, 0), http.StatusSeeOther)
 		return nil
 	}

@@ -9,90 +9,35 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 )
-
-// CookieName is the session cookie. Its value is the session's id: a
-// random value whose hash names the session item; the token is never in
-// it.
-const CookieName = "reqtrace_session"
 
 // pageFunc is the handler of a page: p is the session's principal.
 type pageFunc func(w http.ResponseWriter, r *http.Request, p auth.Principal) error
 
 // page wraps a page handler: without a valid session it answers 303 to
-// the login form with the page as next; with one, it applies the tenant's
-// rate and runs the page, answering its error as an HTML page.
+// the login form with the page as next (websession.Check); with one, it
+// applies the tenant's rate and runs the page, answering its error as an
+// HTML page.
 func (h *Handler) page(fn pageFunc) httpapi.AnonymousFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p, ok := h.session(w, r)
-		if !ok {
+		p, err := websession.Check(w, r, h.Sessions, h.Limiter)
+		if err != nil {
+			renderError(w, r, p, err)
 			return nil
 		}
-		if h.Limiter != nil {
-			if wait, ok := h.Limiter.Allow(r.Context(), p.Tenant, auth.Wiki); !ok {
-				renderError(w, r, &p, httpapi.Throttled(wait))
-				return nil
-			}
+		if p == nil {
+			return nil // answered: 303 to the login
 		}
-		if err := fn(w, r, p); err != nil {
-			renderError(w, r, &p, err)
+		if err := fn(w, r, *p); err != nil {
+			renderError(w, r, p, err)
 		}
 		return nil
 	}
-}
-
-// session resolves the request's session. When there is none (or it
-// expired, or its token was revoked) it answers 303 to the login form,
-// clearing a stale cookie, and reports false.
-func (h *Handler) session(w http.ResponseWriter, r *http.Request) (auth.Principal, bool) {
-	c, err := r.Cookie(CookieName)
-	if err == nil {
-		p, _, err := h.Sessions.Resolve(r.Context(), c.Value)
-		if err == nil {
-			return p, true
-		}
-		if apperr.As(err) == nil || apperr.As(err).Code != apperr.Unauthorized {
-			renderError(w, r, nil, err)
-			return auth.Principal{}, false
-		}
-		http.SetCookie(w, sessionCookie(r, "", time.Time{}))
-	}
-	securityHeaders(w.Header())
-	http.Redirect(w, r, loginPath+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-	return auth.Principal{}, false
-}
-
-// sessionCookie is the session cookie holding id until expires; an empty
-// id deletes it. It is HttpOnly (no script reads it, there is none
-// anyway), SameSite=Strict (no other site's page sends it, so no other
-// site can post a form with it), and Secure when the page was asked over
-// https (API Gateway always; the local stack's http does not).
-func sessionCookie(r *http.Request, id string, expires time.Time) *http.Cookie {
-	c := &http.Cookie{Name: CookieName, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: scheme(r) == "https"}
-	if id == "" {
-		c.MaxAge = -1
-		return c
-	}
-	c.Expires = expires
-	c.MaxAge = max(1, int(time.Until(expires).Seconds()))
-	return c
-}
-
-// scheme is how the browser reached the page: API Gateway (and the local
-// gateway) say it in X-Forwarded-Proto.
-func scheme(r *http.Request) string {
-	if p := strings.ToLower(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto"))); p == "https" || p == "http" {
-		return p
-	}
-	if r.TLS != nil {
-		return "https"
-	}
-	return "http"
 }
 
 // sameOrigin is the CSRF check of the POST routes, besides the SameSite
@@ -100,7 +45,7 @@ func scheme(r *http.Request) string {
 // Referer's origin) must be the wiki's own origin. A POST with neither is
 // refused: every browser sends one of them with a form.
 func sameOrigin(r *http.Request) bool {
-	self := scheme(r) + "://" + strings.ToLower(r.Host)
+	self := websession.Scheme(r) + "://" + strings.ToLower(r.Host)
 	if o := r.Header.Get("Origin"); o != "" && o != "null" {
 		return strings.EqualFold(o, self)
 	}
@@ -158,8 +103,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		renderError(w, r, nil, err)
 		return nil
 	}
-	http.SetCookie(w, sessionCookie(r, id, expires))
-	securityHeaders(w.Header())
+	http.SetCookie(w, websession.Cookie(r, id, expires))
+	websession.SecurityHeaders(w.Header())
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
 }
@@ -171,14 +116,14 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 		renderError(w, r, nil, apperr.Forbiddenf("this form must be sent from the wiki's own pages"))
 		return nil
 	}
-	if c, err := r.Cookie(CookieName); err == nil {
+	if c, err := r.Cookie(websession.CookieName); err == nil {
 		if err := h.Sessions.Close(r.Context(), c.Value); err != nil {
 			renderError(w, r, nil, err)
 			return nil
 		}
 	}
-	http.SetCookie(w, sessionCookie(r, "", time.Time{}))
-	securityHeaders(w.Header())
-	http.Redirect(w, r, loginPath, http.StatusSeeOther)
+	http.SetCookie(w, websession.Cleared(r))
+	websession.SecurityHeaders(w.Header())
+	http.Redirect(w, r, websession.LoginPath, http.StatusSeeOther)
 	return nil
 }

@@ -6,8 +6,11 @@
 // graph, graph.go), the wiki page a baseline's pageLink names
 // (/pages/viewpage.action?pageId=, pageview.go), the diff of a space
 // (/diff/{spaceKey}, diff.go), the coverage matrix of a space
-// (/coverage/{spaceKey}, coverage.go, with its CSV download), a home page and the
-// stylesheet. Pages are html/template templates (templates/) over one
+// (/coverage/{spaceKey}, coverage.go), a home page and the stylesheet. The
+// CSV downloads the diff and coverage pages link to are WikiRequirements'
+// (/diff/{spaceKey}/csv, /coverage/{spaceKey}/csv): a function that renders
+// no templates links the S3 client of the exports without keeping all of
+// it (docs/benchmark-analysis.md, "Bootstrap sizes"). Pages are html/template templates (templates/) over one
 // layout, with no JavaScript at all.
 //
 // Every route is declared Anonymous on the router (pages authenticate by
@@ -24,6 +27,7 @@ import (
 
 	"github.com/reqtrace/reqtrace/shared/auth"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 	"github.com/reqtrace/reqtrace/shared/wiki"
@@ -77,8 +81,6 @@ type Handler struct {
 	Search       Searcher
 	Diff         Differ
 	Coverage     Coverer
-	// Export stores the coverage and diff pages' CSV downloads.
-	Export Exporter
 	// Limiter, when set, counts each page of a session against its
 	// tenant's rate (429 past it), as the router does for the API.
 	Limiter httpapi.Limiter
@@ -86,7 +88,7 @@ type Handler struct {
 
 // Paths of the pages other pages link to.
 const (
-	loginPath  = "/login"
+	loginPath  = websession.LoginPath
 	logoutPath = "/logout"
 	// homePath is the page a login without next leads to: who is signed
 	// in, and a form to open a requirement by key.

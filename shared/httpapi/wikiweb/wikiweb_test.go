@@ -26,6 +26,8 @@ import (
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
 	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
+	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
+	"github.com/reqtrace/reqtrace/shared/httpapi/wikirequirements"
 	"github.com/reqtrace/reqtrace/shared/httpapi/wikiweb"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/s3export"
@@ -48,7 +50,9 @@ type server struct {
 }
 
 // newServer serves the route group wired as functions/wikiweb does, on
-// DynamoDB Local, with the development tokens.
+// DynamoDB Local, with the development tokens; the CSV downloads the
+// pages link to go to WikiRequirements' route group, wired as
+// functions/wikirequirements does, as the WikiApi routes them.
 func newServer(t *testing.T) *server {
 	t.Helper()
 	env := testenv.AWS(t)
@@ -57,13 +61,21 @@ func newServer(t *testing.T) *server {
 	store := wikitable.NewSearchStore(db, env.WikiTable)
 	authn := auth.NewAuthenticator(httpapitest.DevTokens(), time.Minute)
 	sessions := auth.NewSessions(authtable.NewSessionStore(db, env.AuthTable), authn, auth.Wiki, time.Hour)
-	rt := httpapi.NewRouter(auth.Wiki, authn)
-	rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	searcher := search.New(search.Deps{Store: store, Settings: store})
-	(&wikiweb.Handler{Sessions: sessions, Requirements: svc, Search: searcher,
-		Diff: diff.New(diff.Deps{Store: store, Matcher: searcher}), Coverage: coverage.New(searcher),
-		Export: export.New(s3export.New(s3.NewFromConfig(env.Config), env.ExportBucket))}).Register(rt)
-	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable),
+	differ, coverer := diff.New(diff.Deps{Store: store, Matcher: searcher}), coverage.New(searcher)
+	router := func(g interface{ Register(*httpapi.Router) }) http.Handler {
+		rt := httpapi.NewRouter(auth.Wiki, authn)
+		rt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		g.Register(rt)
+		return rt
+	}
+	gateway := http.NewServeMux()
+	gateway.Handle("/", router(&wikiweb.Handler{Sessions: sessions, Requirements: svc, Search: searcher, Diff: differ, Coverage: coverer}))
+	downloads := router(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ, Coverage: coverer, Sessions: sessions,
+		Export: export.New(s3export.New(s3.NewFromConfig(env.Config), env.ExportBucket))})
+	gateway.Handle("GET /coverage/{spaceKey}/csv", downloads)
+	gateway.Handle("GET /diff/{spaceKey}/csv", downloads)
+	return &server{Handler: gateway, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable),
 		bl: wikitable.NewBaselineStore(db, env.WikiTable), sessions: sessions}
 }
 
@@ -86,7 +98,7 @@ func (s *server) request(method, path, cookie string, form url.Values, hdr map[s
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	if cookie != "" {
-		req.AddCookie(&http.Cookie{Name: wikiweb.CookieName, Value: cookie})
+		req.AddCookie(&http.Cookie{Name: websession.CookieName, Value: cookie})
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
@@ -114,7 +126,7 @@ func (s *server) login(t *testing.T, token string) *http.Cookie {
 func sessionCookie(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
 	t.Helper()
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == wikiweb.CookieName {
+		if c.Name == websession.CookieName {
 			return c
 		}
 	}
@@ -597,7 +609,7 @@ func TestDiffPage(t *testing.T) {
 		t.Errorf("navigation %q", text(nav))
 	}
 	// The CSV link: 303 to the download of the whole diff, a row per field.
-	records := s.csvLink(t, doc, c.Value)
+	records := s.csvLink(t, doc, c.Value, "/diff/DEMO/csv?from=1&to=current")
 	if len(records) != 1+len(want) || !slices.Equal(records[0], diff.Columns) ||
 		!slices.Equal(records[2], []string{"DEMO", "REQ-2", "MODIFIED", "status", "ACTIVE", "DELETED"}) {
 		t.Fatalf("CSV download: %q", records)
@@ -611,9 +623,18 @@ func TestDiffPage(t *testing.T) {
 		{"/diff/DEMO?from=1&to=current&q=" + url.QueryEscape("key = "), c.Value, http.StatusBadRequest},
 		{"/diff/DEMO?from=7&to=current", c.Value, http.StatusNotFound},
 		{"/diff/DEMO?from=1&to=current", s.login(t, "acme-wiki-user").Value, http.StatusNotFound},
-		{"/diff/DEMO?from=1&to=current&format=csv", s.login(t, "acme-wiki-user").Value, http.StatusNotFound},
 		{"/diff/DEMO?from=1&to=current&format=xml", c.Value, http.StatusBadRequest},
 	} {
 		page(t, s.request("GET", tc.path, tc.cookie, nil, nil), tc.status)
+	}
+	// Another tenant's download of the diff, by the link or by its former
+	// address (format=csv, 303 to the link): demo's baseline is not found.
+	acme := s.login(t, "acme-wiki-user").Value
+	if rec := s.request("GET", "/diff/DEMO?from=1&to=current&format=csv", acme, nil, nil); rec.Code != http.StatusSeeOther ||
+		rec.Header().Get("Location") != "/diff/DEMO/csv?from=1&to=current" {
+		t.Fatalf("format=csv: %d to %q, want 303 to the download", rec.Code, rec.Header().Get("Location"))
+	}
+	if rec := s.request("GET", "/diff/DEMO/csv?from=1&to=current", acme, nil, nil); rec.Code != http.StatusNotFound {
+		t.Fatalf("acme's download of demo's diff: %d %s, want 404", rec.Code, rec.Body)
 	}
 }
