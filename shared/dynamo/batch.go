@@ -73,7 +73,7 @@ func batchGetChunk(ctx context.Context, db API, table string, keys []map[string]
 // Up to 8 workers take the chunks in turn rather than a goroutine per
 // chunk: an SDK call needs a deep stack, and a fresh goroutine grows (and
 // copies) its stack for every call, which a profile of the page save
-// showed as a tenth of the CPU of its BatchWriteItem calls.
+// showed as a fifth of the CPU of its BatchWriteItem calls.
 func BatchWrite(ctx context.Context, db API, table string, writes []types.WriteRequest) error {
 	chunks := make(chan []types.WriteRequest)
 	errs := make(chan error, (len(writes)+24)/25)
