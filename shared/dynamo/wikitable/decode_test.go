@@ -126,3 +126,21 @@ func TestDecodeIndexID(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexItemAsMarshalled: indexItem.item gives what
+// attributevalue.MarshalMap gives, empty strings included.
+func TestIndexItemAsMarshalled(t *testing.T) {
+	t.Parallel()
+	for _, it := range []indexItem{
+		{PK: "T#t#IX#W#record", SK: "REQ-1#DOC", GSI1PK: "T#t#IXS#DOC#W#record", GSI1SK: "REQ-1#DOC", Space: "DOC", Key: "REQ-1"},
+		{},
+	} {
+		want, err := attributevalue.MarshalMap(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := it.item(); !reflect.DeepEqual(got, want) {
+			t.Errorf("item() of %+v = %v, want %v", it, got, want)
+		}
+	}
+}

@@ -46,10 +46,7 @@ func (s *WikiStore) SetExternal(ctx context.Context, tenant string, old, next *r
 		return apperr.TooLargef("requirement %s/%s cannot take these external properties: with them it takes %d bytes, "+
 			"over the %d bytes a requirement may take", next.SpaceKey, next.Key, size, saveMaxRow)
 	}
-	puts, deletes, err := indexDiff(tenant, old, next)
-	if err != nil {
-		return err
-	}
+	puts, deletes := indexDiff(tenant, old, next)
 	update, err := s.extUpdate(before, after)
 	if err != nil {
 		return err

@@ -364,10 +364,7 @@ func (s *IntegrationStore) integrationReplaceLinks(ctx context.Context, tenant, 
 		if err != nil {
 			return 0, err
 		}
-		puts, deletes, err := indexDiff(tenant, &old, r)
-		if err != nil {
-			return 0, err
-		}
+		puts, deletes := indexDiff(tenant, &old, r)
 		// The update carries the links before (its condition) and after:
 		// at most the two rows' sizes.
 		oldAV, err := before.marshal()

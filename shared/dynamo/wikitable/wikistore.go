@@ -339,14 +339,11 @@ func (s *WikiStore) saveSuspectEdit(tenant string, e wiki.SuspectEdit) ([]types.
 		return nil, fmt.Errorf("build suspect update: %w", err)
 	}
 	sk := indexSK(e.Row.SpaceKey, e.Row.Key)
-	ix, err := attributevalue.MarshalMap(indexItem{
+	ix := indexItem{
 		PK: indexPK(tenant, indexSuspect, indexSuspectValue), SK: sk,
 		GSI1PK: spaceIndexPK(tenant, e.Row.SpaceKey, indexSuspect, indexSuspectValue), GSI1SK: sk,
 		Space: e.Row.SpaceKey, Key: e.Row.Key,
-	})
-	if err != nil {
-		return nil, dynamo.Errorf("encode index item", err)
-	}
+	}.item()
 	return []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName: &s.table, Key: rowKey(tenant, requirement.ID{SpaceKey: e.Row.SpaceKey, Key: e.Row.Key}),
@@ -470,10 +467,7 @@ func (s *WikiStore) Commit(ctx context.Context, tenant string, c *wiki.Change) e
 			return apperr.TooLargef("requirement %s/%s cannot be stored: its text, excerpt, properties (external ones included) and links take %d bytes, "+
 				"over the %d bytes a requirement may take; shorten its description", w.New.SpaceKey, w.New.Key, size, saveMaxRow)
 		}
-		puts, deletes, err := indexDiff(tenant, w.Old, w.New)
-		if err != nil {
-			return err
-		}
+		puts, deletes := indexDiff(tenant, w.Old, w.New)
 		indexPuts, indexDeletes = append(indexPuts, puts...), append(indexDeletes, deletes...)
 		if len(w.Suspects) == 0 {
 			rowBatch = append(rowBatch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
