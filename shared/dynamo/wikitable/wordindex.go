@@ -70,11 +70,7 @@ func (s *WikiStore) IndexWords(ctx context.Context, tenant, space, from string, 
 	flush := func() bool {
 		var puts []types.WriteRequest
 		for _, r := range rows {
-			all, _, err := indexDiff(tenant, nil, r)
-			if err != nil {
-				write = err
-				return false
-			}
+			all, _ := indexDiff(tenant, nil, r)
 			for _, w := range all {
 				if pk, _ := w.PutRequest.Item["pk"].(*types.AttributeValueMemberS); pk != nil && strings.HasPrefix(pk.Value, wordPK) {
 					puts = append(puts, w)
