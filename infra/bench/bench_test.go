@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -315,6 +316,31 @@ func TestRecorderKeepsDistinctWritesAndRemapsTenant(t *testing.T) {
 	}
 }
 
+func TestRecorderMergesUpdatesIntoTheirItem(t *testing.T) {
+	t.Parallel()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	ctx := t.Context()
+	for _, merge := range []bool{false, true} {
+		rec := NewRecorder(nopAPI{})
+		rec.Merge = merge
+		rec.Start()
+		_, _ = rec.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{"t": {
+			{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{"pk": s("T#demo#OUTBOX#j#01"), "sk": s("M#1"), "body": s("message")}}}}}})
+		_, _ = rec.BatchExecuteStatement(ctx, &dynamodb.BatchExecuteStatementInput{Statements: []types.BatchStatementRequest{{
+			Statement:  aws.String(`UPDATE "t" SET "enqueued"=? WHERE "pk"=? AND "sk"=?`),
+			Parameters: []types.AttributeValue{&types.AttributeValueMemberBOOL{Value: true}, s("T#demo#OUTBOX#j#01"), s("M#1")}}}})
+		got := rec.Stop()
+		if len(got.Puts) != 1 {
+			t.Fatalf("merge %v: %d items, want 1", merge, len(got.Puts))
+		}
+		_, body := got.Puts[0]["body"]
+		_, enq := got.Puts[0]["v0"]
+		if body != merge || !enq {
+			t.Errorf("merge %v: item %v, want the update's value and the message's body only when merged", merge, got.Puts[0])
+		}
+	}
+}
+
 // nopAPI answers every call with an empty output.
 type nopAPI struct{ dynamo.API }
 
@@ -328,6 +354,10 @@ func (nopAPI) TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsIn
 
 func (nopAPI) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+func (nopAPI) BatchExecuteStatement(context.Context, *dynamodb.BatchExecuteStatementInput, ...func(*dynamodb.Options)) (*dynamodb.BatchExecuteStatementOutput, error) {
+	return &dynamodb.BatchExecuteStatementOutput{}, nil
 }
 
 func (nopAPI) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -45,10 +46,16 @@ type Recorder struct {
 	dynamo.API
 	// Keep, when set, selects the written items to keep (by item).
 	Keep func(item map[string]types.AttributeValue) bool
+	// Merge, when set, merges an update into the item written before
+	// under the same key instead of replacing it, so that the floor
+	// writes the item as it ends (an outbox message put whole, then
+	// marked enqueued) rather than only the update's few attributes.
+	Merge bool
 
 	mu      sync.Mutex
 	on      bool
 	puts    []map[string]types.AttributeValue
+	updates map[int]bool // indexes of puts that are updates
 	deletes []map[string]types.AttributeValue
 	gets    []*dynamodb.GetItemInput
 	batch   []map[string]types.KeysAndAttributes
@@ -64,7 +71,7 @@ func NewRecorder(api dynamo.API) *Recorder { return &Recorder{API: api} }
 func (r *Recorder) Start() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.on, r.puts, r.deletes, r.gets, r.batch, r.queries = true, nil, nil, nil, nil, nil
+	r.on, r.puts, r.updates, r.deletes, r.gets, r.batch, r.queries = true, nil, map[int]bool{}, nil, nil, nil, nil
 }
 
 // Stop stops recording and returns what was recorded since Start.
@@ -72,7 +79,11 @@ func (r *Recorder) Stop() Recorded {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.on = false
-	return Recorded{Puts: dedupe(r.puts), Deletes: dedupe(r.deletes), Gets: r.gets, BatchGets: r.batch, Queries: r.queries}
+	puts := dedupe(r.puts)
+	if r.Merge {
+		puts = merge(r.puts, r.updates)
+	}
+	return Recorded{Puts: puts, Deletes: dedupe(r.deletes), Gets: r.gets, BatchGets: r.batch, Queries: r.queries}
 }
 
 // Recorded is what a Recorder kept of one service round.
@@ -102,6 +113,15 @@ func (r *Recorder) put(item map[string]types.AttributeValue) {
 	}
 }
 
+// update records an update as its key and values (updateItem).
+func (r *Recorder) update(key, values map[string]types.AttributeValue) {
+	item := updateItem(key, values)
+	if r.Keep == nil || r.Keep(item) {
+		r.updates[len(r.puts)] = true
+		r.puts = append(r.puts, item)
+	}
+}
+
 // updateItem is what the floor writes for an update: its key and each of
 // its values as an attribute, about the bytes the update sent.
 func updateItem(key, values map[string]types.AttributeValue) map[string]types.AttributeValue {
@@ -123,7 +143,7 @@ func (r *Recorder) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts 
 
 // UpdateItem implements dynamo.API.
 func (r *Recorder) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	r.record(func() { r.put(updateItem(in.Key, in.ExpressionAttributeValues)) })
+	r.record(func() { r.update(in.Key, in.ExpressionAttributeValues) })
 	return r.API.UpdateItem(ctx, in, opts...)
 }
 
@@ -158,7 +178,7 @@ func (r *Recorder) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 			case t.Put != nil:
 				r.put(t.Put.Item)
 			case t.Update != nil:
-				r.put(updateItem(t.Update.Key, t.Update.ExpressionAttributeValues))
+				r.update(t.Update.Key, t.Update.ExpressionAttributeValues)
 			case t.Delete != nil:
 				r.deletes = append(r.deletes, t.Delete.Key)
 			}
@@ -175,7 +195,7 @@ func (r *Recorder) BatchExecuteStatement(ctx context.Context, in *dynamodb.Batch
 		for _, st := range in.Statements {
 			key, values := statementKey(aws.ToString(st.Statement), st.Parameters)
 			if key != nil {
-				r.put(updateItem(key, values))
+				r.update(key, values)
 			}
 		}
 	})
@@ -250,6 +270,30 @@ func dedupe(items []map[string]types.AttributeValue) []map[string]types.Attribut
 		}
 		at[k] = len(out)
 		out = append(out, it)
+	}
+	return out
+}
+
+// merge is dedupe with the updates (indexes of items) merged into the
+// item written before under their key: its attributes with the update's
+// values added (a put replaces the item, as on DynamoDB).
+func merge(items []map[string]types.AttributeValue, updates map[int]bool) []map[string]types.AttributeValue {
+	at := map[string]int{}
+	var out []map[string]types.AttributeValue
+	for i, it := range items {
+		k := itemKey(it)
+		j, ok := at[k]
+		switch {
+		case !ok:
+			at[k] = len(out)
+			out = append(out, it)
+		case updates[i]:
+			m := maps.Clone(out[j])
+			maps.Copy(m, it)
+			out[j] = m
+		default:
+			out[j] = it
+		}
 	}
 	return out
 }

@@ -60,6 +60,9 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 		return err
 	}
 	rec := NewRecorder(db.API)
+	// A message is put whole, then marked enqueued: the floor writes it
+	// once as it ends, not only the mark's few attributes.
+	rec.Merge = true
 	integ := wikitable.NewIntegrationStore(rec, table)
 	d, err := integ.Get(ctx, Tenant, reconcileService)
 	if err != nil {
@@ -81,7 +84,8 @@ func Reconcile(ctx context.Context, env *Env, n int, row *Row) error {
 	defer stop()
 	result := row.result("reconcile_10k", fmt.Sprintf("one integration.Reconcile run over %d linked requirements, in process, one round.", n),
 		"right after the run: its index Query calls (recorded) sent again without filter or projection, the rows it read "+
-			"(keys recorded) read again with BatchGetItem of 100, the items it wrote (recorded) written again with BatchWriteItem "+
+			"(keys recorded) read again with BatchGetItem of 100, the items it wrote (recorded; a message put and then marked "+
+			"enqueued once, whole, with the mark's values) written again with BatchWriteItem "+
 			"of 25 under a scratch tenant of the same length, 8 calls at a time, and as many references published to SQS "+
 			"(same envelopes, scratch tenant).")
 	db.Reset()

@@ -57,21 +57,30 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 	seq := 0
 	var batch []*outbox.Message
 	queued := 0
+	// A batch of messages is written and published on its own goroutine
+	// while the next rows are read; one batch at a time, so the writes
+	// keep the outbox store's 8 calls in flight and the messages reach
+	// SQS in id order.
+	var flushing chan flushResult
+	wait := func() error {
+		if flushing == nil {
+			return nil
+		}
+		res := <-flushing
+		flushing = nil
+		queued += res.queued
+		return res.err
+	}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := r.store.AddMessages(ctx, tenant, batch); err != nil {
-			return fmt.Errorf("reconcile %s: write messages: %w", serviceID, err)
+		if err := wait(); err != nil {
+			return err
 		}
-		queued += len(batch)
-		if r.d.Publisher != nil {
-			if err := r.d.Publisher.Publish(ctx, tenant, batch); err != nil {
-				r.d.logger().WarnContext(ctx, "reconcile messages committed but not enqueued; the sync function will enqueue them",
-					"tenant", tenant, "service_id", serviceID, "messages", len(batch), "error", err.Error())
-			}
-		}
-		batch = nil
+		msgs, done := batch, make(chan flushResult, 1)
+		batch, flushing = nil, done
+		go func() { done <- r.flush(ctx, tenant, serviceID, msgs) }()
 		return nil
 	}
 	add := func(m outbox.Message) {
@@ -132,6 +141,11 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 	if err == nil {
 		err = flush()
 	}
+	// The last batch is waited for whatever happened: nothing writes
+	// after Run returns.
+	if werr := wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return queued, fmt.Errorf("reconcile %s: %w", serviceID, err)
 	}
@@ -143,6 +157,28 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 	r.d.logger().InfoContext(ctx, "integration reconciled", "tenant", tenant, "service_id", serviceID,
 		"version", d.Version, "queued", queued)
 	return queued, nil
+}
+
+// flushResult is what one flush of a reconcile's messages did.
+type flushResult struct {
+	queued int
+	err    error
+}
+
+// flush writes a batch of a reconcile's messages and publishes them. A
+// failed publish is logged only: the messages are committed, and the sync
+// function enqueues the pending ones.
+func (r *Reconcile) flush(ctx context.Context, tenant, serviceID string, msgs []*outbox.Message) flushResult {
+	if err := r.store.AddMessages(ctx, tenant, msgs); err != nil {
+		return flushResult{err: fmt.Errorf("write messages: %w", err)}
+	}
+	if r.d.Publisher != nil {
+		if err := r.d.Publisher.Publish(ctx, tenant, msgs); err != nil {
+			r.d.logger().WarnContext(ctx, "reconcile messages committed but not enqueued; the sync function will enqueue them",
+				"tenant", tenant, "service_id", serviceID, "messages", len(msgs), "error", err.Error())
+		}
+	}
+	return flushResult{queued: len(msgs)}
 }
 
 // Flag implements Reconciler.

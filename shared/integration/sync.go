@@ -713,14 +713,40 @@ func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) erro
 	// frontier is the smallest id that may still be NEW after the sweep; ""
 	// when the sweep reached the end.
 	frontier, stopped := "", false
+	lower := func(id string) {
+		if frontier == "" || id < frontier {
+			frontier = id
+		}
+	}
+	// The DONE marks of delivered batches run while the next batches are
+	// POSTed (at most marksAhead of them): order per tracker is the order
+	// of the POSTs, which stay one at a time; a message whose mark has not
+	// landed yet is at worst delivered again, which trackers accept.
+	var marks []*pendingMark
+	finish := func() error {
+		pm := marks[0]
+		marks = marks[1:]
+		err := r.finishMark(ctx, g, pm)
+		if err != nil {
+			lower(pm.batch[0].ID)
+		}
+		return err
+	}
 	send := func(all bool) error {
 		for len(batch) >= MaxBatch || (all && len(batch) > 0) {
 			n := min(len(batch), MaxBatch)
-			if err := r.post(ctx, g, batch[:n]); err != nil {
-				frontier = batch[0].ID
+			pm, err := r.deliver(ctx, g, batch[:n])
+			if err != nil {
+				lower(batch[0].ID)
 				return err
 			}
 			batch = batch[n:]
+			for len(marks) >= marksAhead {
+				if err := finish(); err != nil {
+					return err
+				}
+			}
+			marks = append(marks, pm)
 		}
 		return nil
 	}
@@ -747,6 +773,13 @@ func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) erro
 	if err == nil && !stopped {
 		err = send(true)
 	}
+	// The marks still running are waited for whatever happened: the
+	// sweep mark below must not pass a message whose mark failed.
+	for len(marks) > 0 {
+		if merr := finish(); merr != nil && err == nil {
+			err = merr
+		}
+	}
 	if stopped && frontier == "" {
 		frontier = last
 		if len(batch) > 0 {
@@ -772,8 +805,26 @@ func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) erro
 	return err
 }
 
-// post delivers one batch and records the outcome on the messages.
-func (r *run) post(ctx context.Context, g *group, batch []*outbox.Message) error {
+// marksAhead is how many delivered batches a sweep may have DONE marks
+// running for while it POSTs the next one. A mark of MaxBatch messages is
+// 4 outbox calls of 25 at once; 2 of them keep 8 calls in flight, as the
+// outbox store's own batches do, instead of the sweep waiting for each
+// mark before the next POST.
+const marksAhead = 2
+
+// pendingMark is the DONE mark of one delivered batch, running on its own
+// goroutine; finishMark waits for it.
+type pendingMark struct {
+	batch   []*outbox.Message
+	refused []string // the messages the tracker refused, for the e-mail
+	done    chan error
+}
+
+// deliver POSTs one batch and, once the tracker answered, starts marking
+// its messages DONE with their outcomes (finishMark waits for that). A
+// failed POST is recorded on the messages and answered as a
+// *DeliveryError.
+func (r *run) deliver(ctx context.Context, g *group, batch []*outbox.Message) (*pendingMark, error) {
 	refs := make([]Ref, len(batch))
 	for i, m := range batch {
 		refs[i] = RefOf(g.key.tenant, m)
@@ -802,30 +853,37 @@ func (r *run) post(ctx context.Context, g *group, batch []*outbox.Message) error
 			"messages", len(batch), "error", de.Error(), "last_response", de.LastResponse())
 		r.mail(ctx, g, fmt.Sprintf("POST %s failed: %s\n\n%d message(s) stay NEW and are retried by the next sync runs.",
 			g.d.URL(), de.LastResponse(), len(batch)))
-		return de
+		return nil, de
 	}
 	if err != nil {
-		return fmt.Errorf("deliver to integration %s: %w", g.key.serviceID, err)
+		return nil, fmt.Errorf("deliver to integration %s: %w", g.key.serviceID, err)
 	}
 	outcomes := make([]Outcome, len(batch))
-	var refused []string
+	pm := &pendingMark{batch: batch, done: make(chan error, 1)}
 	for i, res := range results {
 		outcomes[i] = Outcome{Ref: refs[i], LastResponse: res.LastResponse()}
 		if !res.OK() {
-			refused = append(refused, fmt.Sprintf("%s %s/%s: %s", batch[i].Type, batch[i].SpaceKey, batch[i].Key, clip(res.Message, 300)))
+			pm.refused = append(pm.refused, fmt.Sprintf("%s %s/%s: %s", batch[i].Type, batch[i].SpaceKey, batch[i].Key, clip(res.Message, 300)))
 		}
 	}
-	if err := r.s.d.Outbox.MarkDone(ctx, outcomes); err != nil {
-		return fmt.Errorf("mark %d delivered messages done: %w", len(batch), err)
+	go func() { pm.done <- r.s.d.Outbox.MarkDone(ctx, outcomes) }()
+	return pm, nil
+}
+
+// finishMark waits for the DONE mark of a delivered batch and records it
+// on the group (on the worker's goroutine, which owns the group).
+func (r *run) finishMark(ctx context.Context, g *group, pm *pendingMark) error {
+	if err := <-pm.done; err != nil {
+		return fmt.Errorf("mark %d delivered messages done: %w", len(pm.batch), err)
 	}
-	for _, m := range batch {
+	for _, m := range pm.batch {
 		g.settled[m.ID] = true
 	}
-	r.count(&r.rep.Delivered, len(batch))
-	r.count(&r.rep.Refused, len(refused))
-	if len(refused) > 0 {
+	r.count(&r.rep.Delivered, len(pm.batch))
+	r.count(&r.rep.Refused, len(pm.refused))
+	if len(pm.refused) > 0 {
 		r.mail(ctx, g, fmt.Sprintf("The tracker at %s refused %d message(s); they are DONE with the error as their last response:\n\n%s",
-			g.d.URL(), len(refused), strings.Join(refused[:min(len(refused), 20)], "\n")))
+			g.d.URL(), len(pm.refused), strings.Join(pm.refused[:min(len(pm.refused), 20)], "\n")))
 	}
 	return nil
 }

@@ -470,3 +470,52 @@ func TestSyncLeaseOfACrashedRunExpiresWithItsTrackerBudget(t *testing.T) {
 		t.Fatalf("run after the crashed run's lease: %+v, want the 3 new messages delivered", rep)
 	}
 }
+
+// failingMarks is an outbox whose DONE marks fail for batches holding the
+// message with id fail.
+type failingMarks struct {
+	*fakeOutbox
+	fail string
+}
+
+func (f *failingMarks) MarkDone(ctx context.Context, outcomes []Outcome) error {
+	for _, o := range outcomes {
+		if o.Ref.ID == f.fail {
+			return errors.New("throttled")
+		}
+	}
+	return f.fakeOutbox.MarkDone(ctx, outcomes)
+}
+
+// The DONE marks run while the next batches are POSTed: a mark that fails
+// stops the sweep within marksAhead POSTs, is the run's error, keeps its
+// messages NEW, and the next run delivers them and the rest.
+func TestSyncFailedMarkKeepsSweepMark(t *testing.T) {
+	t.Parallel()
+	f := newSyncFixture(t)
+	msgs := f.write(t, "demo", 450, true)
+	deps := f.deps()
+	deps.Outbox = &failingMarks{fakeOutbox: f.outbox, fail: msgs[150].ID}
+	rep, err := NewSync(deps, SyncOptions{}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "throttled") {
+		t.Fatalf("run error = %v", err)
+	}
+	if rep.Delivered >= 450 || rep.Delivered < 100 || rep.Posts > 4 {
+		t.Fatalf("first run %+v", rep)
+	}
+	for i, m := range msgs[100:200] {
+		if got := f.outbox.get("demo", "jira-1", m.ID); got.State != outbox.New {
+			t.Fatalf("message %d of the failed mark is %s", 100+i, got.State)
+		}
+	}
+	f.clock.Add(3 * time.Minute)
+	rep = f.run(t)
+	for i, m := range msgs {
+		if got := f.outbox.get("demo", "jira-1", m.ID); got.State != outbox.Done {
+			t.Fatalf("message %d is %s after the second run (%+v)", i, got.State, rep)
+		}
+	}
+	if f.queue.len() != 0 {
+		t.Fatalf("%d envelopes left", f.queue.len())
+	}
+}

@@ -191,6 +191,14 @@ func TestOutboxStore(t *testing.T) {
 	if err != nil || len(pending) != 153 {
 		t.Fatalf("Pending = %d, %v", len(pending), err)
 	}
+	// Stopping: once fn says stop, no page of any partition follows.
+	calls := 0
+	if err := e.outbox.Pending(ctx, time.Now(), func([]integration.Pending) (bool, error) {
+		calls++
+		return false, nil
+	}); err != nil || calls != 1 {
+		t.Fatalf("Pending told to stop: %d calls, %v", calls, err)
+	}
 	if err := e.outbox.Pending(ctx, old.Add(-time.Second), func([]integration.Pending) (bool, error) {
 		t.Fatal("messages newer than the cutoff are pending")
 		return false, nil
@@ -207,7 +215,8 @@ func TestOutboxStore(t *testing.T) {
 		return true, nil
 	})
 	// Oldest first within an integration (each integration's messages sit
-	// in one of the pending partitions, read one after another).
+	// in one of the pending partitions, whose pages come in order; the
+	// partitions are read 8 at a time).
 	var demo []string
 	for _, p := range pending {
 		if p.Tenant == "demo" {

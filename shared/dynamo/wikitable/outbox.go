@@ -642,19 +642,60 @@ func (s *OutboxStore) MarkEnqueued(ctx context.Context, refs []integration.Ref) 
 // outboxPendingPage bounds one page of the pending partition.
 const outboxPendingPage = 500
 
+// outboxPendingConcurrency is how many pending partitions Pending reads
+// at once: most of the 65 are empty, and one after another their Queries
+// cost a sync run 65 round trips before it delivers anything.
+const outboxPendingConcurrency = 8
+
 // Pending pages through the sparse gsi1 partitions of NEW messages of
 // every tenant not yet in SQS (OUTBOX#PENDING#<nn>, and the legacy
 // OUTBOX#PENDING) for messages created before before, oldest first within
 // each partition, hence within each integration. It is the one cross-tenant
-// read: only the sync function calls it.
+// read: only the sync function calls it. The partitions are read
+// outboxPendingConcurrency at once; fn is called for one page at a time
+// (never concurrently), and once it says stop or fails no further page is
+// handed to it.
 func (s *OutboxStore) Pending(ctx context.Context, before time.Time, fn func([]integration.Pending) (bool, error)) error {
-	for _, pk := range outboxPendingPartitions() {
-		more, err := s.pending(ctx, pk, before, fn)
-		if err != nil || !more {
-			return err
+	var (
+		mu      sync.Mutex
+		stopped bool
+		errs    []error
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, outboxPendingConcurrency)
+	)
+	// call hands a page to fn unless an earlier page stopped the reading.
+	call := func(page []integration.Pending) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return false, nil
 		}
+		more, err := fn(page)
+		if err != nil || !more {
+			stopped = true
+		}
+		return more, err
 	}
-	return nil
+	for _, pk := range outboxPendingPartitions() {
+		mu.Lock()
+		done := stopped
+		mu.Unlock()
+		if done {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if _, err := s.pending(ctx, pk, before, call); err != nil {
+				mu.Lock()
+				stopped = true
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // pending pages through one pending partition; false when fn said stop.
