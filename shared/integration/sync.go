@@ -718,14 +718,21 @@ func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) erro
 			frontier = id
 		}
 	}
-	// The DONE marks of delivered batches run while the next batches are
-	// POSTed (at most marksAhead of them): order per tracker is the order
-	// of the POSTs, which stay one at a time; a message whose mark has not
-	// landed yet is at worst delivered again, which trackers accept.
-	var marks []*pendingMark
+	// The DONE mark of a delivered batch runs while the next batch is
+	// POSTed, and a batch's mark starts only once the mark before it
+	// landed: POSTs stay one at a time and in order, and a mark that fails
+	// leaves every later message NEW too, so the next run delivers them
+	// again in id order (a later message is never DONE while an earlier one
+	// of a failed mark is delivered after it). A message POSTed while the
+	// mark before it failed is at worst delivered again, which trackers
+	// accept.
+	var marking *pendingMark
 	finish := func() error {
-		pm := marks[0]
-		marks = marks[1:]
+		pm := marking
+		if pm == nil {
+			return nil
+		}
+		marking = nil
 		err := r.finishMark(ctx, g, pm)
 		if err != nil {
 			lower(pm.batch[0].ID)
@@ -741,12 +748,11 @@ func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) erro
 				return err
 			}
 			batch = batch[n:]
-			for len(marks) >= marksAhead {
-				if err := finish(); err != nil {
-					return err
-				}
+			if err := finish(); err != nil {
+				return err
 			}
-			marks = append(marks, pm)
+			r.startMark(ctx, pm)
+			marking = pm
 		}
 		return nil
 	}
@@ -773,12 +779,10 @@ func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) erro
 	if err == nil && !stopped {
 		err = send(true)
 	}
-	// The marks still running are waited for whatever happened: the
-	// sweep mark below must not pass a message whose mark failed.
-	for len(marks) > 0 {
-		if merr := finish(); merr != nil && err == nil {
-			err = merr
-		}
+	// The mark still running is waited for whatever happened: the sweep
+	// mark below must not pass a message whose mark failed.
+	if merr := finish(); merr != nil && err == nil {
+		err = merr
 	}
 	if stopped && frontier == "" {
 		frontier = last
@@ -805,25 +809,18 @@ func (r *run) sweep(ctx context.Context, g *group, fresh []*outbox.Message) erro
 	return err
 }
 
-// marksAhead is how many delivered batches a sweep may have DONE marks
-// running for while it POSTs the next one. A mark of MaxBatch messages is
-// 4 outbox calls of 25 at once; 2 of them keep 8 calls in flight, as the
-// outbox store's own batches do, instead of the sweep waiting for each
-// mark before the next POST.
-const marksAhead = 2
-
-// pendingMark is the DONE mark of one delivered batch, running on its own
-// goroutine; finishMark waits for it.
+// pendingMark is the DONE mark of one delivered batch: its outcomes,
+// marked on a goroutine of their own (startMark); finishMark waits for it.
 type pendingMark struct {
-	batch   []*outbox.Message
-	refused []string // the messages the tracker refused, for the e-mail
-	done    chan error
+	batch    []*outbox.Message
+	outcomes []Outcome
+	refused  []string // the messages the tracker refused, for the e-mail
+	done     chan error
 }
 
-// deliver POSTs one batch and, once the tracker answered, starts marking
-// its messages DONE with their outcomes (finishMark waits for that). A
-// failed POST is recorded on the messages and answered as a
-// *DeliveryError.
+// deliver POSTs one batch and answers the DONE mark of its messages with
+// the tracker's outcomes, not started (startMark). A failed POST is
+// recorded on the messages and answered as a *DeliveryError.
 func (r *run) deliver(ctx context.Context, g *group, batch []*outbox.Message) (*pendingMark, error) {
 	refs := make([]Ref, len(batch))
 	for i, m := range batch {
@@ -858,16 +855,20 @@ func (r *run) deliver(ctx context.Context, g *group, batch []*outbox.Message) (*
 	if err != nil {
 		return nil, fmt.Errorf("deliver to integration %s: %w", g.key.serviceID, err)
 	}
-	outcomes := make([]Outcome, len(batch))
-	pm := &pendingMark{batch: batch, done: make(chan error, 1)}
+	pm := &pendingMark{batch: batch, outcomes: make([]Outcome, len(batch)), done: make(chan error, 1)}
 	for i, res := range results {
-		outcomes[i] = Outcome{Ref: refs[i], LastResponse: res.LastResponse()}
+		pm.outcomes[i] = Outcome{Ref: refs[i], LastResponse: res.LastResponse()}
 		if !res.OK() {
 			pm.refused = append(pm.refused, fmt.Sprintf("%s %s/%s: %s", batch[i].Type, batch[i].SpaceKey, batch[i].Key, clip(res.Message, 300)))
 		}
 	}
-	go func() { pm.done <- r.s.d.Outbox.MarkDone(ctx, outcomes) }()
 	return pm, nil
+}
+
+// startMark marks a delivered batch's messages DONE with their outcomes,
+// on a goroutine of its own; finishMark waits for it.
+func (r *run) startMark(ctx context.Context, pm *pendingMark) {
+	go func() { pm.done <- r.s.d.Outbox.MarkDone(ctx, pm.outcomes) }()
 }
 
 // finishMark waits for the DONE mark of a delivered batch and records it
