@@ -204,6 +204,7 @@ func TestReportJSONIsTheSourceOfTheMarkdown(t *testing.T) {
 	res.ItemsWrittenPerRequirement = &Amplification{Service: 3.5, Floor: 3}
 	res.Calls = &Calls{Service: 40, Floor: 30}
 	res.CPUMSPerRequirement = ptr(0.25)
+	res.FloorCPUMSPerRequirement = ptr(0.125)
 	res.Goals = append(res.Goals, Goal{Name: "cpu", Target: "≤ 0.1 ms", Measured: "0.250 ms", Verdict: Misses})
 	failed := &Row{ID: "search", What: "search"}
 	failed.result("search_property", "s", "f")
@@ -231,7 +232,7 @@ func TestReportJSONIsTheSourceOfTheMarkdown(t *testing.T) {
 	}
 	ps := byName["page_save"]
 	for _, field := range []string{"service_ms", "floor_ms", "ratio", "spread", "items_written_per_requirement", "calls",
-		"cpu_ms_per_requirement", "load_before", "load_after"} {
+		"cpu_ms_per_requirement", "floor_cpu_ms_per_requirement", "load_before", "load_after"} {
 		if _, ok := ps[field]; !ok {
 			t.Errorf("page_save lacks %s: %v", field, ps)
 		}
@@ -249,7 +250,7 @@ func TestReportJSONIsTheSourceOfTheMarkdown(t *testing.T) {
 	}
 	out := md.String()
 	for _, want := range []string{
-		"| page_save | 30.0 (30.0–30.0) | 20.0 (20.0–20.0) | 1.50 (1.50–1.50) | 1 | 3.50 / 3.00 written per requirement | 40.0 / 30.0 | 0.250 |",
+		"| page_save | 30.0 (30.0–30.0) | 20.0 (20.0–20.0) | 1.50 (1.50–1.50) | 1 | 3.50 / 3.00 written per requirement | 40.0 / 30.0 | 0.250 (floor 0.125) |",
 		"| search_property | — | — | — | 0 |", "not measured: stand-in died", "**Not measured:** stand-in died",
 	} {
 		if !strings.Contains(out, want) {

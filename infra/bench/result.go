@@ -122,6 +122,11 @@ type Result struct {
 	// and the bench's own client wrappers; DynamoDB Local excluded) per
 	// requirement, median over the rounds.
 	CPUMSPerRequirement *float64 `json:"cpu_ms_per_requirement,omitempty"`
+	// FloorCPUMSPerRequirement is the bench process's CPU per requirement
+	// for the floor round alone (the SDK sending exactly the items the
+	// service wrote, in BatchWriteItem calls), median over the rounds: how
+	// much of the service's CPU any implementation on the SDK pays.
+	FloorCPUMSPerRequirement *float64 `json:"floor_cpu_ms_per_requirement,omitempty"`
 	// LoadBefore and LoadAfter are the machine's load averages (1, 5, 15
 	// min) around the row's rounds.
 	LoadBefore string `json:"load_before"`
