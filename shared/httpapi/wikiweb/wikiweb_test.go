@@ -258,7 +258,8 @@ const hostileTitle = `Specs <img src=x onerror=alert(4)>`
 func TestNoSessionRedirectsToLogin(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	for _, path := range []string{"/requirements/DEMO/REQ-1", "/requirements/DEMO/REQ-1?v=2", "/requirements", "/pages/viewpage.action?pageId=1"} {
+	for _, path := range []string{"/requirements/DEMO/REQ-1", "/requirements/DEMO/REQ-1?v=2", "/requirements", "/pages/viewpage.action?pageId=1",
+		"/coverage/DEMO?columns=jira&q=key+~+%27REQ-%25%27", "/diff/DEMO?from=1&to=current"} {
 		for _, cookie := range []string{"", "not-a-session"} {
 			rec := s.request("GET", path, cookie, nil, nil)
 			if rec.Code != http.StatusSeeOther {
