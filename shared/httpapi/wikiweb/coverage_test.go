@@ -1,7 +1,9 @@
 package wikiweb_test
 
 import (
+	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,7 +13,9 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/reqtrace/reqtrace/shared/baseline"
 	"github.com/reqtrace/reqtrace/shared/httpapi/websession"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
 // TestCoveragePage: the matrix of a space as a page: per-column counts,
@@ -80,7 +84,7 @@ func TestCoveragePage(t *testing.T) {
 		t.Fatalf("CSV download: %q", records)
 	}
 
-	// Columns and q of the address; paging keeps them.
+	// Columns and q of the address (paging keeps them: TestCoverageAndDiffPagesArePaged).
 	doc = page(t, s.request("GET", "/coverage/DEMO?columns=to@depends_on&q="+url.QueryEscape("key ~ 'REQ-0%'"), c.Value, nil, nil), http.StatusOK)
 	if got := text(one(t, doc, "p.summary", func(n *html.Node) bool { return n.Data == "p" && hasClass(n, "summary") })); got != "2 requirements · to@depends_on: 1/2 covered (50%)" {
 		t.Errorf("summary with columns and q: %q", got)
@@ -135,4 +139,73 @@ func (s *server) csvLink(t *testing.T, doc *html.Node, cookie, want string) [][]
 		t.Fatalf("CSV download %s: %d %v", attr(link, "href"), resp.StatusCode, err)
 	}
 	return records
+}
+
+// TestCoverageAndDiffPagesArePaged: 105 requirements fill two pages of
+// 100 on the coverage and the diff pages. The first page links to the
+// next (keeping columns, q, from and to), the second back to the first;
+// the CSV link is the whole result's on either page.
+func TestCoverageAndDiffPagesArePaged(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	specs := func(text string) string {
+		rows := []string{wt.TH("Key", "Description")}
+		for i := range 105 {
+			rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("REQ-%03d", i)), "<p>"+text+"</p>"))
+		}
+		return wt.Table(rows...)
+	}
+	s.save(t, "demo", "100", "DEMO", "Specs", specs("Before."))
+	if _, err := baseline.New(baseline.Deps{Store: s.bl, Source: s.bl}).CreateInstant(context.Background(), "demo", "alice", "DEMO",
+		baseline.InstantInput{Name: "Release 1", FromCEO: "100"}); err != nil {
+		t.Fatal(err)
+	}
+	s.save(t, "demo", "100", "DEMO", "Specs", specs("After."))
+	c := s.login(t, "demo-wiki-user")
+
+	pager := func(doc *html.Node) []string {
+		return links(one(t, doc, "p.pager", func(n *html.Node) bool { return n.Data == "p" && hasClass(n, "pager") }))
+	}
+	firstKey := func(doc *html.Node, table string) string {
+		t.Helper()
+		tbl := one(t, doc, "table."+table, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, table) })
+		return text(findAll(tbl, element("tbody"))[0].FirstChild.FirstChild)
+	}
+	rowsOf := func(doc *html.Node, table string) int {
+		tbl := one(t, doc, "table."+table, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, table) })
+		return len(findAll(tbl, element("tr"))) - 1
+	}
+	for _, tc := range []struct {
+		name, first, table, next, csv string
+	}{
+		{"coverage", "/coverage/DEMO?columns=jira&q=" + url.QueryEscape("key ~ 'REQ-%'"), "coverage",
+			"/coverage/DEMO?columns=jira&offset=100&q=key+~+%27REQ-%25%27", "/coverage/DEMO/csv?columns=jira&q=key+~+%27REQ-%25%27"},
+		{"diff", "/diff/DEMO?from=1&to=current", "diff",
+			"/diff/DEMO?from=1&offset=100&to=current", "/diff/DEMO/csv?from=1&to=current"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := page(t, s.request("GET", tc.first, c.Value, nil, nil), http.StatusOK)
+			if n, key := rowsOf(doc, tc.table), firstKey(doc, tc.table); n != 100 || key != "REQ-000" {
+				t.Errorf("first page: %d rows from %s, want 100 from REQ-000", n, key)
+			}
+			if got := pager(doc); !slices.Equal(got, []string{tc.next}) {
+				t.Fatalf("first page's pager %q, want only Next %q", got, tc.next)
+			}
+			csv := one(t, doc, "the CSV link", func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "csv") })
+			if attr(csv, "href") != tc.csv {
+				t.Errorf("CSV link %q, want %q", attr(csv, "href"), tc.csv)
+			}
+			doc = page(t, s.request("GET", tc.next, c.Value, nil, nil), http.StatusOK)
+			if n, key := rowsOf(doc, tc.table), firstKey(doc, tc.table); n != 5 || key != "REQ-100" {
+				t.Errorf("second page: %d rows from %s, want 5 from REQ-100", n, key)
+			}
+			if got, want := pager(doc), strings.Replace(tc.next, "offset=100", "offset=0", 1); !slices.Equal(got, []string{want}) {
+				t.Errorf("second page's pager %q, want only Previous %q", got, want)
+			}
+			csv = one(t, doc, "the CSV link", func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "csv") })
+			if attr(csv, "href") != tc.csv {
+				t.Errorf("second page's CSV link %q, want %q", attr(csv, "href"), tc.csv)
+			}
+		})
+	}
 }

@@ -50,10 +50,32 @@ type linkRow struct {
 	// defines it).
 	Status string
 	URL    string
+	// Suspect is the link's suspect mark, as the API's suspect fields say
+	// it ("" when not suspect; a reverse dependency's mark is the
+	// referencing requirement's, on its own page).
+	Suspect string
 }
 
 type issueRow struct {
 	IssueKey, Relationship, ServiceID, Origin string
+	// Suspect is the link's suspect mark ("" when not suspect).
+	Suspect string
+}
+
+// suspectNote describes a suspect mark for the page: what changed in the
+// link's target and since when; "" for no mark.
+func suspectNote(m *requirement.Suspect) string {
+	if m == nil {
+		return ""
+	}
+	note := "suspect: its target changed"
+	if len(m.Fields) > 0 {
+		note += " in " + strings.Join(m.Fields, ", ")
+	}
+	if !m.Since.IsZero() {
+		note += " at " + m.Since.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return note + " (not reviewed since)"
 }
 
 // requirement serves a requirement's page: the row (current, or the copy
@@ -102,13 +124,16 @@ func (h *Handler) requirement(w http.ResponseWriter, r *http.Request, p auth.Pri
 		data.MovedTo = reqURL(req.NewSpaceKey, req.NewKey, 0)
 	}
 	for _, d := range req.Dependencies {
-		data.Dependencies = append(data.Dependencies, toLinkRow(d, level1))
+		row := toLinkRow(d, level1)
+		row.Suspect = suspectNote(req.DependencySuspect(d))
+		data.Dependencies = append(data.Dependencies, row)
 	}
 	for _, d := range req.ReverseDependencies {
 		data.ReverseDeps = append(data.ReverseDeps, toLinkRow(d, level1))
 	}
 	for _, l := range req.Issues {
-		data.Issues = append(data.Issues, issueRow{IssueKey: l.IssueKey, Relationship: l.Relationship, ServiceID: l.ServiceID, Origin: string(l.Origin())})
+		data.Issues = append(data.Issues, issueRow{IssueKey: l.IssueKey, Relationship: l.Relationship, ServiceID: l.ServiceID,
+			Origin: string(l.Origin()), Suspect: suspectNote(req.IssueSuspect(l))})
 	}
 	return render(w, r, http.StatusOK, "requirement", data)
 }

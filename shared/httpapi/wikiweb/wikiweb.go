@@ -4,7 +4,7 @@
 // a requirement at the genericUrl every requirement carries
 // (/requirements/{spaceKey}/{key}, requirement.go, with its traceability
 // graph, graph.go), the wiki page a baseline's pageLink names
-// (/pages/viewpage.action?pageId=, pageview.go), the diff of a space
+// (/pages/viewpage.action?pageId=, requirement.go), the diff of a space
 // (/diff/{spaceKey}, diff.go), the coverage matrix of a space
 // (/coverage/{spaceKey}, coverage.go), a home page and the stylesheet. The
 // CSV downloads the diff and coverage pages link to are WikiRequirements'

@@ -258,7 +258,8 @@ const hostileTitle = `Specs <img src=x onerror=alert(4)>`
 func TestNoSessionRedirectsToLogin(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	for _, path := range []string{"/requirements/DEMO/REQ-1", "/requirements/DEMO/REQ-1?v=2", "/requirements", "/pages/viewpage.action?pageId=1"} {
+	for _, path := range []string{"/requirements/DEMO/REQ-1", "/requirements/DEMO/REQ-1?v=2", "/requirements", "/pages/viewpage.action?pageId=1",
+		"/coverage/DEMO?columns=jira&q=key+~+%27REQ-%25%27", "/diff/DEMO?from=1&to=current"} {
 		for _, cookie := range []string{"", "not-a-session"} {
 			rec := s.request("GET", path, cookie, nil, nil)
 			if rec.Code != http.StatusSeeOther {
@@ -636,5 +637,41 @@ func TestDiffPage(t *testing.T) {
 	}
 	if rec := s.request("GET", "/diff/DEMO/csv?from=1&to=current", acme, nil, nil); rec.Code != http.StatusNotFound {
 		t.Fatalf("acme's download of demo's diff: %d %s, want 404", rec.Code, rec.Body)
+	}
+}
+
+// TestRequirementPageShowsSuspectLinks: the dependencies and issue links
+// of a requirement's page carry their suspect marks, as the JSON API's
+// suspect fields do. REQ-1's text changes: its issue link to PROJ-1 and
+// REQ-2's dependency on it become suspect; REQ-1's own dependency on
+// REQ-0 does not.
+func TestRequirementPageShowsSuspectLinks(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	s.save(t, "demo", "1", "DEMO", "Specs", specs())
+	s.save(t, "demo", "1", "DEMO", "Specs", strings.Replace(specs(), "<b>now</b>", "<b>at once</b>", 1))
+	c := s.login(t, "demo-wiki-user")
+	suspects := func(n *html.Node) []string {
+		var out []string
+		for _, a := range findAll(n, func(n *html.Node) bool { return n.Data == "abbr" && hasClass(n, "suspect") }) {
+			if !strings.Contains(attr(a, "title"), "text") {
+				t.Errorf("suspect mark %q does not name the changed field", attr(a, "title"))
+			}
+			out = append(out, text(a.Parent.Parent))
+		}
+		return out
+	}
+
+	doc := page(t, s.request("GET", "/requirements/DEMO/REQ-1", c.Value, nil, nil), http.StatusOK)
+	if got := suspects(section(t, doc, "links")); !slices.Equal(got, []string{"PROJ-1 suspect implements jira-1 PAGE"}) {
+		t.Errorf("REQ-1's suspect links %q, want its issue link to PROJ-1 only", got)
+	}
+	doc = page(t, s.request("GET", "/requirements/DEMO/REQ-2", c.Value, nil, nil), http.StatusOK)
+	if got := suspects(section(t, doc, "links")); !slices.Equal(got, []string{"DEMO/REQ-1 suspect depends_on ACTIVE"}) {
+		t.Errorf("REQ-2's suspect links %q, want its dependency on REQ-1", got)
+	}
+	doc = page(t, s.request("GET", "/requirements/DEMO/REQ-0", c.Value, nil, nil), http.StatusOK)
+	if got := suspects(section(t, doc, "links")); len(got) != 0 {
+		t.Errorf("REQ-0's suspect links %q, want none", got)
 	}
 }
