@@ -213,6 +213,10 @@ func TestSearchCSV(t *testing.T) {
 	if len(records) != 61 {
 		t.Fatalf("%d records, want the header and 60 rows", len(records))
 	}
+	// Accept: text/csv without format is the same download.
+	if again, _, _ := download(t, s, "/rest/reqs/1/requirement2/DEMO?spaceKey=DEMO", "text/csv"); !slices.EqualFunc(again, records, slices.Equal) {
+		t.Fatalf("Accept: text/csv gave %d records unlike format=csv's", len(again))
+	}
 	header := records[0]
 	if !slices.Equal(header, []string{"spaceKey", "key", "baseline", "status", "text", "pageId", "pageTitle", "properties",
 		"externalProperties", "dependencies", "issues", "newSpaceKey", "newKey"}) {
