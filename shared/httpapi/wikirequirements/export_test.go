@@ -201,12 +201,21 @@ func TestSearchCSV(t *testing.T) {
 		wt.TR(wt.Def("REQ-2"), "<p>-2, with a comma and \"quotes\"</p>", "@SUM(A1)", "", ""),
 		wt.TR(wt.Def("REQ-3"), "<p>Plain.</p>", "High", "", ""),
 	))
+	texts := map[int]string{4: "+1 from the review.", 5: "@team: log every login."}
 	for i := 4; i <= 60; i++ { // more than one page of the JSON search
-		s.save(t, "demo", strconv.Itoa(100+i), "DEMO", specs(wt.TR(wt.Def(fmt.Sprintf("REQ-%d", i)), "<p>More.</p>", "", "", "")))
+		text := "More."
+		if x, ok := texts[i]; ok {
+			text = x
+		}
+		s.save(t, "demo", strconv.Itoa(100+i), "DEMO", specs(wt.TR(wt.Def(fmt.Sprintf("REQ-%d", i)), "<p>"+text+"</p>", "", "", "")))
 	}
 	records, _, _ := download(t, s, "/rest/reqs/1/requirement2/DEMO?spaceKey=DEMO&format=csv", "")
 	if len(records) != 61 {
 		t.Fatalf("%d records, want the header and 60 rows", len(records))
+	}
+	// Accept: text/csv without format is the same download.
+	if again, _, _ := download(t, s, "/rest/reqs/1/requirement2/DEMO?spaceKey=DEMO", "text/csv"); !slices.EqualFunc(again, records, slices.Equal) {
+		t.Fatalf("Accept: text/csv gave %d records unlike format=csv's", len(again))
 	}
 	header := records[0]
 	if !slices.Equal(header, []string{"spaceKey", "key", "baseline", "status", "text", "pageId", "pageTitle", "properties",
@@ -223,6 +232,12 @@ func TestSearchCSV(t *testing.T) {
 	}
 	if got := byKey["REQ-2"][4]; got != `'-2, with a comma and "quotes"` {
 		t.Errorf("REQ-2 text cell %q", got)
+	}
+	if got := byKey["REQ-4"][4]; got != "'+1 from the review." {
+		t.Errorf("REQ-4 text cell %q", got)
+	}
+	if got := byKey["REQ-5"][4]; got != "'@team: log every login." {
+		t.Errorf("REQ-5 text cell %q", got)
 	}
 	if got := byKey["REQ-3"][4]; got != "Plain." {
 		t.Errorf("REQ-3 text cell %q", got)

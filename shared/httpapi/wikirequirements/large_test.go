@@ -89,17 +89,32 @@ func TestDiffAndExportLarge(t *testing.T) {
 	t.Logf("diff floor (the same Queries, nothing decoded or compared): %v for %d items; diff ÷ floor = %.2f",
 		floor.Round(time.Millisecond), items, float64(took)/float64(floor))
 
+	// The exports read as the diff and the search do: each row once (for
+	// the diff, besides each side's last key, a row at a cut read twice
+	// and the space's baselines).
+	s.items.reset()
 	records, took, heap := exportLarge(t, s, "/rest/reqs/1/diff/DEMO?from=1&to=current&format=csv")
 	if len(records) != 1+n/100 || records[1][1] != "REQ-000000" || records[1][3] != "text" {
 		t.Fatalf("diff export: %d records, first %q", len(records), records[1])
 	}
-	t.Logf("diff export (%d rows): %v, heap peak +%.1f MiB", len(records)-1, took.Round(time.Millisecond), float64(heap)/(1<<20))
+	read := s.items.get()
+	t.Logf("diff export (%d rows): %v, %.3f items read per requirement and side, heap peak +%.1f MiB", len(records)-1,
+		took.Round(time.Millisecond), float64(read)/float64(2*n), float64(heap)/(1<<20))
+	if limit := int64(2*n + 2*s.diff.Segments + 1); read > limit {
+		t.Fatalf("diff export of %d a side read %d items, want at most %d", n, read, limit)
+	}
 
+	s.items.reset()
 	records, took, heap = exportLarge(t, s, "/rest/reqs/1/requirement2/DEMO?spaceKey=DEMO&format=csv")
 	if len(records) != 1+n || records[n][1] != fmt.Sprintf("REQ-%06d", n-1) || records[3][7] != "Priority: =1+1" {
 		t.Fatalf("search export: %d records, want %d", len(records), 1+n)
 	}
-	t.Logf("search export (%d rows): %v, heap peak +%.1f MiB", n, took.Round(time.Millisecond), float64(heap)/(1<<20))
+	read = s.items.get()
+	t.Logf("search export (%d rows): %v, %.3f items read per requirement, heap peak +%.1f MiB", n, took.Round(time.Millisecond),
+		float64(read)/float64(n), float64(heap)/(1<<20))
+	if read > int64(n) {
+		t.Fatalf("search export of %d read %d items, want at most one per requirement", n, read)
+	}
 }
 
 // exportLarge serves an export in process as the function does (the rows
