@@ -15,8 +15,10 @@ import (
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
 	"github.com/reqtrace/reqtrace/shared/baseline"
+	"github.com/reqtrace/reqtrace/shared/coverage"
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
@@ -105,6 +107,11 @@ func Changes(ctx context.Context, env *Env, n int, functionLog io.Writer, row *R
 	row.add("diff time in process", "", secs(took), Info)
 	row.Headline = fmt.Sprintf("diff of %d vs %d: %s in process, %.3f items read per requirement and side", n, n, secs(took), perReq)
 
+	searchSvc := search.New(search.Deps{Store: store, Settings: store})
+	if err := exportAndCoverage(ctx, env, counted, rec, searchSvc, n, row); err != nil {
+		return err
+	}
+
 	st, err := startStack(ctx, env, "changes", []string{"WikiRequirements"}, functionLog)
 	if err != nil {
 		row.note("Not measured through the local stack: %v", err)
@@ -149,6 +156,7 @@ func Changes(ctx context.Context, env *Env, n int, functionLog io.Writer, row *R
 	for _, ex := range []struct{ name, path string }{
 		{"export of the diff (CSV)", "/rest/reqs/1/diff/" + ChangesSpace + "?from=1&to=current&format=csv"},
 		{fmt.Sprintf("export of a search of all %d requirements (CSV)", n), "/rest/reqs/1/requirement2/" + ChangesSpace + "?spaceKey=" + ChangesSpace + "&format=csv"},
+		{fmt.Sprintf("export of the coverage of all %d requirements, columns jira and from (CSV)", n), "/rest/reqs/1/coverage/" + ChangesSpace + "?columns=jira,from&format=csv"},
 	} {
 		code, body, took, err := get(ex.path)
 		if err != nil || code != http.StatusOK {
@@ -210,5 +218,95 @@ const diffFloor = "each side's items read once, right after the diff: the diff's
 	"start keys but without filter or projection, 8 at a time as the diff reads its segments; the diff's one-row reads " +
 	"of each side's last key are left out. The floor thus has the diff's read pattern; the ratio is the diff's own " +
 	"work (merge, compare, page) over the reads. " +
-	"CPU per requirement is per requirement and side. The CSV exports have no row of their own here: they are " +
-	"measured through the local stack (time, the function's peak memory) in the section of this measurement."
+	"CPU per requirement is per requirement and side."
+
+// readFloor says what the floor of an export or a matrix is.
+const readFloor = "the space's items read once, right after the service: its own Query calls (recorded: the pages of the " +
+	"space's partition in key order) sent again with their key conditions, limits and start keys but without filter or " +
+	"projection, 8 at a time (the service reads them one after another, each page's start key being the previous page's " +
+	"end: the floor is what reading the same pages in parallel key ranges, as the diff does, would wait for)."
+
+// exportAndCoverage measures, in process on the seeded space, the CSV
+// export of a search of every requirement (the rows written to a byte
+// counter as shared/export writes them to S3) and the coverage matrix of
+// every requirement with two columns (the counts of all and the first page
+// of 500), each against its floor: the rows export_100k and coverage_100k.
+func exportAndCoverage(ctx context.Context, env *Env, counted *Counted, rec *Recorder, svc *search.Service, n int, row *Row) error {
+	cols, err := coverage.ParseColumns("jira,from")
+	if err != nil {
+		return err
+	}
+	var csvBytes countingWriter
+	var matrix *coverage.Result
+	for _, m := range []struct {
+		name, what string
+		run        func(ctx context.Context) error
+	}{
+		{"export_100k", fmt.Sprintf("CSV export of a search of all %d requirements of the space (search.Table written by "+
+			"shared/export.WriteCSV, to a byte counter instead of S3), in process, one round.", n),
+			func(ctx context.Context) error {
+				return export.WriteCSV(ctx, &csvBytes, search.Table(svc, search.Request{Tenant: Tenant, PathSpace: ChangesSpace, Space: ChangesSpace}))
+			}},
+		{"coverage_100k", fmt.Sprintf("coverage.Service.Coverage of all %d requirements of the space, columns jira and from "+
+			"(the counts of the whole matrix and its first page of 500), in process, one round.", n),
+			func(ctx context.Context) (err error) {
+				matrix, err = coverage.New(svc).Coverage(ctx, coverage.Request{Tenant: Tenant, Space: ChangesSpace, Columns: cols, Limit: 500})
+				return err
+			}},
+	} {
+		result := row.result(m.name, m.what, readFloor)
+		counted.Reset()
+		rec.Start()
+		cpu := env.cpu()
+		used := cpu.now()
+		var took time.Duration
+		var runErr error
+		heap := httpapitest.PeakHeap(func() {
+			start := time.Now()
+			runErr = m.run(ctx)
+			took = time.Since(start)
+		})
+		selfCPU := cpu.since(used).self
+		recorded := rec.Stop()
+		if runErr != nil {
+			return fmt.Errorf("%s: %w", m.name, runErr)
+		}
+		floor, err := queryFloor(ctx, env.DynamoDB(), recorded.Queries)
+		if err != nil {
+			return err
+		}
+		var pairs Pairs
+		pairs.Add(took, floor.Took)
+		result.setPairs(pairs)
+		result.Per = "requirement"
+		items := counted.API.Items()
+		result.ItemsReadPerResult = &Amplification{Service: round3(float64(items) / float64(n)), Floor: round3(float64(floor.Items) / float64(n))}
+		result.Calls = &Calls{Service: float64(counted.Calls.Total()), Floor: float64(floor.Calls), ServiceByOp: counted.Calls.Counts()}
+		result.CPUMSPerRequirement = ptr(float64(selfCPU) / float64(time.Millisecond) / float64(n))
+		result.Goals = append(result.Goals, Goal{Name: "items read per requirement", Target: "≤ 1",
+			Measured: fmt.Sprintf("%.3f (%d items)", float64(items)/float64(n), items), Verdict: verdict(items <= n)},
+			Goal{Name: "heap peak in process (above the heap before; a bound of what the function holds)", Target: "bounded, whatever n",
+				Measured: fmt.Sprintf("%.1f MB", float64(heap)/(1<<20)), Verdict: Info})
+		row.add(m.name+" in process", "", fmt.Sprintf("%s, %.3f items read per requirement, heap peak +%.1f MB", secs(took),
+			float64(items)/float64(n), float64(heap)/(1<<20)), Info)
+	}
+	if csvBytes.n == 0 || matrix == nil || matrix.Total != n {
+		return fmt.Errorf("export of %d bytes, matrix of %v rows: want a CSV and %d rows", csvBytes.n, matrixTotal(matrix), n)
+	}
+	row.note("The in-process export wrote %.1f MB of CSV; the matrix counted %d requirements (jira %d/%d, from %d/%d).",
+		float64(csvBytes.n)/(1<<20), matrix.Total, matrix.Columns[0].Covered, n, matrix.Columns[1].Covered, n)
+	return nil
+}
+
+// countingWriter counts the bytes written to it.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// matrixTotal is m's row count, -1 without a matrix.
+func matrixTotal(m *coverage.Result) int {
+	if m == nil {
+		return -1
+	}
+	return m.Total
+}

@@ -201,9 +201,9 @@ func (r *Result) oneRound(service time.Duration, floor FloorRound, written int, 
 // RowNames are the rows docs/benchmarks.json always has, measured or not
 // (sizes in the names are those of a full run; -quick runs smaller ones
 // under the same names, their What says so). A measurement adds a row with
-// Row.result; more rows (export_100k, coverage_100k) are added the same way.
+// Row.result.
 var RowNames = []string{"page_save", "search_key_prefix", "search_property", "search_fulltext", "get_requirement",
-	"baseline_100k", "sync_10k", "reconcile_10k", "diff_100k", "cold_start"}
+	"baseline_100k", "sync_10k", "reconcile_10k", "diff_100k", "export_100k", "coverage_100k", "cold_start"}
 
 // Results collects the floor rows of rows in order, adding every name of
 // RowNames that no measurement produced as not measured.

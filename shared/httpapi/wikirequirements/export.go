@@ -12,7 +12,6 @@ import (
 	"context"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
@@ -20,7 +19,6 @@ import (
 	"github.com/reqtrace/reqtrace/shared/diff"
 	"github.com/reqtrace/reqtrace/shared/export"
 	"github.com/reqtrace/reqtrace/shared/httpapi"
-	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/search"
 )
 
@@ -87,46 +85,8 @@ func (h *Handler) exportDiff(w http.ResponseWriter, r *http.Request, p auth.Prin
 	return h.download(w, r, p, h.Diff.Table(req))
 }
 
-// searchColumns are the columns of a search's CSV: one row per
-// requirement, as its JSON shows it.
-var searchColumns = []string{"spaceKey", "key", "baseline", "status", "text", "pageId", "pageTitle", "properties",
-	"externalProperties", "dependencies", "issues", "newSpaceKey", "newKey"}
-
-// exportSearch answers every match of the search as CSV, in key order.
+// exportSearch answers every match of the search as CSV, in key order
+// (the columns of search.Table).
 func (h *Handler) exportSearch(w http.ResponseWriter, r *http.Request, p auth.Principal, req search.Request) error {
-	name := "search-" + req.PathSpace
-	if req.Space != "" {
-		name = "search-" + req.Space
-	}
-	return h.download(w, r, p, export.Table{Name: name, Columns: searchColumns,
-		Rows: func(ctx context.Context, emit func([]string) error) error {
-			return h.Search.Each(ctx, req, func(r *requirement.Requirement) error { return emit(searchRow(r)) })
-		}})
-}
-
-// searchRow is the CSV row of a requirement; properties are one
-// "Name: value" per line (page properties in page order, external ones by
-// name), dependencies name their space (the row's when they name none).
-func searchRow(r *requirement.Requirement) []string {
-	baseline := ""
-	if r.Baseline > 0 {
-		baseline = strconv.Itoa(r.Baseline)
-	}
-	props := func(ps []requirement.Property) string {
-		lines := make([]string, 0, len(ps))
-		for _, p := range ps {
-			lines = append(lines, p.Key+": "+p.Value)
-		}
-		return strings.Join(lines, "\n")
-	}
-	deps := make([]requirement.Dependency, 0, len(r.Dependencies))
-	for _, d := range r.Dependencies {
-		if d.SpaceKey == "" {
-			d.SpaceKey = r.SpaceKey
-		}
-		deps = append(deps, d)
-	}
-	return []string{r.SpaceKey, r.Key, baseline, string(r.Status), r.Text, r.Origin.PageID, r.Origin.Title,
-		props(r.PageProperties()), props(r.ExternalProperties()), requirement.DependenciesText(deps), requirement.IssuesText(r.Issues),
-		r.NewSpaceKey, r.NewKey}
+	return h.download(w, r, p, search.Table(h.Search, req))
 }

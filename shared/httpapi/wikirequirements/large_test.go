@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,7 +124,7 @@ func exportLarge(t *testing.T, s *server, path string) ([][]string, time.Duratio
 	t.Helper()
 	rec := httptest.NewRecorder()
 	start := time.Now()
-	heap := peakHeap(func() {
+	heap := httpapitest.PeakHeap(func() {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Header.Set("Authorization", "Bearer demo-wiki-user")
 		s.ServeHTTP(rec, req)
@@ -187,35 +186,6 @@ func (c *itemCounter) options(o *dynamodb.Options) {
 func (c *itemCounter) reset()     { c.n.Store(0); c.written.Store(0) }
 func (c *itemCounter) get() int64 { return c.n.Load() }
 
-// peakHeap samples the heap in use every 10 ms while f runs and returns
-// f's peak above the heap in use before it (a bound of what the request
-// held; the test's own allocations are included).
-func peakHeap(f func()) uint64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	before, peak := ms.HeapInuse, ms.HeapInuse
-	done := make(chan struct{})
-	sampled := make(chan uint64)
-	go func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				sampled <- peak
-				return
-			case <-tick.C:
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapInuse)
-			}
-		}
-	}()
-	f()
-	close(done)
-	return <-sampled - before
-}
-
 // coverageRows returns n requirements of space: REQ-i refines REQ-(i+1)
 // (so every one is referenced, by REQ-(i-1)), and the even ones implement
 // an issue.
@@ -260,7 +230,7 @@ func TestCoverageLarge(t *testing.T) {
 	var code int
 	var raw string
 	start = time.Now()
-	heap := peakHeap(func() {
+	heap := httpapitest.PeakHeap(func() {
 		code, raw = getCoverage(t, s, "demo-wiki-user", "DEMO", params("columns", "jira,from", "limit", "500"))
 	})
 	took := time.Since(start)
