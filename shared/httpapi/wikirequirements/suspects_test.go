@@ -1,11 +1,14 @@
 package wikirequirements_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/reqtrace/reqtrace/infra/httpapitest"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
 
 // TestClearSuspects: POST /rest/reqs/1/suspects/{spaceKey}/clear clears
@@ -80,5 +83,66 @@ func TestClearSuspects(t *testing.T) {
 	}
 	if got := suspects("OTHER"); len(got) != 0 {
 		t.Fatalf("after clearing OTHER: suspect %v", got)
+	}
+}
+
+// TestPageViewAndReindexMarkNothing: a requirement whose stored text
+// differs from its page's (changed behind the page's back) is flagged by
+// a reindex (status-only) and rewritten from the page by the next page
+// view, which gathers its excerpt; neither marks a link, where a save
+// doing the same write marks the dependency on it of a requirement of
+// another page.
+func TestPageViewAndReindexMarkNothing(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	ctx := context.Background()
+	target := specs(wt.TR(wt.Def("T-1"), "<p>Keep logs.</p>", "", "", ""))
+	s.save(t, "demo", "1", "DEMO", target)
+	s.save(t, "demo", "2", "DEMO", specs(wt.TR(wt.Def("R-1"), "<p>Audit.</p>", "", wt.Link("", "T-1"), "")))
+	text := func() string {
+		t.Helper()
+		r, err := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "T-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Text
+	}
+	tamper := func() {
+		t.Helper()
+		r, err := s.reqs.Get(ctx, "demo", requirement.ID{SpaceKey: "DEMO", Key: "T-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Text, r.HTMLExcerpt = "Keep nothing.", "<p>Keep nothing.</p>"
+		if err := s.reqs.Put(ctx, "demo", []*requirement.Requirement{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	suspects := func() []string {
+		t.Helper()
+		a, _ := mustCoverage(t, s, "demo-wiki-user", "DEMO", params("columns", "to", "q", "suspect IS TRUE"))
+		return keysOf2(a)
+	}
+	tamper()
+	if _, err := s.wiki.Reindex(ctx, "demo", "alice", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := suspects(); len(got) != 0 {
+		t.Fatalf("after a reindex: suspect %v", got)
+	}
+	if _, err := s.wiki.ViewPage(ctx, "demo", "alice", "DEMO", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(); got != "Keep logs." {
+		t.Fatalf("the page view did not rewrite T-1 from its page: %q", got)
+	}
+	if got := suspects(); len(got) != 0 {
+		t.Fatalf("after the page view rewrote T-1: suspect %v", got)
+	}
+	// The same write by a save marks R-1's dependency on T-1.
+	tamper()
+	s.save(t, "demo", "1", "DEMO", target)
+	if got := suspects(); !slices.Equal(got, []string{"R-1"}) {
+		t.Fatalf("after a save rewriting T-1: suspect %v, want [R-1]", got)
 	}
 }
