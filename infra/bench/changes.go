@@ -211,4 +211,6 @@ const diffFloor = "each side's items read once, right after the diff: the diff's
 	"of each side's last key are left out. The floor thus has the diff's read pattern; the ratio is the diff's own " +
 	"work (merge, compare, page) over the reads. " +
 	"CPU per requirement is per requirement and side. An export row (export_100k: the same read plus one S3 PutObject " +
-	"of the CSV's bytes) and a coverage row are added the same way (Row.result in the measurement)."
+	"of the CSV's bytes) or a coverage row could be added the same way (Row.result in the measurement); none is yet: " +
+	"the coverage of 100,000 requirements and the cost of suspect marking are measured by the tests make bench runs " +
+	"after this report (docs/change-analysis.md)."

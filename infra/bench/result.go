@@ -196,7 +196,8 @@ func (r *Result) oneRound(service time.Duration, floor FloorRound, written int, 
 // RowNames are the rows docs/benchmarks.json always has, measured or not
 // (sizes in the names are those of a full run; -quick runs smaller ones
 // under the same names, their What says so). A measurement adds a row with
-// Row.result; more rows (export_100k, coverage_100k) are added the same way.
+// Row.result; more rows (export_100k, coverage_100k) could be added the
+// same way (none is yet).
 var RowNames = []string{"page_save", "search_key_prefix", "search_property", "search_fulltext", "get_requirement",
 	"baseline_100k", "sync_10k", "reconcile_10k", "diff_100k", "cold_start"}
 
