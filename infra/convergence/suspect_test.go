@@ -11,10 +11,11 @@ import (
 )
 
 // Suspect links through the HTTP APIs of the local stack:
-// the suspectFields setting, a change in each kind of field and in one
-// that is not set, a chain, the query, a save that changes nothing,
-// delivery to a version-5 tracker (and none to a version-4 one), and
-// clearing on both sides.
+// the suspectFields setting, a change in each kind of field (text,
+// @Name, status, properties, dependencies) and in one that is not set, a
+// chain, the query, a save that changes nothing, delivery to a version-5
+// tracker (and none to a version-4 one), and clearing on both sides (on
+// the tracker, per issue).
 
 // specRow is a requirement row of the suspect tests' pages: columns Key,
 // Description, Priority, Owner, Refines (requirement links) and
@@ -245,6 +246,52 @@ func TestSuspectLinksThroughTheAPIs(t *testing.T) {
 	if got := search("suspect IS TRUE"); len(got) != 0 {
 		t.Fatalf("after a reindex: %v", got)
 	}
+
+	// properties, then dependencies, each alone in the setting (a change
+	// of issue links or of the text then marks nothing); the tracker's
+	// clear is per issue: A's other issue stays suspect.
+	setFields := func(f ...string) {
+		t.Helper()
+		want(t, call(t, "PUT", W+"/admin/settings", tn.wikiAdmin, map[string]any{"suspectFields": f}), 200, "settings")
+	}
+	cause := func(from, to string, fields ...string) {
+		t.Helper()
+		if m := depMark(from, to); m == nil || m.SuspectSince == "" || m.SuspectCause == nil || !slices.Equal(m.SuspectCause.Fields, fields) {
+			t.Fatalf("%s → %s: %+v, want suspect because of %v", from, to, m, fields)
+		}
+	}
+	setFields("properties")
+	pa := specRow{Key: "A", Text: "Audit.", Refines: []string{"B"}, Implements: []macro{{"PROJ-7", "jira-1"}, {"PROJ-8", "jira-1"}}}
+	pb := specRow{Key: "B", Text: "Keep logs.", Refines: []string{"C"}}
+	save("100", pa, pb)
+	if got := search("suspect IS TRUE"); len(got) != 0 {
+		t.Fatalf("issue links added (not in suspectFields [properties]): suspect %v", got)
+	}
+	e.sync(t)
+	pa.Owner, pb.Owner = "carol", "carol"
+	save("100", pa, pb)
+	cause("A", "B", "properties")
+	e.sync(t)
+	for _, issue := range []string{"PROJ-7", "PROJ-8"} {
+		if tm := trackerMark(issue, "A"); tm == nil || tm.SuspectSince == "" || tm.SuspectCause == nil || !slices.Equal(tm.SuspectCause.Fields, []string{"properties"}) {
+			t.Fatalf("%s → A on the tracker after A's Owner changed: %+v", issue, tm)
+		}
+	}
+	want(t, call(t, "DELETE", T+"/issuelinks/PROJ-7/suspect", tn.trackUser, nil), 204, "clear PROJ-7")
+	if trackerMark("PROJ-7", "A") != nil || trackerMark("PROJ-8", "A") == nil {
+		t.Fatal("clearing PROJ-7 on the tracker: PROJ-7 → A should be cleared, PROJ-8 → A still suspect")
+	}
+	want(t, call(t, "POST", W+"/suspects/DEMO/clear", tn.wikiUser, map[string]any{"q": ""}), 200, "clear everything")
+	setFields("dependencies")
+	pb.Text = "Keep logs longer."
+	save("100", pa, pb)
+	if got := search("suspect IS TRUE"); len(got) != 0 {
+		t.Fatalf("B's text changed (not in suspectFields [dependencies]): suspect %v", got)
+	}
+	pb.Refines = []string{"D"}
+	save("100", pa, pb)
+	cause("A", "B", "dependencies")
+
 	// Another tenant sees none of it, and may not clear this one's.
 	other := e.newTenant(t, "other")
 	a = want(t, call(t, "POST", W+"/suspects/DEMO/clear", other.wikiUser, map[string]any{"q": ""}), 200, "other tenant")

@@ -23,12 +23,14 @@ func TestBatchWireShapeVersion5(t *testing.T) {
 		{Type: outbox.Links, SpaceKey: "DEMO", Key: "REQ-2", Baseline: 2},
 		{Type: outbox.Updated, SpaceKey: "DEMO", Key: "REQ-3", ChangedFields: []string{"text", "status"}, NewHTMLExcerpt: "y"},
 		{Type: outbox.Updated, SpaceKey: "DEMO", Key: "REQ-4"},
+		{Type: outbox.Updated, SpaceKey: "DEMO", Key: "REQ-5", ChangedFields: []string{"text", "status"}, SuspectFields: []string{"text"}, NewHTMLExcerpt: "z"},
 	}
 	js, _ := json.Marshal(Batch(5, msgs))
 	want := `[{"id":1,"type":"LINKS","authorKey":"alice","spaceKey":"DEMO","key":"REQ-1","baseline":null,"estate":"_","links":[{"objectKey":"PROJ-1","relationship":"implements"}],"version":7,"origin":{"pageId":"123","title":"Specs"},"newHtmlExcerpt":"x","newUrl":"/requirements/DEMO/REQ-1"},` +
 		`{"id":2,"type":"LINKS","spaceKey":"DEMO","key":"REQ-2","baseline":2,"estate":"_","links":[],"version":0},` +
 		`{"id":3,"type":"UPDATED","spaceKey":"DEMO","key":"REQ-3","baseline":null,"estate":"_","newHtmlExcerpt":"y","changedFields":["text","status"],"suspect":false},` +
-		`{"id":4,"type":"UPDATED","spaceKey":"DEMO","key":"REQ-4","baseline":null,"estate":"_","changedFields":[],"suspect":false}]`
+		`{"id":4,"type":"UPDATED","spaceKey":"DEMO","key":"REQ-4","baseline":null,"estate":"_","changedFields":[],"suspect":false},` +
+		`{"id":5,"type":"UPDATED","spaceKey":"DEMO","key":"REQ-5","baseline":null,"estate":"_","newHtmlExcerpt":"z","changedFields":["text","status"],"suspect":true,"suspectCause":{"fields":["text"]}}]`
 	if string(js) != want {
 		t.Fatalf("version-5 wire shape\n got %s\nwant %s", js, want)
 	}
@@ -36,6 +38,11 @@ func TestBatchWireShapeVersion5(t *testing.T) {
 	js, _ = json.Marshal(Batch(4, msgs[2:3]))
 	if want := `[{"id":1,"type":"UPDATED","spaceKey":"DEMO","key":"REQ-3","baseline":null,"estate":"_","newHtmlExcerpt":"y"}]`; string(js) != want {
 		t.Fatalf("version-4 UPDATED\n got %s\nwant %s", js, want)
+	}
+	// A suspect change too: a version-4 tracker never sees suspect.
+	js, _ = json.Marshal(Batch(4, msgs[4:5]))
+	if want := `[{"id":1,"type":"UPDATED","spaceKey":"DEMO","key":"REQ-5","baseline":null,"estate":"_","newHtmlExcerpt":"z"}]`; string(js) != want {
+		t.Fatalf("version-4 UPDATED of a suspect change\n got %s\nwant %s", js, want)
 	}
 }
 

@@ -281,6 +281,89 @@ func TestCallCounts(t *testing.T) {
 	}
 }
 
+// TestSuspectCallCounts asserts that `suspect IS TRUE` (and IS NOT FALSE)
+// is driven by the suspect index, not a scan: space SUS holds 100 targets
+// (page "1") and 1,000 requirements refining them (page "2", R-i refines
+// T-(i mod 100)); a save of page "1" changing the text of T-000 … T-009
+// marks the 100 requirements refining those suspect. A search reads their
+// index items and rows only, never the space's 1,100 rows.
+func TestSuspectCallCounts(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	ctx := context.Background()
+	targets := func(changed int) string {
+		rows := []string{wt.TH("Key", "Description", "Refines")}
+		for i := range 100 {
+			text := fmt.Sprintf("<p>Target %d.</p>", i)
+			if i < changed {
+				text = fmt.Sprintf("<p>Target %d, changed.</p>", i)
+			}
+			rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("T-%03d", i)), text, ""))
+		}
+		return wt.Table(rows...)
+	}
+	save(t, s.wiki, "demo", "1", "SUS", "Targets", targets(0))
+	rows := []string{wt.TH("Key", "Description", "Refines")}
+	for i := range 1000 {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%04d", i)), "<p>Refines.</p>", wt.Link("", fmt.Sprintf("T-%03d", i%100))))
+	}
+	save(t, s.wiki, "demo", "2", "SUS", "Refining", wt.Table(rows...))
+	save(t, s.wiki, "demo", "1", "SUS", "Targets", targets(10))
+
+	for _, tt := range []struct {
+		name    string
+		q       string
+		space   string
+		limit   int
+		results int
+		calls   map[string]int
+		items   int
+	}{
+		// The space's view of the index (gsi1): 100 index items, then
+		// their 100 rows in one BatchGetItem.
+		{name: "whole answer", q: `suspect IS TRUE`, space: "SUS", limit: 500,
+			results: 100, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 200},
+		// The first page and the next page's first match (hasMore): 51
+		// index items and 51 rows.
+		{name: "IS NOT FALSE, first page", q: `suspect IS NOT FALSE`, space: "SUS",
+			results: 50, calls: map[string]int{"Query": 1, "BatchGetItem": 1}, items: 102},
+		// Tenant-wide: the settings' GetItem (finding nothing), then the
+		// tenant's partition of the index.
+		{name: "tenant-wide, first page", q: `suspect IS TRUE`,
+			results: 50, calls: map[string]int{"GetItem": 1, "Query": 1, "BatchGetItem": 1}, items: 102},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := query.Parse(tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.reset()
+			res, err := s.svc.Search(ctx, search.Request{Tenant: "demo", PathSpace: "SUS", Space: tt.space, Query: e, Limit: tt.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Requirements) != tt.results {
+				t.Errorf("%d results, want %d", len(res.Requirements), tt.results)
+			}
+			for _, r := range res.Requirements {
+				if !r.IsSuspect() || !strings.HasPrefix(r.Key, "R-") {
+					t.Fatalf("%s/%s is not one of the suspect requirements", r.SpaceKey, r.Key)
+				}
+			}
+			if !strings.Contains(res.Plan, "suspect via index") {
+				t.Errorf("plan %q, want the suspect index", res.Plan)
+			}
+			if got := s.calls.Counts(); !maps.Equal(got, tt.calls) {
+				t.Errorf("calls %v, want %v (plan %s)", got, tt.calls, res.Plan)
+			}
+			if got := s.items.Items(); got != tt.items {
+				t.Errorf("items read %d, want %d (plan %s)", got, tt.items, res.Plan)
+			}
+			t.Logf("%s: %d results, calls %v, items read %d", res.Plan, len(res.Requirements), s.calls.Counts(), s.items.Items())
+		})
+	}
+}
+
 // TestClosureCounts asserts the reads of parent/child closures (one
 // BatchGetItem per level and per 100 requirements) and their bounds.
 func TestClosureCounts(t *testing.T) {

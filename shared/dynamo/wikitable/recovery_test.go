@@ -113,7 +113,9 @@ func recoveryNew(t *testing.T) (*crashAPI, *wikitable.WikiStore, *wiki.Service, 
 // stored version is redone, the rows the failed save wrote are undone and
 // the requirement only it added is DELETED. A failure lists the page for
 // recovery at once; a kill, once the lease expires. Ordinary operations
-// leave nothing listed.
+// leave nothing listed. The failed save marks a row of another page (Z,
+// which refines R-00): after each failed write, Z is marked exactly when
+// R-00's change was written (one transaction), and the recovery drops it.
 func TestRecoveryUndoesAFailedSave(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -123,10 +125,13 @@ func TestRecoveryUndoesAFailedSave(t *testing.T) {
 		_, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: "2", SpaceKey: "DEMO", Title: "P2", Body: body})
 		return err
 	}
+	// Z (page 1) refines R-00 (page 2): version 2 changes R-00's text,
+	// which marks Z's dependency suspect in R-00's transaction; the
+	// recovery of a failed version 2 must drop that mark from Z's row.
 	setup := func(tenant string) {
 		t.Helper()
 		if _, err := svc.SavePage(ctx, tenant, "alice", wiki.PageInput{ID: "1", SpaceKey: "DEMO", Title: "P1",
-			Body: wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("X"), "x"), wt.TR(wt.Def("Z"), "z"))}); err != nil {
+			Body: wt.Table(wt.TH("Key", "Description", "Refines"), wt.TR(wt.Def("X"), "x", ""), wt.TR(wt.Def("Z"), "z", wt.Link("", "R-00")))}); err != nil {
 			t.Fatal(err)
 		}
 		if err := save(tenant, failureVersion(1)); err != nil {
@@ -182,6 +187,29 @@ func TestRecoveryUndoesAFailedSave(t *testing.T) {
 	crash.mu.Lock()
 	calls := crash.writes
 	crash.mu.Unlock()
+	// marked reports whether Z's dependency on R-00 is suspect, and
+	// whether R-00 has version 2's text: a mark is written in the same
+	// transaction as the change that causes it, so the two agree after
+	// any failed write.
+	marked := func(t *testing.T, tenant string) (mark, changed bool) {
+		t.Helper()
+		z, err := rows.Get(ctx, tenant, requirement.ID{SpaceKey: "DEMO", Key: "Z"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r0, err := rows.Get(ctx, tenant, requirement.ID{SpaceKey: "DEMO", Key: "R-00"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z.DependencySuspect(requirement.Dependency{SpaceKey: "DEMO", Key: "R-00"}) != nil, r0.Text == "R, version 2"
+	}
+	if m, c := marked(t, "count"); !m || !c {
+		t.Fatalf("version 2 saved: Z → R-00 suspect %v, R-00 changed %v; want both", m, c)
+	}
+	if m, _ := marked(t, "ref"); m {
+		t.Fatal("Z → R-00 is suspect without version 2")
+	}
+	failedMarked := 0
 
 	ran := 0
 	for failAt := 1; failAt <= calls; failAt++ {
@@ -195,6 +223,11 @@ func TestRecoveryUndoesAFailedSave(t *testing.T) {
 				t.Fatalf("write call %d failing: save answered %v", failAt, err)
 			}
 			crash.arm(0, false)
+			if m, c := marked(t, tenant); m != c {
+				t.Errorf("write call %d failed (killed %v): Z → R-00 suspect %v but R-00 changed %v", failAt, killed, m, c)
+			} else if m {
+				failedMarked++
+			}
 			if killed {
 				if n := listed(t, tenant, now()); n != 0 {
 					t.Errorf("write call %d killed: the page is due for recovery before its lease expired", failAt)
@@ -225,7 +258,10 @@ func TestRecoveryUndoesAFailedSave(t *testing.T) {
 			ran++
 		}
 	}
-	t.Logf("%d failed or killed saves recovered (%d write calls per save)", ran, calls)
+	t.Logf("%d failed or killed saves recovered (%d write calls per save; %d had marked Z, which the recovery dropped)", ran, calls, failedMarked)
+	if failedMarked == 0 || failedMarked == ran {
+		t.Errorf("%d of %d failed saves had marked Z: the recovery of a mark on another page's row, and of none, are not both tested", failedMarked, ran)
+	}
 	if rep, err := svc.RecoverUnfinished(ctx, store, now().Add(time.Hour), 1000); err != nil || rep.Listed != 0 {
 		t.Errorf("a second pass lists %+v, %v; want nothing", rep, err)
 	}

@@ -514,6 +514,53 @@ func TestSettings(t *testing.T) {
 	}
 }
 
+// TestSuspectFieldsSetting: the admin setting suspectFields
+// (docs/change-analysis.md, "Suspect links"): its default, each kind of
+// field, [] (nothing marks), kept by a PUT that leaves it out, an unknown
+// field refused naming it (nothing changes), admins only, per tenant.
+func TestSuspectFieldsSetting(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	fields := func(token string) string {
+		t.Helper()
+		var st struct{ SuspectFields []string }
+		s.json(t, "GET", "/rest/reqs/1/admin/settings", token, "", 200, &st)
+		b, _ := json.Marshal(st.SuspectFields)
+		return string(b)
+	}
+	if got := fields(demoAdmin); got != `["text","properties"]` {
+		t.Fatalf("default suspectFields %s", got)
+	}
+	all := `["text","properties","dependencies","status","@Priority"]`
+	s.json(t, "PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{"suspectFields":`+all+`}`, 200, nil)
+	s.json(t, "PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{"isolateSpaces":true}`, 200, nil)
+	if got := fields(demoAdmin); got != all {
+		t.Fatalf("after a PUT without suspectFields: %s, want %s", got, all)
+	}
+	for _, bad := range []string{`["nope"]`, `["Text"]`, `["@"]`, `["@ "]`, `[""]`, `["text","@A\u0001"]`, `"text"`} {
+		code, out := s.do(t, "PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{"suspectFields":`+bad+`}`)
+		if code != 400 || (bad != `"text"` && !strings.Contains(out, `"suspectFields"`)) {
+			t.Errorf("suspectFields %s: %d %s, want 400 naming suspectFields", bad, code, out)
+		}
+	}
+	if got := fields(demoAdmin); got != all {
+		t.Fatalf("after refused PUTs: %s, want %s", got, all)
+	}
+	s.json(t, "PUT", "/rest/reqs/1/admin/settings", demoAdmin, `{"suspectFields":[]}`, 200, nil)
+	if got := fields(demoAdmin); got != `[]` {
+		t.Fatalf("suspectFields [] read back as %s", got)
+	}
+	if code, _ := s.do(t, "PUT", "/rest/reqs/1/admin/settings", demoUser, `{"suspectFields":["text"]}`); code != 403 {
+		t.Fatalf("a wiki user's PUT = %d, want 403", code)
+	}
+	if code, _ := s.do(t, "GET", "/rest/reqs/1/admin/settings", demoUser, ""); code != 403 {
+		t.Fatalf("a wiki user's GET = %d, want 403", code)
+	}
+	if got := fields(acmeAdmin); got != `["text","properties"]` {
+		t.Fatalf("another tenant's suspectFields %s", got)
+	}
+}
+
 // TestQueueHasMore: the queue listing says in X-Has-More whether the page
 // after it has messages, at exact page boundaries too, for NEW messages and
 // with includeDone.

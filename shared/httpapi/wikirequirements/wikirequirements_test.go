@@ -76,7 +76,7 @@ func newServer(t *testing.T) *server {
 	differ := diff.New(diff.Deps{Store: store, Matcher: searcher})
 	s3c := s3.NewFromConfig(env.Config)
 	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ, Coverage: coverage.New(searcher),
-		Export: export.New(s3export.New(s3c, env.ExportBucket)), Sessions: sessions, Limiter: rt.Limiter}).Register(rt)
+		Export: export.New(s3export.New(s3c, env.ExportBucket)), Suspects: svc, Sessions: sessions, Limiter: rt.Limiter}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
 		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, items: items, diff: differ, s3: s3c, bucket: env.ExportBucket,
 		sessions: sessions, limiter: limiter, db: env.DynamoDB, table: env.WikiTable}
