@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -80,6 +81,9 @@ func PageSave(ctx context.Context, env *Env, opts PageSaveOptions, row *Row) err
 		return err
 	}
 	saveResult(plainResult, plain, opts.Requirements)
+	if err := suspectMarking(ctx, env, sv, opts.Changed, row); err != nil {
+		return err
+	}
 	var all Durations
 	calls := 0
 	for _, s := range plain {
@@ -116,14 +120,14 @@ type saver struct {
 func (sv *saver) series(ctx context.Context, base int, server string, fresh, changed int) ([]saveFigures, error) {
 	var out []saveFigures
 	for i := range fresh {
-		s, err := sv.save(ctx, base+i, 0, server, true)
+		s, err := sv.save(ctx, base+i, savePageBody(base+i, 0, sv.n, server), true)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, s)
 	}
 	for v := 1; v <= changed; v++ {
-		s, err := sv.save(ctx, base, v, server, false)
+		s, err := sv.save(ctx, base, savePageBody(base, v, sv.n, server), false)
 		if err != nil {
 			return nil, err
 		}
@@ -132,10 +136,10 @@ func (sv *saver) series(ctx context.Context, base int, server string, fresh, cha
 	return out, nil
 }
 
-// save saves version v of page id and measures it.
-func (sv *saver) save(ctx context.Context, id, v int, server string, fresh bool) (saveFigures, error) {
+// save saves body as page id and measures it.
+func (sv *saver) save(ctx context.Context, id int, body string, fresh bool) (saveFigures, error) {
 	pageID := fmt.Sprint(id)
-	in := wiki.PageInput{ID: pageID, SpaceKey: Space, Title: "Save " + pageID, Body: savePageBody(id, v, sv.n, server)}
+	in := wiki.PageInput{ID: pageID, SpaceKey: Space, Title: "Save " + pageID, Body: body}
 	sv.counted.Reset()
 	sv.timed.reset()
 	sv.rec.Start()
@@ -360,4 +364,88 @@ func formatCalls(calls map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", op, calls[op])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// suspectRefs is how many requirements of other pages reference each
+// requirement of the page whose saves measure suspect marking.
+const suspectRefs = 5
+
+// suspectMarking measures what suspect marking adds to a page save: a page
+// of sv.n requirements, each referenced by suspectRefs requirements of
+// suspectRefs other pages, saved with every text changed, rounds times
+// with the tenant's suspectFields [] (nothing marks) and, right after each,
+// with the default (text, properties: every referencing row is marked,
+// suspectRefs × sv.n marks). The row page_save_suspect_marking is the
+// marking saves against their floor; the metrics are what marking adds
+// per requirement (time, calls, items written) over the saves that mark
+// nothing.
+func suspectMarking(ctx context.Context, env *Env, sv *saver, rounds int, row *Row) error {
+	const target = 2_200_000
+	key := func(i int) string { return fmt.Sprintf("MARK-%04d", i) }
+	body := func(v int) string {
+		rows := []string{wt.TH("Key", "Description")}
+		for i := range sv.n {
+			rows = append(rows, wt.TR(wt.Def(key(i)), fmt.Sprintf("<p>Requirement %d shall be traced, version %d.</p>", i, v)))
+		}
+		return wt.Table(rows...)
+	}
+	seed := func(id int, body string) error {
+		_, err := sv.svc.SavePage(ctx, Tenant, "bench", wiki.PageInput{ID: fmt.Sprint(id), SpaceKey: Space, Title: "Save " + fmt.Sprint(id), Body: body})
+		return err
+	}
+	if err := seed(target, body(0)); err != nil {
+		return fmt.Errorf("seed the marked page: %w", err)
+	}
+	for p := 1; p <= suspectRefs; p++ {
+		rows := []string{wt.TH("Key", "Description")}
+		for i := range sv.n {
+			rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("REF%d-%04d", p, i)), "<p>Refines "+wt.Link("", key(i))+".</p>"))
+		}
+		if err := seed(target+p, wt.Table(rows...)); err != nil {
+			return fmt.Errorf("seed a referencing page: %w", err)
+		}
+	}
+	settings := wikitable.NewSettingsStore(env.DynamoDB(), env.WikiTable)
+	defer settings.Put(context.WithoutCancel(ctx), Tenant, integration.Settings{}) //nolint:errcheck // back to the default
+	var off, on []saveFigures
+	v := 0
+	for range rounds {
+		for _, fields := range [][]string{{}, nil} {
+			if err := settings.Put(ctx, Tenant, integration.Settings{SuspectFields: fields}); err != nil {
+				return err
+			}
+			v++
+			s, err := sv.save(ctx, target, body(v), false)
+			if err != nil {
+				return err
+			}
+			if fields == nil {
+				on = append(on, s)
+			} else {
+				off = append(off, s)
+			}
+		}
+	}
+	res := row.result("page_save_suspect_marking", fmt.Sprintf("wiki.Service.SavePage of a changed version of a page of %d "+
+		"requirements (every text changed, no issue links), each referenced by %d requirements of %d other pages, with the "+
+		"default suspectFields: %d referencing rows marked suspect (their mark and suspect index item); %d saves, each right "+
+		"after the same save with suspectFields [] (nothing marked).", sv.n, suspectRefs, suspectRefs, suspectRefs*sv.n, rounds), saveFloor)
+	saveResult(res, on, sv.n)
+	perReq := func(saves []saveFigures) (t time.Duration, calls, written float64) {
+		var d Durations
+		var c, w []float64
+		for _, s := range saves {
+			d = append(d, s.total)
+			c, w = append(c, float64(sum(s.calls))), append(w, float64(s.written))
+		}
+		return d.Median() / time.Duration(sv.n), median(c) / float64(sv.n), median(w) / float64(sv.n)
+	}
+	tOff, cOff, wOff := perReq(off)
+	tOn, cOn, wOn := perReq(on)
+	row.add(fmt.Sprintf("suspect marking: a save of %d changed requirements, %d referencing rows each on other pages, with the "+
+		"default suspectFields / with [] (medians of %d saves each, per requirement)", sv.n, suspectRefs, rounds), "",
+		fmt.Sprintf("%s / %s; calls %.3f / %.3f; items written %.2f / %.2f", ms(tOn), ms(tOff), cOn, cOff, wOn, wOff), Info)
+	row.add("… added by marking, per requirement", fmt.Sprintf("%d items (a mark and an index item per referencing row)", 2*suspectRefs),
+		fmt.Sprintf("%s, %.3f calls, %.2f items written", ms(tOn-tOff), cOn-cOff, wOn-wOff), verdict(math.Abs(wOn-wOff-2*suspectRefs) < 1e-6))
+	return nil
 }
