@@ -133,10 +133,14 @@ func (s *WikiStore) SuspectFields(ctx context.Context, tenant string) ([]string,
 	return NewSettingsStore(s.db, s.table).SuspectFields(ctx, tenant)
 }
 
-// ClearSuspects removes the suspect marks of the rows ids (one UpdateItem
-// each, 8 at a time, on condition that the row exists), then their suspect
-// index items (BatchWriteItem calls of 25): a failure half way leaves the
-// index a superset of the rows, which searches check.
+// ClearSuspects removes the suspect marks of the rows ids and their
+// suspect index items: one TransactWriteItems per row (the row's REMOVE,
+// on condition that the row exists, and its index item's delete), 8 at a
+// time. A page save marks a row with its index item in one transaction
+// too (saveSuspectEdit), so a mark made while the clear runs is either
+// cleared with its index item or kept with it: a marked row never lacks
+// its index item. A row gone meanwhile keeps its index item (a superset,
+// which searches check).
 func (s *WikiStore) ClearSuspects(ctx context.Context, tenant string, ids []requirement.ID) error {
 	expr, err := expression.NewBuilder().
 		WithCondition(expression.AttributeExists(expression.Name("pk"))).
@@ -144,32 +148,24 @@ func (s *WikiStore) ClearSuspects(ctx context.Context, tenant string, ids []requ
 	if err != nil {
 		return fmt.Errorf("clear suspects: build update: %w", err)
 	}
-	err = dynamo.Each(ctx, ids, 8, func(ctx context.Context, id requirement.ID) error {
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: &s.table, Key: rowKey(tenant, id.Current()),
-			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	return dynamo.Each(ctx, ids, 8, func(ctx context.Context, id requirement.ID) error {
+		err := dynamo.Transact(ctx, s.db, []types.TransactWriteItem{
+			{Update: &types.Update{
+				TableName: &s.table, Key: rowKey(tenant, id.Current()),
+				UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+				ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+			}},
+			{Delete: &types.Delete{TableName: &s.table, Key: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: indexPK(tenant, indexSuspect, indexSuspectValue)},
+				"sk": &types.AttributeValueMemberS{Value: indexSK(id.SpaceKey, id.Key)},
+			}}},
 		})
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
+		err = dynamo.Translate(err, "clear suspects")
+		if errors.Is(err, apperr.ErrConflict) {
 			return nil // gone meanwhile: nothing to clear
 		}
-		return dynamo.Translate(err, "clear suspects")
-	})
-	if err != nil {
 		return err
-	}
-	deletes := make([]types.WriteRequest, 0, len(ids))
-	for _, id := range ids {
-		deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: indexPK(tenant, indexSuspect, indexSuspectValue)},
-			"sk": &types.AttributeValueMemberS{Value: indexSK(id.SpaceKey, id.Key)},
-		}}})
-	}
-	if err := dynamo.BatchWrite(ctx, s.db, s.table, deletes); err != nil {
-		return fmt.Errorf("delete suspect index items: %w", err)
-	}
-	return nil
+	})
 }
 
 // Spaces lists the spaces in which the tenant has stored pages, in order.

@@ -1,0 +1,84 @@
+package wikitable_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/reqtrace/reqtrace/shared/dynamo"
+	"github.com/reqtrace/reqtrace/shared/dynamo/wikitable"
+	"github.com/reqtrace/reqtrace/shared/requirement"
+	"github.com/reqtrace/reqtrace/shared/search"
+	"github.com/reqtrace/reqtrace/shared/wiki"
+	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
+)
+
+// afterClearAPI runs then, once, right after the first call that removes
+// suspect marks from a row (an UpdateItem or a TransactWriteItems whose
+// update is a REMOVE) has returned: another writer acting in the middle of
+// a clear.
+type afterClearAPI struct {
+	dynamo.API
+	once sync.Once
+	then func()
+}
+
+func (a *afterClearAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := a.API.UpdateItem(ctx, in, opts...)
+	if strings.HasPrefix(aws.ToString(in.UpdateExpression), "REMOVE") {
+		a.once.Do(a.then)
+	}
+	return out, err
+}
+
+func (a *afterClearAPI) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	out, err := a.API.TransactWriteItems(ctx, in, opts...)
+	for _, el := range in.TransactItems {
+		if el.Update != nil && strings.HasPrefix(aws.ToString(el.Update.UpdateExpression), "REMOVE") {
+			a.once.Do(a.then)
+		}
+	}
+	return out, err
+}
+
+// TestClearSuspectsNeverLeavesAMarkOutOfTheIndex: a page save that marks a
+// row while a clear of that row runs (right after the clear's write of
+// the row) leaves the row marked and in the suspect index, so that
+// `suspect IS TRUE` finds it. A clear that removed the index item in a
+// call of its own, after the row's, deleted the new mark's index item.
+func TestClearSuspectsNeverLeavesAMarkOutOfTheIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := saveNew(t)
+	target := func(v string) string {
+		return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("T-1"), "<p>Target, version "+v+".</p>"))
+	}
+	e.save(t, "demo", "1", "DEMO", target("1"))
+	e.save(t, "demo", "2", "DEMO", wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("R-1"), "<p>Refines "+wt.Link("", "T-1")+".</p>")))
+	e.save(t, "demo", "1", "DEMO", target("2")) // marks R-1's dependency on T-1
+	r := e.get(t, "demo", "DEMO", "R-1")
+	if len(r.Suspects) == 0 {
+		t.Fatalf("R-1 not marked by the change of T-1: %+v", r)
+	}
+
+	hooked := &afterClearAPI{API: e.db, then: func() { e.save(t, "demo", "1", "DEMO", target("3")) }}
+	clearing := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(hooked, e.env.WikiTable)})
+	if n, err := clearing.ClearSuspects(ctx, "demo", []*requirement.Requirement{r}); err != nil || n != 1 {
+		t.Fatalf("clear: %d %v, want 1 link cleared", n, err)
+	}
+
+	r = e.get(t, "demo", "DEMO", "R-1")
+	ids, _, err := wikitable.NewSearchStore(e.db, e.env.WikiTable).Index(ctx, "demo", search.IndexRef{Kind: search.IndexSuspect}, false, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inIndex := len(ids) == 1 && ids[0] == requirement.ID{SpaceKey: "DEMO", Key: "R-1"}
+	if marked := len(r.Suspects) > 0; marked != inIndex || !marked {
+		t.Fatalf("after a clear with a save marking meanwhile: R-1 marked %v (%+v), in the suspect index %v (%v); want both",
+			marked, r.Suspects, inIndex, ids)
+	}
+}
