@@ -84,14 +84,7 @@ func Changes(ctx context.Context, env *Env, n int, functionLog io.Writer, row *R
 	if err != nil {
 		return err
 	}
-	var pairs Pairs
-	pairs.Add(took, floor.Took)
-	result.setPairs(pairs)
-	result.Per = "requirement and side"
-	result.ItemsReadPerResult = &Amplification{Service: round3(float64(counted.API.Items()) / float64(2*n)),
-		Floor: round3(float64(floor.Items) / float64(2*n))}
-	result.Calls = &Calls{Service: float64(counted.Calls.Total()), Floor: float64(floor.Calls), ServiceByOp: counted.Calls.Counts()}
-	result.CPUMSPerRequirement = ptr(float64(selfCPU) / float64(time.Millisecond) / float64(2*n))
+	result.readRound(took, floor, counted, selfCPU, 2*n, "requirement and side")
 	changed := n / 100
 	ok := got.Summary.Modified == changed && got.Summary.Unchanged == n-changed && got.Summary.Added+got.Summary.Removed == 0
 	row.add(fmt.Sprintf("diff of %d vs %d requirements (1%% changed) in process: summary right", n, n), "completes, no cap",
@@ -275,14 +268,8 @@ func exportAndCoverage(ctx context.Context, env *Env, counted *Counted, rec *Rec
 		if err != nil {
 			return err
 		}
-		var pairs Pairs
-		pairs.Add(took, floor.Took)
-		result.setPairs(pairs)
-		result.Per = "requirement"
+		result.readRound(took, floor, counted, selfCPU, n, "requirement")
 		items := counted.API.Items()
-		result.ItemsReadPerResult = &Amplification{Service: round3(float64(items) / float64(n)), Floor: round3(float64(floor.Items) / float64(n))}
-		result.Calls = &Calls{Service: float64(counted.Calls.Total()), Floor: float64(floor.Calls), ServiceByOp: counted.Calls.Counts()}
-		result.CPUMSPerRequirement = ptr(float64(selfCPU) / float64(time.Millisecond) / float64(n))
 		result.Goals = append(result.Goals, Goal{Name: "items read per requirement", Target: "≤ 1",
 			Measured: fmt.Sprintf("%.3f (%d items)", float64(items)/float64(n), items), Verdict: verdict(items <= n)},
 			Goal{Name: "heap peak in process (above the heap before; a bound of what the function holds)", Target: "bounded, whatever n",
@@ -309,4 +296,17 @@ func matrixTotal(m *coverage.Result) int {
 		return -1
 	}
 	return m.Total
+}
+
+// readRound fills r from one round of a read of n units (per, "requirement"
+// or "requirement and side"): its time against the floor's, the items
+// read and calls of both, and the CPU per unit.
+func (r *Result) readRound(took time.Duration, floor FloorRound, counted *Counted, cpu time.Duration, n int, per string) {
+	var pairs Pairs
+	pairs.Add(took, floor.Took)
+	r.setPairs(pairs)
+	r.Per = per
+	r.ItemsReadPerResult = &Amplification{Service: round3(float64(counted.API.Items()) / float64(n)), Floor: round3(float64(floor.Items) / float64(n))}
+	r.Calls = &Calls{Service: float64(counted.Calls.Total()), Floor: float64(floor.Calls), ServiceByOp: counted.Calls.Counts()}
+	r.CPUMSPerRequirement = ptr(float64(cpu) / float64(time.Millisecond) / float64(n))
 }
