@@ -223,8 +223,8 @@ const diffFloor = "each side's items read once, right after the diff: the diff's
 // readFloor says what the floor of an export or a matrix is.
 const readFloor = "the space's items read once, right after the service: its own Query calls (recorded: the pages of the " +
 	"space's partition in key order) sent again with their key conditions, limits and start keys but without filter or " +
-	"projection, 8 at a time (the service reads them one after another, each page's start key being the previous page's " +
-	"end: the floor is what reading the same pages in parallel key ranges, as the diff does, would wait for)."
+	"projection, 8 at a time, as the service reads its key ranges (search.Service.Each cuts the space after its first page " +
+	"into key ranges read 8 at a time; its one-row read of the space's last key is part of the floor too)."
 
 // exportAndCoverage measures, in process on the seeded space, the CSV
 // export of a search of every requirement (the rows written to a byte

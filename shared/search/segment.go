@@ -31,6 +31,8 @@ const (
 	segmentPages = 2
 	// segmentBuffer is how many pages a segment not yet being taken holds.
 	segmentBuffer = 2
+	// defaultPageSize is Service.PageSize when it is not set.
+	defaultPageSize = 500
 )
 
 // segmenting is how one Each reads its key-order range in segments, and
@@ -40,12 +42,25 @@ type segmenting struct {
 	readers                      []func()
 }
 
+// segmenting returns how Each cuts its reads, nil when it does not
+// (Segments at most 1: every range is read as one stream, as Search
+// reads it).
 func (s *Service) segmenting() *segmenting {
-	return &segmenting{pageSize: max(s.PageSize, 1), segments: s.Segments, inFlight: s.InFlight}
+	if s.Segments <= 1 {
+		return nil
+	}
+	pageSize := s.PageSize
+	if pageSize <= 0 {
+		pageSize = defaultPageSize
+	}
+	return &segmenting{pageSize: pageSize, segments: s.Segments, inFlight: s.InFlight}
 }
 
 // close stops the segment readers still running and waits for them.
 func (g *segmenting) close() {
+	if g == nil {
+		return
+	}
 	for _, c := range g.readers {
 		c()
 	}
@@ -65,7 +80,7 @@ func segmentable(r Range) bool {
 // the range's last key; it leaves s sequential when the range is too
 // short, or too narrow, to be cut.
 func (s *rangeSource) segment(ctx context.Context, g *segmenting, first []*requirement.Requirement) error {
-	if g.segments <= 1 || len(first) == 0 {
+	if len(first) == 0 {
 		return nil
 	}
 	r := s.r
