@@ -216,8 +216,8 @@ const diffFloor = "each side's items read once, right after the diff: the diff's
 // readFloor says what the floor of an export or a matrix is.
 const readFloor = "the space's items read once, right after the service: its own Query calls (recorded: the pages of the " +
 	"space's partition in key order) sent again with their key conditions, limits and start keys but without filter or " +
-	"projection, 8 at a time (the service reads them one after another, each page's start key being the previous page's " +
-	"end: the floor is what reading the same pages in parallel key ranges, as the diff does, would wait for)."
+	"projection, 8 at a time, as the service reads its key ranges (search.Service.Each cuts the space after its first page " +
+	"into key ranges read 8 at a time; its one-row read of the space's last key is part of the floor too)."
 
 // exportAndCoverage measures, in process on the seeded space, the CSV
 // export of a search of every requirement (the rows written to a byte
@@ -270,8 +270,12 @@ func exportAndCoverage(ctx context.Context, env *Env, counted *Counted, rec *Rec
 		}
 		result.readRound(took, floor, counted, selfCPU, n, "requirement")
 		items := counted.API.Items()
-		result.Goals = append(result.Goals, Goal{Name: "items read per requirement", Target: "≤ 1",
-			Measured: fmt.Sprintf("%.3f (%d items)", float64(items)/float64(n), items), Verdict: verdict(items <= n)},
+		// Each row once; besides, the range's last key (one row, read
+		// before it is cut into segments) and a row whose key is exactly
+		// a cut (read by both segments' Queries, kept by one).
+		overhead := 1 + max(svc.Segments-1, 0)
+		result.Goals = append(result.Goals, Goal{Name: "items read per requirement", Target: "≤ 1, + 1 for the last key and ≤ 1 a cut",
+			Measured: fmt.Sprintf("%.3f (%d items)", float64(items)/float64(n), items), Verdict: verdict(items <= n+overhead)},
 			Goal{Name: "heap peak in process (above the heap before; a bound of what the function holds)", Target: "bounded, whatever n",
 				Measured: fmt.Sprintf("%.1f MB", float64(heap)/(1<<20)), Verdict: Info})
 		row.add(m.name+" in process", "", fmt.Sprintf("%s, %.3f items read per requirement, heap peak +%.1f MB", secs(took),

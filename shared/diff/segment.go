@@ -196,73 +196,40 @@ func (s *Service) merge(ctx context.Context, req Request, sg segment, match func
 	return nil
 }
 
-// run is one segment being merged: its changes in key order (closed when
-// the merge ends), then, once done is closed, its counts and error.
-type run struct {
-	changes chan Change
-	done    chan struct{}
-	sum     Summary
-	read    [2]int
-	err     error
-}
-
 // parallel merges segs InFlight at a time, started in key order, and
-// emits their changes in key order. The first unfinished segment is
-// always among those started and is drained as it goes, so the others
-// wait for it at worst, never for each other.
+// emits their changes in key order (keyrange.ReadOrdered). The first
+// unfinished segment is always among those started and is drained as it
+// goes, so the others wait for it at worst, never for each other; a
+// segment that has finished frees its slot and holds up to Buffer
+// changes.
 func (s *Service) parallel(ctx context.Context, req Request, res *Result, segs []segment, match func(*requirement.Requirement) bool, emit func(Change) error) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	runs := make([]*run, len(segs))
-	for i := range runs {
-		runs[i] = &run{changes: make(chan Change, max(s.Buffer, 0)), done: make(chan struct{})}
-	}
-	slots := make(chan struct{}, max(s.InFlight, 1))
-	wg.Go(func() {
-		for i, r := range runs {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				for _, r := range runs[i:] {
-					r.err = ctx.Err()
-					close(r.changes)
-					close(r.done)
-				}
-				return
+	sums := make([]Summary, len(segs))
+	reads := make([][2]int, len(segs))
+	changes := keyrange.ReadOrdered(ctx, len(segs), keyrange.OrderedOptions{InFlight: s.InFlight, Buffer: s.Buffer},
+		func(ctx context.Context, i int, send func(Change) error) error {
+			return s.merge(ctx, req, segs[i], match, &sums[i], &reads[i], send)
+		})
+	err := func() error {
+		defer changes.Close()
+		for {
+			c, ok, err := changes.Next()
+			if err != nil || !ok {
+				return err
 			}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				defer close(r.done)
-				defer close(r.changes)
-				r.err = s.merge(ctx, req, segs[i], match, &r.sum, &r.read, func(c Change) error {
-					select {
-					case r.changes <- c:
-						return nil
-					case <-ctx.Done():
-						return ctx.Err()
-					}
-				})
-			})
-		}
-	})
-	for _, r := range runs {
-		for c := range r.changes {
 			if err := emit(c); err != nil {
 				return err
 			}
 		}
-		<-r.done
-		res.ReadFrom += r.read[0]
-		res.ReadTo += r.read[1]
-		if r.err != nil {
-			return r.err
-		}
-		res.Summary.Added += r.sum.Added
-		res.Summary.Removed += r.sum.Removed
-		res.Summary.Modified += r.sum.Modified
-		res.Summary.Unchanged += r.sum.Unchanged
+	}()
+	// Every merge has returned (Close waits for them): their counts are
+	// final.
+	for i := range segs {
+		res.ReadFrom += reads[i][0]
+		res.ReadTo += reads[i][1]
+		res.Summary.Added += sums[i].Added
+		res.Summary.Removed += sums[i].Removed
+		res.Summary.Modified += sums[i].Modified
+		res.Summary.Unchanged += sums[i].Unchanged
 	}
-	return nil
+	return err
 }

@@ -1,11 +1,14 @@
 // Package keyrange cuts a range of sort keys into key ranges of about equal
 // width, so that one ordered read can be split into segments read in
-// parallel (the baseline freeze, the diff). It knows nothing of the keys'
-// meaning: it works on the bytes of strings, in the order DynamoDB sorts
-// string keys (UTF-8 bytes), which is Go's string order.
+// parallel (the baseline freeze, the diff, the export of a search), and
+// reads such segments in parallel handing their items over in order
+// (ReadOrdered). It knows nothing of the keys' meaning: it works on the
+// bytes of strings, in the order DynamoDB sorts string keys (UTF-8 bytes),
+// which is Go's string order.
 package keyrange
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -89,4 +92,113 @@ func PrefixEnd(p string) string {
 		r[len(r)-1] = last + 1
 	}
 	return string(r)
+}
+
+// sampledDigits is how many bytes after the common prefix SplitLike and
+// Estimate interpolate.
+const sampledDigits = 4
+
+// scale numbers the keys that share a prefix of p bytes by their
+// sampledDigits bytes after it, each a digit whose base spans the bytes
+// seen at that position in a sample of keys (0 for no byte: the key has
+// ended), so keys spread over a few byte values (digits, letters) are
+// numbered densely. The numbering keeps the keys' order (it may tie).
+type scale struct {
+	p         int
+	low, base [sampledDigits]int
+}
+
+func newScale(p string, sample []string) scale {
+	sc := scale{p: len(p)}
+	for i := range sampledDigits {
+		lo, hi := 256, -1
+		for _, s := range sample {
+			if sc.p+i < len(s) {
+				lo, hi = min(lo, int(s[sc.p+i])), max(hi, int(s[sc.p+i]))
+			}
+		}
+		if hi < 0 {
+			lo, hi = 0, 0
+		}
+		sc.low[i], sc.base[i] = lo, hi-lo+2
+	}
+	return sc
+}
+
+// num is the number of s (which starts with the scale's prefix). Bytes
+// outside a position's span are clamped to it, which keeps the order.
+func (sc scale) num(s string) int64 {
+	var v int64
+	for i := range sampledDigits {
+		d := 0
+		if sc.p+i < len(s) {
+			d = min(max(int(s[sc.p+i])-sc.low[i]+1, 1), sc.base[i]-1)
+		}
+		v = v*int64(sc.base[i]) + int64(d)
+	}
+	return v
+}
+
+// key is the least key of number at most v: the prefix, then the digits
+// up to the first 0 (an ended key).
+func (sc scale) key(prefix string, v int64) string {
+	var d [sampledDigits]int
+	for i := sampledDigits - 1; i >= 0; i-- {
+		d[i] = int(v % int64(sc.base[i]))
+		v /= int64(sc.base[i])
+	}
+	b := []byte(prefix)
+	for i := range sampledDigits {
+		if d[i] == 0 {
+			break
+		}
+		b = append(b, byte(sc.low[i]+d[i]-1))
+	}
+	return string(b)
+}
+
+func commonPrefix(a, b string) string {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	return a[:p]
+}
+
+// SplitLike is Split for keys of which a sample is known (keys read
+// already, in any order): the bounds between lo and hi are interpolated
+// on the four bytes after the common prefix of lo and hi, each within the
+// bytes lo, hi and the sample hold at that position, so that keys spread
+// over few byte values (REQ-000123: digits) are cut into ranges of about
+// equal size, and every bound is made of bytes the keys hold (free of the
+// bytes below them, which sort differently in indexes whose sort keys
+// continue the key). Bounds that would not fall strictly between their
+// neighbours are left out.
+func SplitLike(lo, hi string, k int, sample []string) []string {
+	prefix := commonPrefix(lo, hi)
+	sc := newScale(prefix, append([]string{lo, hi}, sample...))
+	a, b := sc.num(lo), sc.num(hi)
+	out := []string{lo}
+	for i := 1; i < k; i++ {
+		key := sc.key(prefix, a+(b-a)*int64(i)/int64(k))
+		if key > out[len(out)-1] && key < hi {
+			out = append(out, key)
+		}
+	}
+	return append(out, hi)
+}
+
+// Estimate returns about how many keys lie from first to hi, given that n
+// keys lie from first to last (first <= last <= hi) and sample is some of
+// them: n scaled by the width of [first, hi] over that of [first, last],
+// numbered as SplitLike does. It returns math.MaxInt when [first, last]
+// is too narrow to measure.
+func Estimate(first, last, hi string, n int, sample []string) int {
+	prefix := commonPrefix(first, hi)
+	sc := newScale(prefix, append([]string{first, last, hi}, sample...))
+	f, l, h := sc.num(first), sc.num(last), sc.num(hi)
+	if l <= f {
+		return math.MaxInt
+	}
+	return int(min(float64(n)*float64(h-f)/float64(l-f), math.MaxInt/2))
 }

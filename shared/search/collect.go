@@ -21,7 +21,7 @@ import (
 // other order every candidate is read and the best offset+limit are kept
 // in a bounded heap: memory O(offset+limit), reads O(candidates).
 func collect(ctx context.Context, pl *plan, keep func(*requirement.Requirement) bool, order query.Order, offset, limit int) (rows []*requirement.Requirement, early bool, err error) {
-	src, err := pl.source(ctx)
+	src, err := pl.source(ctx, nil)
 	if err != nil {
 		return nil, false, err
 	}

@@ -153,10 +153,24 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 					suspectRows++
 				}
 			}
+			// Every fourth search is exported too, by a service that cuts
+			// key-order reads into segments at tiny sizes.
+			segStore := &watchStore{Store: s.store}
+			segSvc := search.New(search.Deps{Store: segStore, Settings: s.store})
+			segSvc.PageSize, segSvc.Segments, segSvc.InFlight = 2, 8, 3
+			var exports, exportsCut int
 			var pageCases, titleCases, citedCases, pageMatched, withRange, rangeFound, withWord, wordFound int
-			for range 300 {
+			for i := range 300 {
 				req, scope, desc := randomRequest(t, rnd, w, "demo", isolate)
 				n := checkPlans(t, s.svc, all, w.titles, req, scope, desc)
+				if i%4 == 0 {
+					if ran, cut := checkEach(t, segSvc, segStore, all, w.titles, req, scope, desc); ran {
+						exports++
+						if cut {
+							exportsCut++
+						}
+					}
+				}
 				if strings.Contains(desc, "suspect IS") {
 					withSuspect++
 					if n > 0 {
@@ -241,6 +255,10 @@ func TestPlansAgreeOnDynamoDB(t *testing.T) {
 			if rangeFound == 0 {
 				t.Fatalf("%d searches of the 300 are driven by a key range, none finds anything", withRange)
 			}
+			if exportsCut == 0 {
+				t.Fatalf("%d exports checked, none read in segments", exports)
+			}
+			t.Logf("seed %d: %d exports (Each, page size 2, up to 8 segments) checked against the brute force, %d of them read in segments", seed, exports, exportsCut)
 			t.Logf("seed %d: 300 searches checked against the brute force; %d with page predicates (%d naming a title, %d with page ~), %d of those with matches; %d use ext@ (%d of them find something); %d of %d rows have external properties; %d use suspect IS (%d find something) over %d suspect rows; %d have a key range (comparisons, prefixes; %d find something); of 40 more text searches and the 300, %d are driven by a word of a text pattern or bare string (%d find something)",
 				seed, pageCases, titleCases, citedCases, pageMatched, withExt, extFound, extRows, len(all), withSuspect, suspectFound, suspectRows, withRange, rangeFound, withWord, wordFound)
 		})

@@ -259,11 +259,18 @@ func (p *planner) choose(ctx context.Context, force int) (*plan, error) {
 
 // source builds the pipeline of the plan: its sources merged in index
 // order without duplicates, candidates out of scope dropped before their
-// rows are read, rows read in batches.
-func (pl *plan) source(ctx context.Context) (source, error) {
+// rows are read, rows read in batches. With seg (Each), a plan that reads
+// one key-order range that can be cut (segmentable) reads it in parallel
+// segments (segment.go); seg.close stops them.
+func (pl *plan) source(ctx context.Context, seg *segmenting) (source, error) {
 	srcs, err := pl.opt.build(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if seg != nil && len(srcs) == 1 {
+		if rs, ok := srcs[0].(*rangeSource); ok && segmentable(rs.r) {
+			rs.seg = seg
+		}
 	}
 	var s source = newMerge(srcs, pl.p.desc)
 	s = &filterSource{src: s, keep: pl.p.wanted}

@@ -158,6 +158,14 @@ type Settings interface {
 type Service struct {
 	store    Store
 	settings Settings
+	// PageSize is the Limit of each Query of a key-order range that Each
+	// reads in segments (segment.go), its first page included.
+	PageSize int
+	// Segments is the most key ranges Each cuts such a range into; 1 (or
+	// less) reads it as one stream, in pages of up to 1 MB, as Search does.
+	Segments int
+	// InFlight is how many segments are read at once.
+	InFlight int
 }
 
 // Deps are what a Service is built from.
@@ -168,7 +176,7 @@ type Deps struct {
 
 // New returns a Service reading from d.Store and d.Settings.
 func New(d Deps) *Service {
-	return &Service{store: d.Store, settings: d.Settings}
+	return &Service{store: d.Store, settings: d.Settings, PageSize: defaultPageSize, Segments: 128, InFlight: 8}
 }
 
 // Request is one search, its parameters already parsed.
@@ -425,12 +433,15 @@ func (s *Service) Matcher(ctx context.Context, tenant string, e query.Expr) (fun
 }
 
 // Each runs req over every match, calling emit with each in the answer's
-// order (req.Offset and req.Limit are ignored), holding one read page and
-// one key's rows in memory at a time: the export of a search (format=csv).
-// Only orders that start with REQKEY stream (the default does); any other
-// order would need every match at once, and is refused. emit's error stops
-// the walk and is returned. Errors: invalid (as Search, and the order),
-// internal, emit's.
+// order (req.Offset and req.Limit are ignored): the export of a search
+// (format=csv) and the coverage matrix. A plan that reads one key-order
+// range reads it in parallel key-range segments (segment.go), holding at
+// most InFlight segments of a few pages each, any other plan one read page
+// at a time; and, either way, one key's rows. Only orders that
+// start with REQKEY stream (the default does); any other order would need
+// every match at once, and is refused. emit's error stops the walk (and
+// every segment's reads, before Each returns) and is returned. Errors:
+// invalid (as Search, and the order), internal, emit's.
 func (s *Service) Each(ctx context.Context, req Request, emit func(*requirement.Requirement) error) error {
 	req.Offset, req.Limit = 0, 0
 	req, scope, err := s.prepare(ctx, req)
@@ -449,7 +460,9 @@ func (s *Service) Each(ctx context.Context, req Request, emit func(*requirement.
 	if err != nil {
 		return err
 	}
-	src, err := pl.source(ctx)
+	seg := s.segmenting()
+	defer seg.close()
+	src, err := pl.source(ctx, seg)
 	if err != nil {
 		return err
 	}

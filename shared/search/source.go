@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reqtrace/reqtrace/shared/keyrange"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
 
@@ -96,7 +97,10 @@ func scale(want, seen, kept int) int {
 	return max(want, min(est, maxPage))
 }
 
-// rangeSource reads a Range page by page.
+// rangeSource reads a Range page by page. With seg set (Each, a range
+// that is segmentable) it reads its first page of seg's page size and
+// then, when the range goes on, the rest in parallel segments (segs,
+// segment.go).
 type rangeSource struct {
 	store  Store
 	tenant string
@@ -104,6 +108,8 @@ type rangeSource struct {
 	after  Token
 	buf    []entry
 	done   bool
+	seg    *segmenting
+	segs   *keyrange.Ordered[[]*requirement.Requirement]
 }
 
 func (s *rangeSource) next(ctx context.Context, want int) (entry, bool, error) {
@@ -128,16 +134,41 @@ func (s *rangeSource) fill(ctx context.Context, want int) (bool, error) {
 		if s.done {
 			return false, nil
 		}
-		rows, next, err := s.store.Rows(ctx, s.tenant, s.r, s.after, pageSize(want))
+		if s.segs != nil {
+			rows, ok, err := s.segs.Next()
+			if err != nil {
+				return false, err
+			}
+			s.add(rows)
+			s.done = !ok
+			continue
+		}
+		limit := pageSize(want)
+		if s.seg != nil {
+			limit = s.seg.pageSize
+		}
+		rows, next, err := s.store.Rows(ctx, s.tenant, s.r, s.after, limit)
 		if err != nil {
 			return false, fmt.Errorf("read requirements in key order: %w", err)
 		}
-		for _, r := range rows {
-			s.buf = append(s.buf, entry{id: r.ID(), row: r})
-		}
+		s.add(rows)
 		s.after, s.done = next, next == ""
+		if g := s.seg; g != nil {
+			s.seg = nil // cut once, after the first page
+			if !s.done {
+				if err := s.segment(ctx, g, rows); err != nil {
+					return false, err
+				}
+			}
+		}
 	}
 	return true, nil
+}
+
+func (s *rangeSource) add(rows []*requirement.Requirement) {
+	for _, r := range rows {
+		s.buf = append(s.buf, entry{id: r.ID(), row: r})
+	}
 }
 
 // indexSource reads an index partition page by page; its entries carry no
