@@ -108,7 +108,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 30s); their seed corpo
 bench: deps build ## measure against the performance targets, each timed row against its floor, into docs/benchmarks.json and docs/benchmarks.md (rendered from the JSON), the write spread of docs/scale.md; then the diff, coverage and exports at 100,000 requirements and the cost of suspect marking as tests
 	$(GO) run ./infra/cmd/bench -build-dir $(BUILD_DIR) -out docs/benchmarks.md
 	$(GO) run ./infra/cmd/scale -doc docs/scale.md
-	REQTRACE_BENCH_FULL=1 $(GO) test -count=1 -timeout 30m -run '^(TestDiffAndExportLarge|TestCoverageLarge|TestSuspectMarkingCost)$$' -v ./shared/httpapi/wikirequirements
+	REQTRACE_BENCH_FULL=1 $(GO) test -count=1 -parallel 1 -timeout 30m -run '^(TestDiffAndExportLarge|TestCoverageLarge|TestSuspectMarkingCost)$$' -v ./shared/httpapi/wikirequirements
 
 .PHONY: soak
 soak: deps build ## load + faults on a local stack, then invariants: SOAK_RATE (20/s), SOAK_DURATION (2m), SOAK_SEED; report on stdout and in soak-report.json
