@@ -179,23 +179,13 @@ type ColumnCount struct {
 	Covered int
 }
 
-// Walker walks every match of a search in key order (search.Service
-// implements it).
-type Walker interface {
-	// Each calls emit with every match of req. Errors: invalid (bad
-	// space key, closures too broad), internal, emit's.
-	Each(ctx context.Context, req search.Request, emit func(*requirement.Requirement) error) error
-}
-
-var _ Walker = (*search.Service)(nil)
-
 // Service builds matrices.
 type Service struct {
-	walker Walker
+	walker search.Walker
 }
 
-// New returns a Service reading the matches through w.
-func New(w Walker) *Service { return &Service{walker: w} }
+// New returns a Service reading the matches through w (search.Service).
+func New(w search.Walker) *Service { return &Service{walker: w} }
 
 // Request is one matrix, its parameters parsed.
 type Request struct {

@@ -10,11 +10,15 @@ import (
 )
 
 // Walker walks every match of a search in key order (Service implements
-// it).
+// it): the exports and the coverage matrix read through it.
 type Walker interface {
-	// Each calls emit with every match of req: Service.Each's errors.
+	// Each calls emit with every match of req. Errors: invalid (bad
+	// space key, closures too broad, an order not starting with REQKEY),
+	// internal, emit's.
 	Each(ctx context.Context, req Request, emit func(*requirement.Requirement) error) error
 }
+
+var _ Walker = (*Service)(nil)
 
 // TableColumns are the columns of a search's CSV export: one row per
 // requirement, as its JSON shows it.
