@@ -432,3 +432,75 @@ func TestKeyOrderIsIndexOrder(t *testing.T) {
 		t.Fatal("query.Order no longer compares REQKEY by the folded key: the planner's early stop would be wrong")
 	}
 }
+
+// TestReadBudget checks Service.MaxRead on searches no index narrows and on
+// one it does: a search that reads exactly MaxRead rows and index items is
+// answered, one that needs one more is refused as too broad (400 on q),
+// whatever its plan; the bound counts what DynamoDB returned, as the item
+// meter does.
+func TestReadBudget(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	storeBig(t, s)
+	ctx := context.Background()
+	tests := []struct {
+		name, q, order string
+		results        int
+	}{
+		// No whole word: a scan of BIG (2,000 rows) that finds nothing.
+		{name: "pattern without a whole word", q: `text ~ '%zzz%'`},
+		// An order sorted in memory reads every candidate.
+		{name: "order sorted in memory", order: "STATUS, TEXT DESC", results: 50},
+		// An index-driven first page: 51 index items and 51 rows.
+		{name: "property equality", q: `@Category = 'Security'`, results: 50},
+		// A deep offset in key order reads the rows it skips.
+		{name: "deep offset", q: `key ~ 'REQ-1%'`, results: 50},
+	}
+	run := func(q, order string, maxRead int) (*search.Result, error) {
+		req := search.Request{Tenant: "demo", Space: "BIG", Limit: 50}
+		if q != "" {
+			e, err := query.Parse(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Query = e
+		}
+		if order != "" {
+			o, err := query.ParseOrder(order)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Order = o
+		}
+		if strings.HasPrefix(q, "key") {
+			req.Offset = 900
+		}
+		s.svc.MaxRead = maxRead
+		s.reset()
+		return s.svc.Search(ctx, req)
+	}
+	for _, tc := range tests {
+		// Unbounded: what the search reads.
+		res, err := run(tc.q, tc.order, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		read := int(s.items.Items())
+		if len(res.Requirements) != tc.results || read == 0 {
+			t.Fatalf("%s: %d results, %d items read", tc.name, len(res.Requirements), read)
+		}
+		if res, err = run(tc.q, tc.order, read); err != nil || len(res.Requirements) != tc.results {
+			t.Fatalf("%s: with MaxRead %d (what it reads): %v", tc.name, read, err)
+		}
+		_, err = run(tc.q, tc.order, read-1)
+		var ae *apperr.Error
+		if !errors.As(err, &ae) || ae.Code != apperr.Invalid || ae.Field != "q" || !strings.Contains(err.Error(), "query too broad") {
+			t.Fatalf("%s: with MaxRead %d: error %v, want query too broad on q", tc.name, read-1, err)
+		}
+		t.Logf("%s: %d items read, refused at MaxRead %d", tc.name, read, read-1)
+	}
+	// The default bound is far above a space of 2,000.
+	if got := search.New(search.Deps{}).MaxRead; got != search.DefaultMaxRead {
+		t.Fatalf("default MaxRead %d", got)
+	}
+}

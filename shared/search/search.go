@@ -166,6 +166,11 @@ type Service struct {
 	Segments int
 	// InFlight is how many segments are read at once.
 	InFlight int
+	// MaxRead is the most rows and index items one Search may read
+	// (DefaultMaxRead; 0: no bound); a search that needs more is refused
+	// as too broad (budget.go). Each, which reads every match on purpose,
+	// has no such bound.
+	MaxRead int
 }
 
 // Deps are what a Service is built from.
@@ -176,7 +181,7 @@ type Deps struct {
 
 // New returns a Service reading from d.Store and d.Settings.
 func New(d Deps) *Service {
-	return &Service{store: d.Store, settings: d.Settings, PageSize: defaultPageSize, Segments: 128, InFlight: 8}
+	return &Service{store: d.Store, settings: d.Settings, PageSize: defaultPageSize, Segments: 128, InFlight: 8, MaxRead: DefaultMaxRead}
 }
 
 // Request is one search, its parameters already parsed.
@@ -356,7 +361,11 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // run plans and executes a search in scope; force >= 0 picks the plan of
 // that index among the candidates (tests compare every plan), -1 the best.
 func (s *Service) run(ctx context.Context, req Request, scope []string, force int) (*Result, error) {
-	p := newPlanner(s.store, req, scope)
+	store := s.store
+	if s.MaxRead > 0 {
+		store = &readBudget{Store: s.store, max: int64(s.MaxRead)}
+	}
+	p := newPlanner(store, req, scope)
 	pl, err := p.choose(ctx, force)
 	if err != nil {
 		return nil, err
@@ -394,11 +403,11 @@ func (s *Service) run(ctx context.Context, req Request, scope []string, force in
 // matching the query, whose page names and closures it reads first. The
 // visibility's error is set when reading committed baselines failed.
 func (s *Service) filter(ctx context.Context, req Request, p *planner) (func(*requirement.Requirement) bool, *visibility, error) {
-	env, err := querySets(ctx, s.store, req.Tenant, req.Query, p.pages)
+	env, err := querySets(ctx, p.store, req.Tenant, req.Query, p.pages)
 	if err != nil {
 		return nil, nil, err
 	}
-	vis := &visibility{store: s.store, tenant: req.Tenant}
+	vis := &visibility{store: p.store, tenant: req.Tenant}
 	keep := func(r *requirement.Requirement) bool {
 		return p.admits(r) && vis.visible(ctx, r) && query.Match(req.Query, r, env)
 	}

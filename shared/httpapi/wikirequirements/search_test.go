@@ -411,6 +411,33 @@ func TestSearchHasMore(t *testing.T) {
 	}
 }
 
+// TestSearchReadBound: a search that would read more rows and index items
+// than the service's bound is answered 400 "query too broad", naming q, and
+// a narrower one in the same space still answers.
+func TestSearchReadBound(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	rows := []string{}
+	for i := range 30 {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("REQ-%02d", i)), "<p>Text.</p>", []string{"High", "Low"}[i%2], "", ""))
+	}
+	s.save(t, "demo", "1", "A", specs(rows...))
+	s.search.MaxRead = 20
+	for _, p := range []url.Values{
+		params("q", "text ~ '%zzz%'"),    // a scan of 30 rows, nothing found
+		params("order", "TEXT"),          // sorted in memory: all 30
+		params("q", "@Priority = 'Low'"), // 15 index items and 15 rows
+	} {
+		a := search2(t, s, "demo-wiki-user", "A", p)
+		if a.code != 400 || !strings.Contains(a.body.Message, "query too broad") || !strings.Contains(a.raw, `"errors":{"q":`) {
+			t.Errorf("%v: %d %s, want 400 query too broad on q", p, a.code, a.raw)
+		}
+	}
+	if a := search2(t, s, "demo-wiki-user", "A", params("q", "@Priority = 'Low'", "limit", "5")); a.code != 200 || len(a.body.Results) != 5 {
+		t.Errorf("first page of 5: %d %s", a.code, a.raw)
+	}
+}
+
 // TestNeverInternalError sends random, often malformed, q and order values:
 // the answer is 200 or 400, never 500.
 func TestNeverInternalError(t *testing.T) {

@@ -46,6 +46,7 @@ type server struct {
 	calls    *dynamo.CallCounter
 	items    *itemCounter
 	diff     *diff.Service
+	search   *search.Service
 	s3       *s3.Client
 	bucket   string
 	// sessions opens the web pages' sessions (WikiWeb's login does in the
@@ -78,7 +79,7 @@ func newServer(t *testing.T) *server {
 	(&wikirequirements.Handler{Requirements: svc, Search: searcher, Diff: differ, Coverage: coverage.New(searcher),
 		Export: export.New(s3export.New(s3c, env.ExportBucket)), Suspects: svc, Sessions: sessions, Limiter: rt.Limiter}).Register(rt)
 	return &server{Handler: rt, wiki: svc, reqs: wikitable.NewRequirementStore(db, env.WikiTable), bl: wikitable.NewBaselineStore(db, env.WikiTable),
-		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, items: items, diff: differ, s3: s3c, bucket: env.ExportBucket,
+		settings: wikitable.NewSettingsStore(db, env.WikiTable), calls: calls, items: items, diff: differ, search: searcher, s3: s3c, bucket: env.ExportBucket,
 		sessions: sessions, limiter: limiter, db: env.DynamoDB, table: env.WikiTable}
 }
 
