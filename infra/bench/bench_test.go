@@ -209,7 +209,11 @@ func TestReportJSONIsTheSourceOfTheMarkdown(t *testing.T) {
 	failed := &Row{ID: "search", What: "search"}
 	failed.result("search_property", "s", "f")
 	Measure(t.Context(), failed, time.Minute, func(context.Context, *Row) error { return errors.New("stand-in died") })
-	rep := &Report{Command: "make bench", Rows: []*Row{row, failed}, Results: Results([]*Row{row, failed})}
+	cold := &Row{ID: "cold-start", What: "cold start"}
+	cr := cold.result("cold_start", "init", "the smallest bootstrap")
+	cr.setPairs(Pairs{Service: Durations{36 * time.Millisecond}, Floor: Durations{12 * time.Millisecond}})
+	cr.SDKFloorMS = ptr(24)
+	rep := &Report{Command: "make bench", Rows: []*Row{row, failed, cold}, Results: Results([]*Row{row, failed, cold})}
 
 	doc, err := rep.JSON()
 	if err != nil {
@@ -240,6 +244,9 @@ func TestReportJSONIsTheSourceOfTheMarkdown(t *testing.T) {
 	if ps["ratio"] != 1.5 || ps["service_ms"] != 30.0 {
 		t.Errorf("page_save ratio %v service %v, want 1.5 and 30", ps["ratio"], ps["service_ms"])
 	}
+	if cs := byName["cold_start"]; cs["sdk_floor_ms"] != 24.0 {
+		t.Errorf("cold_start %v, want sdk_floor_ms 24", cs)
+	}
 	if sp := byName["search_property"]; sp["error"] != "stand-in died" || sp["ratio"] != nil {
 		t.Errorf("search_property %v, want the row's error and no ratio", sp)
 	}
@@ -252,6 +259,7 @@ func TestReportJSONIsTheSourceOfTheMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"| page_save | 30.0 (30.0–30.0) | 20.0 (20.0–20.0) | 1.50 (1.50–1.50) | 1 | 3.50 / 3.00 written per requirement | 40.0 / 30.0 | 0.250 (floor 0.125) |",
 		"| search_property | — | — | — | 0 |", "not measured: stand-in died", "**Not measured:** stand-in died",
+		"same rounds: 24.0 ms median init, 2.00 × the floor; the service's median over it 1.50.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, out)

@@ -78,7 +78,8 @@ var firstRequests = map[string]firstRequest{
 func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) error {
 	row.Method = fmt.Sprintf("Sizes of %s/<LogicalId>/bootstrap (make build: this machine's %s/%s, CGO_ENABLED=0 -trimpath -tags lambda.norpc "+
 		"-ldflags=\"-s -w\"). Init and first answer: %d rounds; each starts the floor (infra/bench/coldfloor, built with the same flags, "+
-		"under the same lambdashim settings, invoked once), then each function in a fresh infra/localstack with that function alone "+
+		"under the same lambdashim settings, invoked once) and the SDK floor (infra/bench/coldfloorsdk: the floor plus the AWS "+
+		"configuration and a DynamoDB client, started the same way), then each function in a fresh infra/localstack with that function alone "+
 		"(own tables, one page of requirements) and one request through the gateway (Sync: one scheduled-event invocation); times from "+
 		"lambdashim Runner.Stats (process start → first poll of /runtime/invocation/next, process start → first answer).",
 		relPath(env.Root, env.BuildDir), runtime.GOOS, runtime.GOARCH, opts.Starts)
@@ -94,13 +95,21 @@ func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) e
 		"floor's init of the same round.", "the init of the smallest Go bootstrap (infra/bench/coldfloor: aws-lambda-go's lambda.Start "+
 		"with a handler that answers at once, built with the flags of make build) under the same shim, started once per round beside "+
 		"the functions' starts.")
-	floorBin, floorSize, err := buildColdFloor(ctx, env)
+	floorBin, floorSize, err := buildColdFloor(ctx, env, coldFloorPackage)
 	if err != nil {
 		row.note("Floor not measured: %v", err)
 	} else {
 		defer os.RemoveAll(filepath.Dir(floorBin))
 		row.add("floor: bootstrap size ("+runtime.GOARCH+", infra/bench/coldfloor)", "", mb(floorSize), Info)
 	}
+	// The SDK floor is reported beside the floor, not used for the ratio:
+	// it shows how much of the functions' init the SDK's packages take.
+	sdkBin, sdkSize, sdkErr := buildColdFloor(ctx, env, coldFloorSDKPackage)
+	if sdkErr == nil {
+		defer os.RemoveAll(filepath.Dir(sdkBin))
+		row.add("SDK floor: bootstrap size ("+runtime.GOARCH+", infra/bench/coldfloorsdk)", "", mb(sdkSize), Info)
+	}
+	var sdkInits, sdkFirsts Durations
 	names := make([]string, 0, len(env.Template.Functions))
 	for _, fn := range env.Template.Functions {
 		names = append(names, fn.LogicalID)
@@ -119,6 +128,13 @@ func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) e
 				floorErr = err
 			}
 			floorInits, floorFirsts = append(floorInits, init), append(floorFirsts, first)
+		}
+		if sdkErr == nil {
+			init, first, err := coldFloorOnce(ctx, env, sdkBin, opts)
+			if err != nil {
+				sdkErr = err
+			}
+			sdkInits, sdkFirsts = append(sdkInits, init), append(sdkFirsts, first)
 		}
 		for _, fn := range names {
 			if failed[fn] != nil {
@@ -141,6 +157,17 @@ func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) e
 	} else if len(floorInits) > 0 {
 		row.add(fmt.Sprintf("floor: init / first answer (median of %d; max init %s)", len(floorInits), ms(floorInits.Max())),
 			"", fmt.Sprintf("%s / %s", ms(floorInits.Median()), ms(floorFirsts.Median())), Info)
+	}
+	if sdkErr != nil {
+		sdkInits = nil
+		row.note("SDK floor not measured: %v", sdkErr)
+	} else if len(sdkInits) > 0 {
+		name := fmt.Sprintf("SDK floor: init / first answer (median of %d; max init %s", len(sdkInits), ms(sdkInits.Max()))
+		if len(floorInits) > 0 && floorInits.Median() > 0 {
+			name += fmt.Sprintf("; %.2f × the floor's median", float64(sdkInits.Median())/float64(floorInits.Median()))
+		}
+		row.add(name+")", "", fmt.Sprintf("%s / %s", ms(sdkInits.Median()), ms(sdkFirsts.Median())), Info)
+		result.SDKFloorMS = ptr(float64(sdkInits.Median()) / float64(time.Millisecond))
 	}
 	slowest, worst := "", time.Duration(-1)
 	var medians Durations
@@ -193,23 +220,28 @@ func ColdStart(ctx context.Context, env *Env, opts ColdStartOptions, row *Row) e
 	return nil
 }
 
-// coldFloorPackage is the floor's main package (coldfloor/).
-const coldFloorPackage = "./infra/bench/coldfloor"
+// The floors' main packages: the floor (coldfloor/) and the floor with
+// the AWS configuration and a DynamoDB client (coldfloorsdk/).
+const (
+	coldFloorPackage    = "./infra/bench/coldfloor"
+	coldFloorSDKPackage = "./infra/bench/coldfloorsdk"
+)
 
-// buildColdFloor builds the floor's bootstrap as `make build` builds a
-// function's, into a temporary directory, and returns its path and size.
-func buildColdFloor(ctx context.Context, env *Env) (string, int64, error) {
+// buildColdFloor builds a floor's bootstrap (main package pkg) as `make
+// build` builds a function's, into a temporary directory, and returns its
+// path and size.
+func buildColdFloor(ctx context.Context, env *Env, pkg string) (string, int64, error) {
 	dir, err := os.MkdirTemp("", "reqtrace-bench-coldfloor-")
 	if err != nil {
 		return "", 0, err
 	}
 	out := filepath.Join(dir, "bootstrap")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", out, coldFloorPackage)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = env.Root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", 0, fmt.Errorf("go build %s: %w: %.300s", coldFloorPackage, err, b)
+		return "", 0, fmt.Errorf("go build %s: %w: %.300s", pkg, err, b)
 	}
 	fi, err := os.Stat(out)
 	if err != nil {

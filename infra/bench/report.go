@@ -141,6 +141,11 @@ func writeResults(p func(string, ...any), results []*Result) {
 	p("\n")
 	for _, r := range results {
 		p("- **%s**: %s Floor: %s", r.Name, cell(r.What), cell(r.Floor))
+		if r.SDKFloorMS != nil && r.FloorMS != nil && *r.FloorMS > 0 && r.ServiceMS != nil {
+			p(" SDK floor (infra/bench/coldfloorsdk: the floor plus the AWS configuration and a DynamoDB client, nothing of reqtrace's), "+
+				"same rounds: %s ms median init, %.2f × the floor; the service's median over it %.2f.", num(*r.SDKFloorMS),
+				*r.SDKFloorMS / *r.FloorMS, *r.ServiceMS / *r.SDKFloorMS)
+		}
 		for _, g := range r.Goals {
 			p(" Goal %s %s: %s (%s).", g.Name, g.Target, g.Measured, g.Verdict)
 		}

@@ -127,6 +127,11 @@ type Result struct {
 	// service wrote, in BatchWriteItem calls), median over the rounds: how
 	// much of the service's CPU any implementation on the SDK pays.
 	FloorCPUMSPerRequirement *float64 `json:"floor_cpu_ms_per_requirement,omitempty"`
+	// SDKFloorMS (cold_start) is the median init of the floor with the AWS
+	// configuration and a DynamoDB client (infra/bench/coldfloorsdk),
+	// measured in the same rounds: the part of a function's init that is
+	// the SDK's, not reqtrace's.
+	SDKFloorMS *float64 `json:"sdk_floor_ms,omitempty"`
 	// LoadBefore and LoadAfter are the machine's load averages (1, 5, 15
 	// min) around the row's rounds.
 	LoadBefore string `json:"load_before"`
