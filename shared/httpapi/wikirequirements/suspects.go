@@ -2,7 +2,7 @@ package wikirequirements
 
 // Clearing suspect links, POST /rest/reqs/1/suspects/{spaceKey}/clear
 // (docs/change-analysis.md, "Suspect links"): the matches
-// of a query in the space are read with the Searcher, every page of them
+// of a query in the space are read with the Searcher, every one of them
 // before anything is cleared (clearing changes what `suspect IS TRUE`
 // matches), then their marks are cleared.
 
@@ -52,18 +52,16 @@ func (h *Handler) clearSuspects(w http.ResponseWriter, r *http.Request, p auth.P
 	if err != nil {
 		return err
 	}
-	req := search.Request{Tenant: p.Tenant, PathSpace: space, Space: space, Query: e, Limit: search.MaxLimit}
+	// One pass in key order, as an export reads (each row once), not
+	// pages by offset (page n would read the n pages before it again).
 	var rows []*requirement.Requirement
-	for {
-		res, err := h.Search.Search(r.Context(), req)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, res.Requirements...)
-		if !res.HasMore {
-			break
-		}
-		req.Offset += res.Limit
+	err = h.Search.Each(r.Context(), search.Request{Tenant: p.Tenant, PathSpace: space, Space: space, Query: e},
+		func(row *requirement.Requirement) error {
+			rows = append(rows, row)
+			return nil
+		})
+	if err != nil {
+		return err
 	}
 	n, err := h.Suspects.ClearSuspects(r.Context(), p.Tenant, rows)
 	if err != nil {

@@ -2,6 +2,7 @@ package wikirequirements_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -144,5 +145,36 @@ func TestPageViewAndReindexMarkNothing(t *testing.T) {
 	s.save(t, "demo", "1", "DEMO", target)
 	if got := suspects(); !slices.Equal(got, []string{"R-1"}) {
 		t.Fatalf("after a save rewriting T-1: suspect %v, want [R-1]", got)
+	}
+}
+
+// TestClearSuspectsReadsEachMatchOnce: the clear reads the matches of its
+// query in one pass (the suspect index item and the row of each), not in
+// pages by offset, where each page would read every page before it again.
+func TestClearSuspectsReadsEachMatchOnce(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	const n = 1200
+	s.save(t, "demo", "1", "MANY", specs(wt.TR(wt.Def("T-1"), "<p>Target.</p>", "", "", "")))
+	rows := make([]string, 0, n)
+	for i := range n {
+		rows = append(rows, wt.TR(wt.Def(fmt.Sprintf("R-%04d", i)), "<p>Refines the target.</p>", "", wt.Link("", "T-1"), ""))
+	}
+	s.save(t, "demo", "2", "MANY", specs(rows...))
+	s.save(t, "demo", "1", "MANY", specs(wt.TR(wt.Def("T-1"), "<p>Target, changed.</p>", "", "", "")))
+
+	s.items.reset()
+	rec := httpapitest.Do(s, "POST", "/rest/reqs/1/suspects/MANY/clear", "demo-wiki-user", "application/json", `{"q": "suspect IS TRUE"}`)
+	if body := strings.TrimSpace(rec.Body.String()); rec.Code != 200 || body != fmt.Sprintf(`{"cleared":%d}`, n) {
+		t.Fatalf("clear: %d %s", rec.Code, body)
+	}
+	// Pages of 500 by offset read 501 + 1,001 + 1,200 index items and as
+	// many rows (5,404 items); one pass reads 1,200 of each.
+	if read := s.items.get(); read > 2*n+2 {
+		t.Fatalf("the clear read %d items for %d matches, want at most %d", read, n, 2*n+2)
+	}
+	a, _ := mustCoverage(t, s, "demo-wiki-user", "MANY", params("columns", "to", "q", "suspect IS TRUE"))
+	if left := keysOf2(a); len(left) != 0 {
+		t.Fatalf("still suspect: %v", left)
 	}
 }
