@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reqtrace/reqtrace/shared/apperr"
+	"github.com/reqtrace/reqtrace/shared/requirement"
 	"github.com/reqtrace/reqtrace/shared/wiki"
 	wt "github.com/reqtrace/reqtrace/shared/wiki/wikitest"
 )
@@ -76,4 +77,54 @@ func TestLeaseReleasedOrExpires(t *testing.T) {
 	}
 	now = now.Add(wt.MemLeaseFor + time.Second)
 	save(t, svc, "100", "DEMO", specs(req("REQ-1", "Two", "Low")))
+}
+
+// A clear of suspect marks waits for a save of the row's page (which may
+// be writing back the marks it read) and clears after it; a page that stays
+// leased through every attempt is a conflict, and the other rows are
+// cleared.
+func TestClearSuspectsWaitsForTheLease(t *testing.T) {
+	ctx := context.Background()
+	svc, mem := newService(t)
+	target := func(v string) string {
+		return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("T-1"), "<p>Target "+v+".</p>"))
+	}
+	save(t, svc, "1", "DEMO", target("1"))
+	save(t, svc, "2", "DEMO", wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("R-1"), "<p>Refines "+wt.Link("", "T-1")+".</p>")))
+	save(t, svc, "3", "DEMO", wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("R-2"), "<p>Refines "+wt.Link("", "T-1")+".</p>")))
+	save(t, svc, "1", "DEMO", target("2"))
+	r1, r2 := mustRow(t, mem, "DEMO", "R-1"), mustRow(t, mem, "DEMO", "R-2")
+	if len(r1.Suspects) == 0 || len(r2.Suspects) == 0 {
+		t.Fatalf("not marked: %+v %+v", r1.Suspects, r2.Suspects)
+	}
+
+	// Page 2 leased for a moment: the clear waits, then clears both.
+	l, err := mem.LeasePage(ctx, tenant, "2", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = mem.ReleasePage(ctx, tenant, l)
+	}()
+	if n, err := svc.ClearSuspects(ctx, tenant, []*requirement.Requirement{r1, r2}); err != nil || n != 2 {
+		t.Fatalf("clear: %d %v, want 2", n, err)
+	}
+	if len(mustRow(t, mem, "DEMO", "R-1").Suspects) != 0 || len(mustRow(t, mem, "DEMO", "R-2").Suspects) != 0 {
+		t.Fatal("marks left after the lease was released")
+	}
+
+	// Page 2 leased throughout: conflict, R-2 cleared, R-1 kept.
+	save(t, svc, "1", "DEMO", target("3"))
+	r1, r2 = mustRow(t, mem, "DEMO", "R-1"), mustRow(t, mem, "DEMO", "R-2")
+	if _, err := mem.LeasePage(ctx, tenant, "2", 1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.ClearSuspects(ctx, tenant, []*requirement.Requirement{r1, r2})
+	if a := apperr.As(err); a == nil || a.Code != apperr.Conflict {
+		t.Fatalf("clear with page 2 leased throughout: %v, want conflict", err)
+	}
+	if len(mustRow(t, mem, "DEMO", "R-1").Suspects) == 0 || len(mustRow(t, mem, "DEMO", "R-2").Suspects) != 0 {
+		t.Fatal("want R-1 still marked (its page leased) and R-2 cleared")
+	}
 }

@@ -30,9 +30,11 @@ type Store interface {
 	// SuspectFields returns the admin setting suspectFields
 	// (requirement.DefaultSuspectFields when never set).
 	SuspectFields(ctx context.Context, tenant string) ([]string, error)
-	// ClearSuspects removes every suspect mark of the current rows ids,
-	// with their entries in the suspect index.
-	ClearSuspects(ctx context.Context, tenant string, ids []requirement.ID) error
+	// ClearSuspects removes every suspect mark of the current rows of
+	// rows, with their entries in the suspect index, except on the rows
+	// whose page (Origin) a save holds the lease of: those are answered in
+	// busy, untouched.
+	ClearSuspects(ctx context.Context, tenant string, rows []*requirement.Requirement) (busy []*requirement.Requirement, err error)
 	// AddPendingRemovals adds, per serviceId, the links the page no longer
 	// holds that an integration below version 5 cannot be told to remove
 	// (the integration's pendingRemovals). Absent integrations are skipped.

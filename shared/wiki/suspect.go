@@ -4,24 +4,31 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/reqtrace/reqtrace/shared/apperr"
 	"github.com/reqtrace/reqtrace/shared/requirement"
 )
+
+// clearAttempts bounds the rounds of ClearSuspects over rows whose page is
+// being saved (pause spans a save of a few seconds).
+const clearAttempts = 8
 
 // ClearSuspects clears the suspect marks of rows (the matches of a clear
 // request, as a search read them): their dependencies' and their issue
 // links' marks on the wiki (a tracker keeps its own until cleared there).
 // It answers how many links were suspect. Rows without a mark are not
-// written. A save of a row's page that read the row before the clear may
-// write its marks back (it carries the marks it read): clearing again
-// clears them.
+// written. A row whose page is being saved is cleared once the save is
+// over (the save may be writing back the marks it read): the clear waits
+// for it, and answers conflict when the page stays leased for all of
+// clearAttempts rounds (the rows cleared stay cleared; clearing again
+// clears the rest).
 func (s *Service) ClearSuspects(ctx context.Context, tenant string, rows []*requirement.Requirement) (int, error) {
-	var ids []requirement.ID
+	var marked []*requirement.Requirement
 	cleared := 0
 	for _, r := range rows {
 		if r.Baseline != 0 || len(r.Suspects) == 0 {
 			continue
 		}
-		ids = append(ids, requirement.ID{SpaceKey: r.SpaceKey, Key: r.Key})
+		marked = append(marked, r)
 		for _, d := range r.Dependencies {
 			if r.DependencySuspect(d) != nil {
 				cleared++
@@ -33,11 +40,22 @@ func (s *Service) ClearSuspects(ctx context.Context, tenant string, rows []*requ
 			}
 		}
 	}
-	if len(ids) == 0 {
-		return 0, nil
-	}
-	if err := s.store.ClearSuspects(ctx, tenant, ids); err != nil {
-		return 0, fmt.Errorf("clear suspect links: %w", err)
+	for attempt := 1; len(marked) > 0; attempt++ {
+		busy, err := s.store.ClearSuspects(ctx, tenant, marked)
+		if err != nil {
+			return 0, fmt.Errorf("clear suspect links: %w", err)
+		}
+		if len(busy) == 0 {
+			break
+		}
+		if attempt == clearAttempts {
+			return 0, apperr.Conflictf("page %s of requirement %s/%s was being saved during %d attempts; "+
+				"clear again (what was cleared stays cleared)", busy[0].Origin.PageID, busy[0].SpaceKey, busy[0].Key, attempt)
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return 0, err
+		}
+		marked = busy
 	}
 	return cleared, nil
 }

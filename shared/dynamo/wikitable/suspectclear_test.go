@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -80,5 +81,71 @@ func TestClearSuspectsNeverLeavesAMarkOutOfTheIndex(t *testing.T) {
 	if marked := len(r.Suspects) > 0; marked != inIndex || !marked {
 		t.Fatalf("after a clear with a save marking meanwhile: R-1 marked %v (%+v), in the suspect index %v (%v); want both",
 			marked, r.Suspects, inIndex, ids)
+	}
+}
+
+// afterReadAPI runs then, once armed, right after the first BatchGetItem
+// has returned: a page save that has read its rows.
+type afterReadAPI struct {
+	dynamo.API
+	armed atomic.Bool
+	then  func()
+}
+
+func (a *afterReadAPI) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	out, err := a.API.BatchGetItem(ctx, in, opts...)
+	if a.armed.CompareAndSwap(true, false) {
+		a.then()
+	}
+	return out, err
+}
+
+// TestClearSuspectsWaitsForTheRowsPageSave: a clear that runs while the
+// marked row's own page is being saved, after the save read the row and
+// before it wrote it, never leaves the marks the save read written back:
+// the clear waits for the page's lease, so it clears what the save wrote.
+func TestClearSuspectsWaitsForTheRowsPageSave(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := saveNew(t)
+	target := func(v string) string {
+		return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("T-1"), "<p>Target, version "+v+".</p>"))
+	}
+	referrer := func(v string) string {
+		return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("R-1"), "<p>Refines "+wt.Link("", "T-1")+", version "+v+".</p>"))
+	}
+	e.save(t, "demo", "1", "DEMO", target("1"))
+	e.save(t, "demo", "2", "DEMO", referrer("1"))
+	e.save(t, "demo", "1", "DEMO", target("2")) // marks R-1's dependency on T-1
+	r := e.get(t, "demo", "DEMO", "R-1")
+	if len(r.Suspects) == 0 {
+		t.Fatalf("R-1 not marked by the change of T-1: %+v", r)
+	}
+
+	// The save of R-1's page reads R-1 (marked); right then the clear
+	// starts, on its own goroutine, and the save goes on.
+	var cleared sync.WaitGroup
+	var n int
+	var clearErr error
+	hooked := &afterReadAPI{API: e.db}
+	hooked.then = func() {
+		cleared.Go(func() { n, clearErr = e.service.ClearSuspects(ctx, "demo", []*requirement.Requirement{r}) })
+	}
+	saving := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(hooked, e.env.WikiTable)})
+	hooked.armed.Store(true)
+	if _, err := saving.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "2", SpaceKey: "DEMO", Title: "Page 2", Body: referrer("2")}); err != nil {
+		t.Fatal(err)
+	}
+	cleared.Wait()
+	if clearErr != nil || n != 1 {
+		t.Fatalf("clear: %d %v, want 1 link cleared", n, clearErr)
+	}
+	r = e.get(t, "demo", "DEMO", "R-1")
+	ids, _, err := wikitable.NewSearchStore(e.db, e.env.WikiTable).Index(ctx, "demo", search.IndexRef{Kind: search.IndexSuspect}, false, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Suspects) > 0 || len(ids) > 0 {
+		t.Fatalf("after a clear during a save of the row's page: R-1 marks %+v, suspect index %v; want none", r.Suspects, ids)
 	}
 }

@@ -133,25 +133,34 @@ func (s *WikiStore) SuspectFields(ctx context.Context, tenant string) ([]string,
 	return NewSettingsStore(s.db, s.table).SuspectFields(ctx, tenant)
 }
 
-// ClearSuspects removes the suspect marks of the rows ids and their
-// suspect index items: one TransactWriteItems per row (the row's REMOVE,
-// on condition that the row exists, and its index item's delete), 8 at a
+// ClearSuspects removes the suspect marks of the current rows of rows and
+// their suspect index items: one TransactWriteItems per row (a check that
+// no save holds the lease of the row's page, the row's REMOVE on
+// condition that the row exists, and its index item's delete), 8 at a
 // time. A page save marks a row with its index item in one transaction
 // too (saveSuspectEdit), so a mark made while the clear runs is either
 // cleared with its index item or kept with it: a marked row never lacks
-// its index item. A row gone meanwhile keeps its index item (a superset,
-// which searches check).
-func (s *WikiStore) ClearSuspects(ctx context.Context, tenant string, ids []requirement.ID) error {
+// its index item. A save of the row's own page holds that page's lease
+// from before it reads the row until its commit, so a clear that lands
+// never comes between the save's read of the marks and its write of them
+// (which would write them back, without their index item); the rows whose
+// page was leased are answered in busy, untouched, to clear again once
+// the save is over. A row gone meanwhile keeps its index item (a
+// superset, which searches check).
+func (s *WikiStore) ClearSuspects(ctx context.Context, tenant string, rows []*requirement.Requirement) (busy []*requirement.Requirement, err error) {
 	expr, err := expression.NewBuilder().
 		WithCondition(expression.AttributeExists(expression.Name("pk"))).
 		WithUpdate(expression.Remove(expression.Name("sus"))).Build()
 	if err != nil {
-		return fmt.Errorf("clear suspects: build update: %w", err)
+		return nil, fmt.Errorf("clear suspects: build update: %w", err)
 	}
-	return dynamo.Each(ctx, ids, 8, func(ctx context.Context, id requirement.ID) error {
-		err := dynamo.Transact(ctx, s.db, []types.TransactWriteItem{
+	var mu sync.Mutex
+	err = dynamo.Each(ctx, rows, 8, func(ctx context.Context, r *requirement.Requirement) error {
+		id := r.ID().Current()
+		items := []types.TransactWriteItem{
+			leaseFree(s.table, tenant, r.Origin.PageID, s.now()),
 			{Update: &types.Update{
-				TableName: &s.table, Key: rowKey(tenant, id.Current()),
+				TableName: &s.table, Key: rowKey(tenant, id),
 				UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 				ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			}},
@@ -159,13 +168,20 @@ func (s *WikiStore) ClearSuspects(ctx context.Context, tenant string, ids []requ
 				"pk": &types.AttributeValueMemberS{Value: indexPK(tenant, indexSuspect, indexSuspectValue)},
 				"sk": &types.AttributeValueMemberS{Value: indexSK(id.SpaceKey, id.Key)},
 			}}},
-		})
-		err = dynamo.Translate(err, "clear suspects")
-		if errors.Is(err, apperr.ErrConflict) {
+		}
+		err := dynamo.Transact(ctx, s.db, items)
+		switch codes := dynamo.CancellationCodes(err, len(items)); {
+		case codes != nil && codes[0] == "ConditionalCheckFailed":
+			mu.Lock()
+			busy = append(busy, r)
+			mu.Unlock()
+			return nil
+		case codes != nil && codes[1] == "ConditionalCheckFailed":
 			return nil // gone meanwhile: nothing to clear
 		}
-		return err
+		return dynamo.Translate(err, "clear suspects")
 	})
+	return busy, err
 }
 
 // Spaces lists the spaces in which the tenant has stored pages, in order.

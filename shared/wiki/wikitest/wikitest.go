@@ -312,16 +312,23 @@ func (m *Mem) SuspectFields(_ context.Context, tenant string) ([]string, error) 
 }
 
 // ClearSuspects implements wiki.Store.
-func (m *Mem) ClearSuspects(_ context.Context, tenant string, ids []requirement.ID) error {
+// As the DynamoDB store, it leaves the rows whose page is leased and
+// answers them in busy.
+func (m *Mem) ClearSuspects(_ context.Context, tenant string, rows []*requirement.Requirement) ([]*requirement.Requirement, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.Calls["ClearSuspects"]++
-	for _, id := range ids {
-		if r := m.tenantRows(tenant)[id.Fold()]; r != nil {
+	var busy []*requirement.Requirement
+	for _, row := range rows {
+		if m.held(tenant + "/" + row.Origin.PageID) {
+			busy = append(busy, row)
+			continue
+		}
+		if r := m.tenantRows(tenant)[row.ID().Current().Fold()]; r != nil {
 			r.Suspects = nil
 		}
 	}
-	return nil
+	return busy, nil
 }
 
 // AddPendingRemovals implements wiki.Store.
