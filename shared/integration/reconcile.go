@@ -57,31 +57,58 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 	seq := 0
 	var batch []*outbox.Message
 	queued := 0
-	// A batch of messages is written and published on its own goroutine
-	// while the next rows are read; one batch at a time, so the writes
-	// keep the outbox store's 8 calls in flight and the messages reach
-	// SQS in id order.
-	var flushing chan flushResult
-	wait := func() error {
-		if flushing == nil {
-			return nil
+	// A batch of messages is written and then published on its own
+	// goroutine while the next rows are read, and the next batch is
+	// written while it is published: at most two batches in flight, one
+	// writing (the outbox store's 8 calls) and one publishing (SQS and the
+	// enqueued marks), and a batch is published only once the one before
+	// it was, so the messages reach SQS in id order.
+	var inFlight []*reconcileFlush
+	var flushErr error
+	// settle waits for the oldest batch in flight to end.
+	settle := func() {
+		f := inFlight[0]
+		inFlight = inFlight[1:]
+		<-f.published
+		queued += f.queued
+		if f.err != nil && flushErr == nil {
+			flushErr = f.err
 		}
-		res := <-flushing
-		flushing = nil
-		queued += res.queued
-		return res.err
 	}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := wait(); err != nil {
-			return err
+		// The batch before the last one ends, and the last one is written.
+		for len(inFlight) > 1 {
+			settle()
 		}
-		msgs, done := batch, make(chan flushResult, 1)
-		batch, flushing = nil, done
-		go func() { done <- r.flush(ctx, tenant, serviceID, msgs) }()
+		if n := len(inFlight); n == 1 {
+			<-inFlight[0].written
+		}
+		if flushErr != nil {
+			return flushErr
+		}
+		for _, f := range inFlight {
+			if f.err != nil {
+				return f.err
+			}
+		}
+		var prev <-chan struct{}
+		if len(inFlight) == 1 {
+			prev = inFlight[0].published
+		}
+		f := &reconcileFlush{written: make(chan struct{}), published: make(chan struct{})}
+		msgs := batch
+		batch, inFlight = nil, append(inFlight, f)
+		go r.flush(ctx, tenant, serviceID, msgs, prev, f)
 		return nil
+	}
+	wait := func() error {
+		for len(inFlight) > 0 {
+			settle()
+		}
+		return flushErr
 	}
 	add := func(m outbox.Message) {
 		m.CreatedAt = now
@@ -141,8 +168,8 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 	if err == nil {
 		err = flush()
 	}
-	// The last batch is waited for whatever happened: nothing writes
-	// after Run returns.
+	// Every batch in flight is waited for whatever happened: nothing
+	// writes after Run returns.
 	if werr := wait(); err == nil {
 		err = werr
 	}
@@ -159,18 +186,31 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 	return queued, nil
 }
 
-// flushResult is what one flush of a reconcile's messages did.
-type flushResult struct {
-	queued int
-	err    error
+// reconcileFlush is one batch of a reconcile's messages in flight: written
+// is closed once its write ended, published once it ended (written and, if
+// the write succeeded, handed to the publisher); queued and err are set
+// before written is closed.
+type reconcileFlush struct {
+	written, published chan struct{}
+	queued             int
+	err                error
 }
 
-// flush writes a batch of a reconcile's messages and publishes them. A
-// failed publish is logged only: the messages are committed, and the sync
+// flush writes a batch of a reconcile's messages and, once the batch before
+// it was published (prev closed; nil: none), publishes them. A failed
+// publish is logged only: the messages are committed, and the sync
 // function enqueues the pending ones.
-func (r *Reconcile) flush(ctx context.Context, tenant, serviceID string, msgs []*outbox.Message) flushResult {
+func (r *Reconcile) flush(ctx context.Context, tenant, serviceID string, msgs []*outbox.Message, prev <-chan struct{}, f *reconcileFlush) {
+	defer close(f.published)
 	if err := r.store.AddMessages(ctx, tenant, msgs); err != nil {
-		return flushResult{err: fmt.Errorf("write messages: %w", err)}
+		f.err = fmt.Errorf("write messages: %w", err)
+		close(f.written)
+		return
+	}
+	f.queued = len(msgs)
+	close(f.written)
+	if prev != nil {
+		<-prev
 	}
 	if r.d.Publisher != nil {
 		if err := r.d.Publisher.Publish(ctx, tenant, msgs); err != nil {
@@ -178,7 +218,6 @@ func (r *Reconcile) flush(ctx context.Context, tenant, serviceID string, msgs []
 				"tenant", tenant, "service_id", serviceID, "messages", len(msgs), "error", err.Error())
 		}
 	}
-	return flushResult{queued: len(msgs)}
 }
 
 // Flag implements Reconciler.
