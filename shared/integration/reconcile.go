@@ -83,20 +83,17 @@ func (r *Reconcile) Run(ctx context.Context, tenant, serviceID, actor string) (i
 		for len(inFlight) > 1 {
 			settle()
 		}
-		if n := len(inFlight); n == 1 {
-			<-inFlight[0].written
+		var prev <-chan struct{}
+		if len(inFlight) == 1 {
+			last := inFlight[0]
+			<-last.written
+			if last.err != nil {
+				return last.err
+			}
+			prev = last.published
 		}
 		if flushErr != nil {
 			return flushErr
-		}
-		for _, f := range inFlight {
-			if f.err != nil {
-				return f.err
-			}
-		}
-		var prev <-chan struct{}
-		if len(inFlight) == 1 {
-			prev = inFlight[0].published
 		}
 		f := &reconcileFlush{written: make(chan struct{}), published: make(chan struct{})}
 		msgs := batch
