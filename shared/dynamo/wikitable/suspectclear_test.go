@@ -46,6 +46,40 @@ func (a *afterClearAPI) TransactWriteItems(ctx context.Context, in *dynamodb.Tra
 	return out, err
 }
 
+// suspectTarget and suspectReferrer are pages 1 and 2 of the clear tests:
+// T-1, and R-1 refining it, at version v.
+func suspectTarget(v string) string {
+	return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("T-1"), "<p>Target, version "+v+".</p>"))
+}
+
+func suspectReferrer(v string) string {
+	return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("R-1"), "<p>Refines "+wt.Link("", "T-1")+", version "+v+".</p>"))
+}
+
+// markReferrer saves both pages, then T-1 changed, and returns R-1 with
+// its dependency on T-1 marked suspect.
+func markReferrer(t *testing.T, e *saveEnv) *requirement.Requirement {
+	t.Helper()
+	e.save(t, "demo", "1", "DEMO", suspectTarget("1"))
+	e.save(t, "demo", "2", "DEMO", suspectReferrer("1"))
+	e.save(t, "demo", "1", "DEMO", suspectTarget("2"))
+	r := e.get(t, "demo", "DEMO", "R-1")
+	if len(r.Suspects) == 0 {
+		t.Fatalf("R-1 not marked by the change of T-1: %+v", r)
+	}
+	return r
+}
+
+// suspectIndex lists the suspect index of tenant demo.
+func suspectIndex(t *testing.T, e *saveEnv) []requirement.ID {
+	t.Helper()
+	ids, _, err := wikitable.NewSearchStore(e.db, e.env.WikiTable).Index(context.Background(), "demo", search.IndexRef{Kind: search.IndexSuspect}, false, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
 // TestClearSuspectsNeverLeavesAMarkOutOfTheIndex: a page save that marks a
 // row while a clear of that row runs (right after the clear's write of
 // the row) leaves the row marked and in the suspect index, so that
@@ -55,28 +89,16 @@ func TestClearSuspectsNeverLeavesAMarkOutOfTheIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := saveNew(t)
-	target := func(v string) string {
-		return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("T-1"), "<p>Target, version "+v+".</p>"))
-	}
-	e.save(t, "demo", "1", "DEMO", target("1"))
-	e.save(t, "demo", "2", "DEMO", wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("R-1"), "<p>Refines "+wt.Link("", "T-1")+".</p>")))
-	e.save(t, "demo", "1", "DEMO", target("2")) // marks R-1's dependency on T-1
-	r := e.get(t, "demo", "DEMO", "R-1")
-	if len(r.Suspects) == 0 {
-		t.Fatalf("R-1 not marked by the change of T-1: %+v", r)
-	}
+	r := markReferrer(t, e)
 
-	hooked := &afterClearAPI{API: e.db, then: func() { e.save(t, "demo", "1", "DEMO", target("3")) }}
+	hooked := &afterClearAPI{API: e.db, then: func() { e.save(t, "demo", "1", "DEMO", suspectTarget("3")) }}
 	clearing := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(hooked, e.env.WikiTable)})
 	if n, err := clearing.ClearSuspects(ctx, "demo", []*requirement.Requirement{r}); err != nil || n != 1 {
 		t.Fatalf("clear: %d %v, want 1 link cleared", n, err)
 	}
 
 	r = e.get(t, "demo", "DEMO", "R-1")
-	ids, _, err := wikitable.NewSearchStore(e.db, e.env.WikiTable).Index(ctx, "demo", search.IndexRef{Kind: search.IndexSuspect}, false, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids := suspectIndex(t, e)
 	inIndex := len(ids) == 1 && ids[0] == requirement.ID{SpaceKey: "DEMO", Key: "R-1"}
 	if marked := len(r.Suspects) > 0; marked != inIndex || !marked {
 		t.Fatalf("after a clear with a save marking meanwhile: R-1 marked %v (%+v), in the suspect index %v (%v); want both",
@@ -108,19 +130,7 @@ func TestClearSuspectsWaitsForTheRowsPageSave(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := saveNew(t)
-	target := func(v string) string {
-		return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("T-1"), "<p>Target, version "+v+".</p>"))
-	}
-	referrer := func(v string) string {
-		return wt.Table(wt.TH("Key", "Description"), wt.TR(wt.Def("R-1"), "<p>Refines "+wt.Link("", "T-1")+", version "+v+".</p>"))
-	}
-	e.save(t, "demo", "1", "DEMO", target("1"))
-	e.save(t, "demo", "2", "DEMO", referrer("1"))
-	e.save(t, "demo", "1", "DEMO", target("2")) // marks R-1's dependency on T-1
-	r := e.get(t, "demo", "DEMO", "R-1")
-	if len(r.Suspects) == 0 {
-		t.Fatalf("R-1 not marked by the change of T-1: %+v", r)
-	}
+	r := markReferrer(t, e)
 
 	// The save of R-1's page reads R-1 (marked); right then the clear
 	// starts, on its own goroutine, and the save goes on.
@@ -133,7 +143,7 @@ func TestClearSuspectsWaitsForTheRowsPageSave(t *testing.T) {
 	}
 	saving := wiki.New(wiki.Deps{Store: wikitable.NewWikiStore(hooked, e.env.WikiTable)})
 	hooked.armed.Store(true)
-	if _, err := saving.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "2", SpaceKey: "DEMO", Title: "Page 2", Body: referrer("2")}); err != nil {
+	if _, err := saving.SavePage(ctx, "demo", "alice", wiki.PageInput{ID: "2", SpaceKey: "DEMO", Title: "Page 2", Body: suspectReferrer("2")}); err != nil {
 		t.Fatal(err)
 	}
 	cleared.Wait()
@@ -141,11 +151,7 @@ func TestClearSuspectsWaitsForTheRowsPageSave(t *testing.T) {
 		t.Fatalf("clear: %d %v, want 1 link cleared", n, clearErr)
 	}
 	r = e.get(t, "demo", "DEMO", "R-1")
-	ids, _, err := wikitable.NewSearchStore(e.db, e.env.WikiTable).Index(ctx, "demo", search.IndexRef{Kind: search.IndexSuspect}, false, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Suspects) > 0 || len(ids) > 0 {
+	if ids := suspectIndex(t, e); len(r.Suspects) > 0 || len(ids) > 0 {
 		t.Fatalf("after a clear during a save of the row's page: R-1 marks %+v, suspect index %v; want none", r.Suspects, ids)
 	}
 }
